@@ -1,0 +1,25 @@
+/* cli.h - the CLI's subcommands and the small helpers they share. */
+#ifndef MIGSCHED_CLI_H
+#define MIGSCHED_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "migsched/status.h"
+
+typedef struct ms_cli_cmd {
+    const char *name;
+    const char *help;
+    int (*run)(int argc, char **argv);   /* argv[0] is the command name */
+} ms_cli_cmd_t;
+
+int ms_cli_frag(int argc, char **argv);
+
+/* Print "migsched <cmd>: <diag or status>" to stderr; returns exit code 1. */
+int ms_cli_fail(const char *cmd, ms_status_t st, const ms_diag_t *d);
+
+/* Strict number parsers for option values: return false on junk. */
+bool ms_cli_parse_long(const char *s, long *out);
+bool ms_cli_parse_double(const char *s, double *out);
+
+#endif

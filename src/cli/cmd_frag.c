@@ -1,0 +1,147 @@
+/* cmd_frag.c - `migsched frag`: one GPU, drawn, with its FragCost. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "migsched/frag.h"
+#include "migsched/slicemap.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: migsched frag [--model M] [--profiles LIST] --used LIST [--json]\n"
+        "  --model M        GPU model (default A100-40GB; see `migsched models`)\n"
+        "  --profiles LIST  active profile set (default: the classic ones)\n"
+        "  --used LIST      instances on the GPU, e.g. 1g.5gb@1,3g@4 (\"\" = empty)\n"
+        "  --json           print one JSON object instead of the drawing\n");
+}
+
+/* Parse "p@s,p@s" into instances and the state they reach. */
+static ms_status_t parse_used(const ms_geom_t *g, const char *list, ms_gi_t *gis,
+                              int *n, ms_state_t *state, ms_diag_t *d)
+{
+    const char *p = list;
+    ms_state_t s = ms_geom_empty_state();
+
+    *n = 0;
+    while (p != NULL && *p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        char buf[48], *at;
+        long st;
+        int k;
+        ms_state_t ns;
+
+        if (len == 0 || len >= sizeof(buf) || *n >= MS_MAX_WIDTH) {
+            ms_diag_set(d, NULL, 0, "used", "bad instance list '%s'", list);
+            return MS_EINVAL;
+        }
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        at = strchr(buf, '@');
+        if (at == NULL) {
+            ms_diag_set(d, NULL, 0, "used", "'%s' lacks @start (write e.g. 3g@4)", buf);
+            return MS_EINVAL;
+        }
+        *at = '\0';
+        k = ms_geom_profile_find(g, buf);
+        if (k < 0) {
+            ms_diag_set(d, NULL, 0, "used", "unknown profile '%s' for %s", buf,
+                        ms_geom_model(g)->name);
+            return MS_EINVAL;
+        }
+        if (!ms_cli_parse_long(at + 1, &st) || st < 0 || st >= ms_geom_width(g)) {
+            ms_diag_set(d, NULL, 0, "used", "bad start '%s'", at + 1);
+            return MS_EINVAL;
+        }
+        ns = ms_state_place(g, s, k, (int)st);
+        if (ns == MS_STATE_NONE) {
+            ms_diag_set(d, NULL, 0, "used", "%s@%ld is not a legal start or overlaps another instance",
+                        buf, st);
+            return MS_EINVAL;
+        }
+        s = ns;
+        gis[*n].prof = (int8_t)k;
+        gis[*n].start = (int8_t)st;
+        (*n)++;
+        p = end != NULL ? end + 1 : NULL;
+    }
+    *state = s;
+    return MS_OK;
+}
+
+int ms_cli_frag(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "model", required_argument, NULL, 'm' },
+        { "profiles", required_argument, NULL, 'p' },
+        { "used", required_argument, NULL, 'u' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *model = "A100-40GB", *profiles = "", *used = NULL;
+    int json = 0, c, n, k;
+    const ms_model_t *m;
+    uint32_t set;
+    ms_geom_t *g = NULL;
+    ms_gi_t gis[MS_MAX_WIDTH];
+    ms_state_t s;
+    ms_diag_t d;
+    ms_status_t st;
+    double fc;
+
+    ms_diag_clear(&d);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'p': profiles = optarg; break;
+        case 'u': used = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (used == NULL || optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    m = ms_model_find(model);
+    if (m == NULL) {
+        fprintf(stderr, "migsched frag: unknown model '%s'\n", model);
+        return 2;
+    }
+    if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
+        (st = ms_geom_create(m, set, &g)) != MS_OK)
+        return ms_cli_fail("frag", st, &d);
+    if ((st = parse_used(g, used, gis, &n, &s, &d)) != MS_OK) {
+        ms_geom_destroy(g);
+        return ms_cli_fail("frag", st, &d);
+    }
+    fc = ms_frag_cost(g, s, NULL);
+    if (json) {
+        printf("{\"model\":\"%s\",\"fragcost\":%.6f,\"mask\":%u,\"busy_compute\":%d,"
+               "\"compute_slices\":%d,\"mfi\":%d,\"profiles\":[",
+               m->name, fc, (unsigned)ms_state_mask(g, s), ms_state_compute(g, s),
+               ms_geom_compute(g), ms_frag_mfi(g, s));
+        for (k = 0; k < ms_geom_nprofiles(g); k++)
+            printf("%s{\"profile\":\"%s\",\"ideal\":%d,\"feasible\":%d}", k ? "," : "",
+                   ms_geom_profile(g, k)->name, ms_frag_ideal(g, s, k), ms_frag_feasible(g, s, k));
+        printf("]}\n");
+    } else {
+        char note[64];
+        snprintf(note, sizeof(note), "FragCost %.4f", fc);
+        printf("%s, %d memory slices, %d compute slices busy of %d\n\n", m->name,
+               ms_geom_width(g), ms_state_compute(g, s), ms_geom_compute(g));
+        ms_slicemap_row(stdout, g, "GPU", gis, n, NULL, note);
+        ms_slicemap_ruler(stdout, g, 3);
+        printf("\n%-10s %6s %9s\n", "profile", "ideal", "feasible");
+        for (k = 0; k < ms_geom_nprofiles(g); k++)
+            printf("%-10s %6d %9d\n", ms_geom_profile(g, k)->name, ms_frag_ideal(g, s, k),
+                   ms_frag_feasible(g, s, k));
+    }
+    ms_geom_destroy(g);
+    return 0;
+}

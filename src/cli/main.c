@@ -1,0 +1,35 @@
+/* main.c - the migsched command line: dispatch to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const ms_cli_cmd_t COMMANDS[] = {
+    { "frag", "draw a GPU as a slice map and print its FragCost", ms_cli_frag },
+};
+
+static void usage(FILE *f)
+{
+    size_t i;
+
+    fprintf(f, "usage: migsched <command> [options]\n\ncommands:\n");
+    for (i = 0; i < sizeof(COMMANDS) / sizeof(COMMANDS[0]); i++)
+        fprintf(f, "  %-16s %s\n", COMMANDS[i].name, COMMANDS[i].help);
+    fprintf(f, "\n'migsched <command> --help' describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (i = 0; i < sizeof(COMMANDS) / sizeof(COMMANDS[0]); i++)
+        if (strcmp(argv[1], COMMANDS[i].name) == 0)
+            return COMMANDS[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "migsched: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
