@@ -14,6 +14,14 @@ typedef struct ms_cli_cmd {
 } ms_cli_cmd_t;
 
 int ms_cli_frag(int argc, char **argv);
+int ms_cli_models(int argc, char **argv);
+int ms_cli_gen_trace(int argc, char **argv);
+int ms_cli_simulate(int argc, char **argv);
+int ms_cli_experiment(int argc, char **argv);
+int ms_cli_fgd_experiment(int argc, char **argv);
+int ms_cli_import_alibaba(int argc, char **argv);
+int ms_cli_report(int argc, char **argv);
+int ms_cli_bench(int argc, char **argv);
 
 /* Print "migsched <cmd>: <diag or status>" to stderr; returns exit code 1. */
 int ms_cli_fail(const char *cmd, ms_status_t st, const ms_diag_t *d);

@@ -6,6 +6,14 @@
 
 static const ms_cli_cmd_t COMMANDS[] = {
     { "frag", "draw a GPU as a slice map and print its FragCost", ms_cli_frag },
+    { "models", "list GPU models, profiles and state-table facts", ms_cli_models },
+    { "gen-trace", "generate a synthetic job trace (Poisson arrivals)", ms_cli_gen_trace },
+    { "simulate", "replay a trace on a simulated MIG cluster", ms_cli_simulate },
+    { "experiment", "the ablation experiment on one 4xA100 node (the demo)", ms_cli_experiment },
+    { "fgd-experiment", "FGD's fill experiment on the Alibaba openb trace", ms_cli_fgd_experiment },
+    { "import-alibaba", "turn an Alibaba openb pod list into a migsched trace", ms_cli_import_alibaba },
+    { "report", "turn runs into a directory of Markdown, CSV and SVG plots", ms_cli_report },
+    { "bench", "placement and simulation benchmarks", ms_cli_bench },
 };
 
 static void usage(FILE *f)
