@@ -1,0 +1,99 @@
+/* policy.h - one interface for every placement policy.
+ *
+ * A policy is a const ms_policy_ops_t (a table of functions) listed in the
+ * registry (src/policy/registry.c). It reads the cluster through a const
+ * pointer and answers with a plan (plan.h); it never mutates the cluster.
+ * Hooks other than create/destroy/place may be NULL, and the scheduler then
+ * uses the core default (no setup, anything the geometry has can be hosted,
+ * no migration).
+ *
+ * Queue order (FCFS with backfilling, strict FIFO) lives in the simulator,
+ * not here: "which job next" and "where it goes" vary independently.
+ */
+#ifndef MIGSCHED_POLICY_H
+#define MIGSCHED_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "migsched/cluster.h"
+#include "migsched/frag.h"
+#include "migsched/plan.h"
+
+#define MS_POLICY_ABI 1
+
+/* A job as policies see it. */
+typedef struct ms_job {
+    int32_t idx;         /* index in the trace (the id used in plans) */
+    int8_t prof;         /* requested active profile */
+    int16_t gang;        /* GPUs wanted, >= 1; > 1 means whole GPUs on one node */
+    double arrival;      /* seconds */
+    double duration;     /* seconds on an exact-size instance, no interference */
+} ms_job_t;
+
+/* Every option of every policy; each policy reads the ones it knows. */
+typedef struct ms_policy_cfg {
+    /* fa: the seeds' framework */
+    double lb_threshold;     /* Lazy if busy/compute < t; default 0.4 */
+    bool balance;            /* conditional load balancing (default on) */
+    bool dynamic;            /* dynamic partitioning (default on); off = static layout */
+    bool migration;          /* intra/inter-GPU migration (default on) */
+    int max_moves;           /* migrations per trigger at most (default 4) */
+    ms_frag_opts_t frag;     /* FragCost options */
+    /* static */
+    const char *static_layout; /* "4g+2g+1g" per GPU, or "A;B;C" per GPU cycled; NULL = default */
+    /* fgd */
+    int demand_window;       /* arrivals in the demand estimate (default 256) */
+    /* node-profile */
+    double hysteresis_s;     /* a node keeps a layout at least this long (default 300) */
+    /* timeslice */
+    int replicas;            /* jobs per GPU (default 4) */
+    uint64_t seed;
+} ms_policy_cfg_t;
+
+void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);
+
+typedef struct ms_policy_ops {
+    int abi;                 /* MS_POLICY_ABI */
+    const char *name;        /* "fa", "best-fit", ... */
+    const char *help;        /* one line */
+    ms_share_mode_t share;   /* MIG, or time-slicing */
+
+    /* OUT self: policy state, freed by destroy. The cluster is empty. */
+    ms_status_t (*create)(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, void **self);
+    void (*destroy)(void *self);
+
+    /* Optional: ops that prepare an empty cluster (static layouts). */
+    ms_status_t (*setup)(void *self, const ms_cluster_t *c, ms_plan_t *out);
+    /* Optional: can any GPU of this cluster ever host j under this policy?
+     * A job for which this is false is rejected at arrival. */
+    bool (*can_host)(void *self, const ms_cluster_t *c, const ms_job_t *j);
+    /* Optional: every arrival is announced (demand estimates). */
+    void (*on_arrival)(void *self, const ms_job_t *j);
+
+    /* Place j now: append ops to out and return MS_OK, or MS_ENOFIT. */
+    ms_status_t (*place)(void *self, const ms_cluster_t *c, const ms_job_t *j,
+                         ms_plan_t *out);
+    /* Optional: a job left GPU g (its GI is already gone or idle); may append
+     * migrations or layout changes. */
+    ms_status_t (*on_finish)(void *self, const ms_cluster_t *c, int g, double now,
+                             ms_plan_t *out);
+    /* Optional: j fits nowhere; may append moves that make room (then place
+     * is called again). Return MS_ENOFIT if it cannot help. */
+    ms_status_t (*make_room)(void *self, const ms_cluster_t *c, const ms_job_t *j,
+                             double now, ms_plan_t *out);
+    /* Optional: the queue's waiting jobs, for policies that plan layouts from
+     * demand (node-profile). n_by_prof[k] = waiting jobs of profile k. */
+    ms_status_t (*on_idle)(void *self, const ms_cluster_t *c, const int *n_by_prof,
+                           double now, ms_plan_t *out);
+} ms_policy_ops_t;
+
+/* The registry: every policy, in a fixed order. */
+const ms_policy_ops_t *const *ms_policies(int *n);
+const ms_policy_ops_t *ms_policy_find(const char *name);
+
+/* Shared helper for gangs (j->gang > 1): the lowest node with gang empty
+ * GPUs gets a full-size instance on each. Used by every MIG policy. */
+ms_status_t ms_policy_place_gang(const ms_cluster_t *c, const ms_job_t *j, ms_plan_t *out);
+
+#endif

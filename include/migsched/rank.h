@@ -1,0 +1,60 @@
+/* rank.h - placement by ranked (state, start) candidates.
+ *
+ * Most placement policies score a candidate placement by the GPU's state and
+ * the start alone (FragCost after, best fit, MFI growth, Lazy before Busy,
+ * ...). Such a policy builds, once per profile, the list of every (state,
+ * start) pair where the profile fits, with a 64-bit key (lower is better),
+ * sorted by key. Finding the best GPU in the cluster is then a walk down the
+ * list that stops at the first key whose state bucket is non-empty: the
+ * cost depends on the number of states (153 on an A100), not of GPUs.
+ *
+ * The winner is the minimum of (key, gpu, start) over every GPU and legal
+ * free start; both index modes compute exactly that, so schedules match.
+ */
+#ifndef MIGSCHED_RANK_H
+#define MIGSCHED_RANK_H
+
+#include <stdint.h>
+
+#include "migsched/cluster.h"
+
+typedef struct ms_rank_cand {
+    uint64_t key;
+    ms_state_t state;
+    int8_t start;
+} ms_rank_cand_t;
+
+/* Candidates of one profile, sorted by (key, state, start). */
+typedef struct ms_rank {
+    int prof;
+    int n;
+    ms_rank_cand_t *cands;
+    uint64_t *key_of;        /* [nstates * width]: key per (state, start), UINT64_MAX if unfit */
+    int width;
+} ms_rank_t;
+
+/* Key of placing profile k at start st on a GPU in state s. Return
+ * UINT64_MAX to exclude the candidate. */
+typedef uint64_t (*ms_rank_key_fn)(void *ctx, const ms_geom_t *g, ms_state_t s,
+                                   int k, int st);
+
+/* Build (or rebuild, reusing memory) the rank of profile k. */
+ms_status_t ms_rank_build(ms_rank_t *r, const ms_geom_t *g, int k,
+                          ms_rank_key_fn fn, void *ctx);
+void ms_rank_free(ms_rank_t *r);   /* frees arrays; NULL-safe */
+
+/* Best (gpu, start) for the rank's profile: MS_OK, or MS_ENOFIT. */
+ms_status_t ms_rank_find(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start);
+
+/* Convert a score in [-1e6, 1e6] to a key slice that orders like the score
+ * (9 decimal places); used to compose keys from doubles. */
+static inline uint64_t ms_rank_score_key(double v)
+{
+    double x = (v + 1e6) * 1e6;
+
+    if (x < 0.0)
+        x = 0.0;
+    return (uint64_t)(x + 0.5);
+}
+
+#endif

@@ -1,0 +1,63 @@
+/* trace.h - job traces: CSV in, jobs out.
+ *
+ * Format (header required, columns in any order, extra columns ignored):
+ *   job_id,arrival_s,profile,duration_s[,gpus]
+ * job_id is any non-empty token without commas; profile is a product
+ * ("3g.20gb") or generic ("3g") name of the cluster's model; gpus (optional,
+ * default 1) asks for a gang of whole GPUs on one node. Rows need not be
+ * sorted; the trace is sorted by (arrival, row) after reading.
+ *
+ * A bad row is an error naming file, line and field; nothing is half-read.
+ * The reader streams (one line in memory at a time).
+ */
+#ifndef MIGSCHED_TRACE_H
+#define MIGSCHED_TRACE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "migsched/policy.h"
+
+typedef struct ms_trace {
+    ms_job_t *jobs;        /* [n], sorted by arrival, then input order; jobs[i].idx == i */
+    size_t n;
+    char *names;           /* all job ids, NUL-separated */
+    size_t *name_off;      /* [n] offset of job i's id in names */
+    const ms_geom_t *geom; /* borrowed: profiles are this geometry's indices */
+} ms_trace_t;
+
+/* Read a trace from f (name is used in diagnostics). Unknown profiles are an
+ * error unless they are the model's but not active, which is also an error
+ * (enable them with --profiles). OUT out: free with ms_trace_free(). */
+ms_status_t ms_trace_read(FILE *f, const char *name, const ms_geom_t *g,
+                          ms_trace_t **out, ms_diag_t *diag);
+ms_status_t ms_trace_read_file(const char *path, const ms_geom_t *g,
+                               ms_trace_t **out, ms_diag_t *diag);
+void ms_trace_free(ms_trace_t *t);   /* NULL-safe */
+static inline const char *ms_trace_name(const ms_trace_t *t, size_t i)
+{
+    return t->names + t->name_off[i];
+}
+
+/* Build a trace in memory (tests, generators): jobs are copied and sorted;
+ * names may be NULL (ids become "0", "1", ...). */
+ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t n,
+                               const char *const *names, ms_trace_t **out);
+
+/* Write a trace as CSV (header + rows). */
+ms_status_t ms_trace_write(FILE *f, const ms_trace_t *t);
+
+/* Synthetic workload: Poisson arrivals. */
+typedef struct ms_gen_cfg {
+    size_t njobs;
+    double rate;           /* arrivals per second; 0 = derive from load */
+    double load;           /* offered load vs cluster compute (used when rate == 0) */
+    int ngpus;             /* for load */
+    const double *mix;     /* weight per active profile; NULL = uniform */
+    int dist;              /* 0 exponential, 1 uniform [min,max], 2 lognormal */
+    double mean_s, min_s, max_s, sigma;
+    uint64_t seed;
+} ms_gen_cfg_t;
+ms_status_t ms_trace_generate(const ms_geom_t *g, const ms_gen_cfg_t *cfg, ms_trace_t **out);
+
+#endif

@@ -1,0 +1,132 @@
+/* rank.c - ranked (state, start) candidates and the two ways to search them. */
+#include "migsched/rank.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const ms_rank_cand_t *x = a, *y = b;
+
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->state != y->state)
+        return x->state < y->state ? -1 : 1;
+    return x->start - y->start;
+}
+
+ms_status_t ms_rank_build(ms_rank_t *r, const ms_geom_t *g, int k,
+                          ms_rank_key_fn fn, void *ctx)
+{
+    int ns = ms_geom_nstates(g), w = ms_geom_width(g), s, st, n = 0;
+    size_t nkeys = (size_t)ns * (size_t)w;
+
+    if (r->key_of == NULL || r->width != w) {
+        free(r->key_of);
+        free(r->cands);
+        r->cands = NULL;
+        r->key_of = malloc(nkeys * sizeof(*r->key_of));
+        /* at most one candidate per (state, start) */
+        r->cands = malloc(nkeys * sizeof(*r->cands));
+        if (r->key_of == NULL || r->cands == NULL) {
+            ms_rank_free(r);
+            return MS_ENOMEM;
+        }
+    }
+    r->prof = k;
+    r->width = w;
+    for (s = 0; s < ns; s++) {
+        uint16_t fit = ms_state_fit(g, (ms_state_t)s, k);
+        for (st = 0; st < w; st++) {
+            uint64_t key = UINT64_MAX;
+            if ((fit >> st) & 1u)
+                key = fn(ctx, g, (ms_state_t)s, k, st);
+            r->key_of[(size_t)s * (size_t)w + (size_t)st] = key;
+            if (key != UINT64_MAX) {
+                r->cands[n].key = key;
+                r->cands[n].state = (ms_state_t)s;
+                r->cands[n].start = (int8_t)st;
+                n++;
+            }
+        }
+    }
+    r->n = n;
+    qsort(r->cands, (size_t)n, sizeof(*r->cands), cand_cmp);
+    return MS_OK;
+}
+
+void ms_rank_free(ms_rank_t *r)
+{
+    if (r == NULL)
+        return;
+    free(r->cands);
+    free(r->key_of);
+    r->cands = NULL;
+    r->key_of = NULL;
+    r->n = 0;
+    r->width = 0;
+}
+
+/* Scan: the minimum of (key, gpu, start) over every GPU. */
+static ms_status_t find_scan(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start)
+{
+    uint64_t best = UINT64_MAX;
+    int bg = -1, bs = -1, g, st;
+
+    for (g = 0; g < c->ngpus; g++) {
+        ms_state_t s = c->gpus[g].state;
+        uint16_t fit = ms_state_fit(c->geom, s, r->prof);
+        for (st = 0; fit != 0 && st < r->width; st++) {
+            uint64_t key;
+            if (!((fit >> st) & 1u))
+                continue;
+            key = r->key_of[(size_t)s * (size_t)r->width + (size_t)st];
+            if (key < best) {   /* strict: lower gpu/start already win ties */
+                best = key;
+                bg = g;
+                bs = st;
+            }
+        }
+    }
+    if (bg < 0)
+        return MS_ENOFIT;
+    *gpu = bg;
+    *start = bs;
+    return MS_OK;
+}
+
+/* Buckets: walk candidates by key; among those sharing the first key that
+ * has any GPU, take the lowest GPU, then its lowest start. */
+static ms_status_t find_bucket(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start)
+{
+    int i, bg = -1, bs = -1;
+    uint64_t key = 0;
+
+    for (i = 0; i < r->n; i++) {
+        const ms_rank_cand_t *cd = &r->cands[i];
+        int g;
+
+        if (bg >= 0 && cd->key != key)
+            break;
+        g = ms_cluster_next_in_state(c, cd->state, -1);
+        if (g < 0)
+            continue;
+        if (bg < 0 || g < bg || (g == bg && cd->start < bs)) {
+            bg = g;
+            bs = cd->start;
+            key = cd->key;
+        }
+    }
+    if (bg < 0)
+        return MS_ENOFIT;
+    *gpu = bg;
+    *start = bs;
+    return MS_OK;
+}
+
+ms_status_t ms_rank_find(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start)
+{
+    if (c->index == NULL)
+        return find_scan(r, c, gpu, start);
+    return find_bucket(r, c, gpu, start);
+}
