@@ -1,0 +1,414 @@
+/* report.c - read metrics JSON and schedule CSV back; utilisation from a
+ * schedule (see report.h). */
+#include "migsched/report.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* --- metrics JSON ------------------------------------------------------ */
+
+typedef struct key_d { const char *key; size_t off; } key_d_t;
+
+#define KD(field) { #field, offsetof(ms_metrics_t, field) }
+static const key_d_t DKEYS[] = {
+    KD(makespan_s), KD(mean_wait_s), KD(p50_wait_s), KD(p95_wait_s), KD(p99_wait_s),
+    KD(max_wait_s), KD(mean_exec_s), KD(mean_jct_s), KD(mean_slowdown),
+    KD(mean_fragcost), KD(mean_utilization), KD(lower_bound_s), KD(wall_s),
+};
+static const key_d_t LKEYS[] = {
+    KD(jobs_total), KD(jobs_completed), KD(jobs_rejected), KD(migrations),
+    KD(migrations_bbm), KD(reconfigurations), KD(layout_switches), KD(events),
+};
+#undef KD
+
+/* Read the whole stream into a NUL-terminated buffer. */
+static ms_status_t slurp(FILE *f, char **out, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+
+    if (b == NULL)
+        return MS_ENOMEM;
+    for (;;) {
+        size_t r;
+        if (cap - n < 2) {
+            char *nb;
+            if (cap > ((size_t)1 << 30)) {
+                free(b);
+                return MS_ERANGE;
+            }
+            nb = realloc(b, cap * 2);
+            if (nb == NULL) {
+                free(b);
+                return MS_ENOMEM;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        r = fread(b + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(b);
+        return MS_EIO;
+    }
+    b[n] = '\0';
+    *out = b;
+    *len = n;
+    return MS_OK;
+}
+
+static const char *skip_ws(const char *p)
+{
+    while (*p != '\0' && isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
+/* Parse a JSON string at p (at the opening quote) into dst (may be NULL);
+ * returns the position after the closing quote or NULL. Escapes other than
+ * the simple ones are kept verbatim. */
+static const char *parse_str(const char *p, char *dst, size_t dlen)
+{
+    size_t k = 0;
+
+    if (*p != '"')
+        return NULL;
+    for (p++; *p != '\0' && *p != '"'; p++) {
+        char c = *p;
+        if (c == '\\') {
+            p++;
+            if (*p == '\0')
+                return NULL;
+            c = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
+        }
+        if (dst != NULL && k + 1 < dlen)
+            dst[k++] = c;
+    }
+    if (dst != NULL && dlen > 0)
+        dst[k] = '\0';
+    return *p == '"' ? p + 1 : NULL;
+}
+
+ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
+                                   char *policy, size_t plen, ms_diag_t *diag)
+{
+    char *buf, key[64];
+    size_t len, i;
+    const char *p;
+    ms_status_t st;
+
+    if (f == NULL || m == NULL)
+        return MS_EINVAL;
+    memset(m, 0, sizeof(*m));
+    if (policy != NULL && plen > 0)
+        policy[0] = '\0';
+    if ((st = slurp(f, &buf, &len)) != MS_OK) {
+        ms_diag_set(diag, name, 0, "", "cannot read: %s", ms_strerror(st));
+        return st;
+    }
+    p = skip_ws(buf);
+    if (*p != '{') {
+        ms_diag_set(diag, name, 0, "", "expected a JSON object");
+        free(buf);
+        return MS_EPARSE;
+    }
+    p = skip_ws(p + 1);
+    while (*p != '}') {
+        const char *q = parse_str(p, key, sizeof(key));
+        if (q == NULL)
+            goto bad;
+        p = skip_ws(q);
+        if (*p != ':')
+            goto bad;
+        p = skip_ws(p + 1);
+        if (*p == '"') {
+            q = parse_str(p, strcmp(key, "policy") == 0 ? policy : NULL,
+                          strcmp(key, "policy") == 0 ? plen : 0);
+            if (q == NULL)
+                goto bad;
+            p = q;
+        } else if (strncmp(p, "null", 4) == 0) {
+            for (i = 0; i < sizeof(DKEYS) / sizeof(DKEYS[0]); i++)
+                if (strcmp(key, DKEYS[i].key) == 0)
+                    *(double *)(void *)((char *)m + DKEYS[i].off) = NAN;
+            p += 4;
+        } else {
+            char *end;
+            double v;
+            errno = 0;
+            v = strtod(p, &end);
+            if (end == p)
+                goto bad;
+            for (i = 0; i < sizeof(DKEYS) / sizeof(DKEYS[0]); i++)
+                if (strcmp(key, DKEYS[i].key) == 0)
+                    *(double *)(void *)((char *)m + DKEYS[i].off) = v;
+            for (i = 0; i < sizeof(LKEYS) / sizeof(LKEYS[0]); i++)
+                if (strcmp(key, LKEYS[i].key) == 0)
+                    *(long *)(void *)((char *)m + LKEYS[i].off) = (long)v;
+            p = end;
+        }
+        p = skip_ws(p);
+        if (*p == ',')
+            p = skip_ws(p + 1);
+        else if (*p != '}')
+            goto bad;
+    }
+    free(buf);
+    return MS_OK;
+bad:
+    ms_diag_set(diag, name, 0, "", "malformed JSON near byte %ld", (long)(p - buf));
+    free(buf);
+    return MS_EPARSE;
+}
+
+/* --- schedule CSV ------------------------------------------------------ */
+
+enum { C_JOB, C_GPU, C_START, C_PROF, C_BEGIN, C_END, C_N };
+static const char *const COLS[C_N] = { "job_id", "gpu", "start", "profile", "begin_s", "end_s" };
+
+/* Split line in place at commas (no quoting in these files); returns the
+ * field count, at most max. */
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+
+    for (;;) {
+        char *c = strchr(p, ',');
+        if (n < max)
+            fields[n] = p;
+        n++;
+        if (c == NULL)
+            break;
+        *c = '\0';
+        p = c + 1;
+    }
+    return n;
+}
+
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+}
+
+ms_status_t ms_report_read_schedule(FILE *f, const char *name, const ms_geom_t *g,
+                                    ms_segment_t **segs, size_t *n, int *ngpus,
+                                    ms_diag_t *diag)
+{
+    char *line = NULL, **fields = NULL;
+    size_t cap = 0, nseg = 0, segcap = 0;
+    ssize_t got;
+    long lineno = 0;
+    int col[C_N], nf, maxf = 0, i, maxgpu = -1;
+    ms_segment_t *out = NULL;
+    ms_status_t st = MS_OK;
+
+    if (f == NULL || g == NULL || segs == NULL || n == NULL || ngpus == NULL)
+        return MS_EINVAL;
+    *segs = NULL;
+    *n = 0;
+    *ngpus = 0;
+    for (i = 0; i < C_N; i++)
+        col[i] = -1;
+    while ((got = getline(&line, &cap, f)) != -1) {
+        lineno++;
+        chomp(line);
+        if (line[0] == '\0')
+            continue;
+        if (fields == NULL) {   /* the header */
+            maxf = 1;
+            for (i = 0; line[i] != '\0'; i++)
+                maxf += line[i] == ',';
+            fields = malloc((size_t)maxf * sizeof(*fields));
+            if (fields == NULL) {
+                st = MS_ENOMEM;
+                break;
+            }
+            nf = split(line, fields, maxf);
+            for (i = 0; i < nf; i++) {
+                int k;
+                for (k = 0; k < C_N; k++)
+                    if (strcasecmp(fields[i], COLS[k]) == 0)
+                        col[k] = i;
+            }
+            for (i = 0; i < C_N; i++)
+                if (col[i] < 0) {
+                    ms_diag_set(diag, name, lineno, COLS[i], "missing column");
+                    st = MS_EPARSE;
+                    break;
+                }
+            if (st != MS_OK)
+                break;
+            continue;
+        }
+        nf = split(line, fields, maxf);
+        if (nf < maxf) {
+            ms_diag_set(diag, name, lineno, "", "expected %d fields, got %d", maxf, nf);
+            st = MS_EPARSE;
+            break;
+        }
+        {
+            ms_segment_t s;
+            long gpu, start, job;
+            double b, e;
+            int prof = ms_geom_profile_find(g, fields[col[C_PROF]]);
+            char *end;
+
+            errno = 0;
+            gpu = strtol(fields[col[C_GPU]], &end, 10);
+            if (*end != '\0' || end == fields[col[C_GPU]] || gpu < 0 || gpu > INT32_MAX - 1) {
+                ms_diag_set(diag, name, lineno, "gpu", "bad GPU '%s'", fields[col[C_GPU]]);
+                st = MS_EPARSE;
+                break;
+            }
+            start = strtol(fields[col[C_START]], &end, 10);
+            if (*end != '\0' || end == fields[col[C_START]] || start < -1 ||
+                start >= ms_geom_width(g)) {
+                ms_diag_set(diag, name, lineno, "start", "bad start '%s'", fields[col[C_START]]);
+                st = MS_EPARSE;
+                break;
+            }
+            if (prof < 0) {
+                ms_diag_set(diag, name, lineno, "profile", "unknown profile '%s' for %s",
+                            fields[col[C_PROF]], ms_geom_model(g)->name);
+                st = MS_EPARSE;
+                break;
+            }
+            b = strtod(fields[col[C_BEGIN]], &end);
+            if (*end != '\0' || end == fields[col[C_BEGIN]] || !isfinite(b)) {
+                ms_diag_set(diag, name, lineno, "begin_s", "bad time '%s'", fields[col[C_BEGIN]]);
+                st = MS_EPARSE;
+                break;
+            }
+            e = strtod(fields[col[C_END]], &end);
+            if (*end != '\0' || end == fields[col[C_END]] || !isfinite(e) || e < b) {
+                ms_diag_set(diag, name, lineno, "end_s", "bad time '%s'", fields[col[C_END]]);
+                st = MS_EPARSE;
+                break;
+            }
+            job = strtol(fields[col[C_JOB]], &end, 10);
+            if (*end != '\0' || end == fields[col[C_JOB]] || job < 0 || job > INT32_MAX)
+                job = (long)(nseg < (size_t)INT32_MAX ? nseg : (size_t)INT32_MAX);
+            s.job = (int32_t)job;
+            s.gpu = (int32_t)gpu;
+            s.start = (int8_t)start;
+            s.prof = (int8_t)prof;
+            s.begin_s = b;
+            s.end_s = e;
+            if (nseg == segcap) {
+                size_t nc = segcap ? segcap * 2 : 256;
+                ms_segment_t *ns = realloc(out, nc * sizeof(*ns));
+                if (ns == NULL) {
+                    st = MS_ENOMEM;
+                    break;
+                }
+                out = ns;
+                segcap = nc;
+            }
+            out[nseg++] = s;
+            if ((int)gpu > maxgpu)
+                maxgpu = (int)gpu;
+        }
+    }
+    if (st == MS_OK && ferror(f)) {
+        ms_diag_set(diag, name, lineno, "", "read error");
+        st = MS_EIO;
+    }
+    if (st == MS_OK && fields == NULL) {
+        ms_diag_set(diag, name, 0, "", "empty file (no header)");
+        st = MS_EPARSE;
+    }
+    free(line);
+    free(fields);
+    if (st != MS_OK) {
+        free(out);
+        return st;
+    }
+    *segs = out;
+    *n = nseg;
+    *ngpus = maxgpu + 1;
+    return MS_OK;
+}
+
+/* --- utilisation from a schedule --------------------------------------- */
+
+typedef struct uev { double t; int32_t gpu; int32_t delta; } uev_t;
+
+static int cmp_uev(const void *a, const void *b)
+{
+    const uev_t *x = a, *y = b;
+
+    if (x->t != y->t)
+        return (x->t > y->t) - (x->t < y->t);
+    return (x->delta > y->delta) - (x->delta < y->delta);   /* ends first */
+}
+
+ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segment_t *segs,
+                                  size_t n, double **t, double **u, size_t *npts)
+{
+    uev_t *ev;
+    int *load;
+    double *ot, *ou, total = 0.0, cap;
+    size_t i, k = 0, ne = 0;
+    int C;
+
+    if (g == NULL || ngpus <= 0 || (n > 0 && segs == NULL) || t == NULL || u == NULL ||
+        npts == NULL || n > SIZE_MAX / 4 / sizeof(uev_t))
+        return MS_EINVAL;
+    C = ms_geom_compute(g);
+    cap = (double)C * ngpus;
+    ev = malloc((2 * n + 1) * sizeof(*ev));
+    load = calloc((size_t)ngpus, sizeof(*load));
+    ot = malloc((2 * n + 2) * sizeof(*ot));
+    ou = malloc((2 * n + 2) * sizeof(*ou));
+    if (ev == NULL || load == NULL || ot == NULL || ou == NULL) {
+        free(ev);
+        free(load);
+        free(ot);
+        free(ou);
+        return MS_ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        int c;
+        if (segs[i].gpu < 0 || segs[i].gpu >= ngpus || segs[i].prof < 0 ||
+            segs[i].prof >= ms_geom_nprofiles(g) || !(segs[i].end_s > segs[i].begin_s))
+            continue;
+        c = ms_geom_profile(g, segs[i].prof)->cslices;
+        ev[ne].t = segs[i].begin_s;
+        ev[ne].gpu = segs[i].gpu;
+        ev[ne++].delta = c;
+        ev[ne].t = segs[i].end_s;
+        ev[ne].gpu = segs[i].gpu;
+        ev[ne++].delta = -c;
+    }
+    qsort(ev, ne, sizeof(*ev), cmp_uev);
+    ot[k] = 0.0;
+    ou[k++] = 0.0;
+    for (i = 0; i < ne; i++) {
+        int gp = ev[i].gpu, old = load[gp];
+        load[gp] += ev[i].delta;
+        total += (double)(load[gp] < C ? load[gp] : C) - (double)(old < C ? old : C);
+        if (i + 1 < ne && ev[i + 1].t == ev[i].t)
+            continue;   /* one point per distinct time */
+        if (ot[k - 1] == ev[i].t)
+            k--;
+        ot[k] = ev[i].t;
+        ou[k++] = total > 0.0 ? total / cap : 0.0;
+    }
+    free(ev);
+    free(load);
+    *t = ot;
+    *u = ou;
+    *npts = k;
+    return MS_OK;
+}
