@@ -55,6 +55,11 @@ typedef struct ms_sim_cfg {
     void (*on_sample)(void *ctx, double t, double mean_fragcost, double util,
                       int lazy, int busy, long waiting);
     void (*on_progress)(void *ctx, size_t done, size_t total);
+
+    /* Added: while jobs wait, a policy with on_idle is also woken this often
+     * (time-driven layout changes, e.g. node-profile's hysteresis);
+     * 0 = pcfg.hysteresis_s, or 60 s if that is 0. */
+    double idle_tick_s;
 } ms_sim_cfg_t;
 
 void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg);
