@@ -37,4 +37,15 @@ ms_status_t ms_report_read_schedule(FILE *f, const char *name, const ms_geom_t *
 ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segment_t *segs,
                                   size_t n, double **t, double **u, size_t *npts);
 
+/* Create directory path and its missing parents (mode 0777 & ~umask);
+ * an existing directory is fine. */
+ms_status_t ms_report_mkdirs(const char *path);
+
+/* Open dir/name for writing ("w"). OUT f: the caller fcloses it. */
+ms_status_t ms_report_fopen(const char *dir, const char *name, FILE **f);
+
+/* Mean and sample standard deviation of x[0..n) over finite values
+ * (sd 0 with fewer than two; mean NaN with none). */
+void ms_report_mean_sd(const double *x, size_t n, double *mean, double *sd);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 /* --- metrics JSON ------------------------------------------------------ */
 
@@ -411,4 +412,78 @@ ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segmen
     *u = ou;
     *npts = k;
     return MS_OK;
+}
+
+/* --- files and small statistics ---------------------------------------- */
+
+ms_status_t ms_report_mkdirs(const char *path)
+{
+    size_t len, i;
+    char *p;
+    struct stat sb;
+    ms_status_t st = MS_OK;
+
+    if (path == NULL || path[0] == '\0')
+        return MS_EINVAL;
+    len = strlen(path);
+    p = malloc(len + 1);
+    if (p == NULL)
+        return MS_ENOMEM;
+    memcpy(p, path, len + 1);
+    for (i = 1; i <= len && st == MS_OK; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            st = MS_EIO;
+        else if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            st = MS_EIO;
+        if (i < len)
+            p[i] = '/';
+    }
+    free(p);
+    return st;
+}
+
+ms_status_t ms_report_fopen(const char *dir, const char *name, FILE **f)
+{
+    size_t a, b;
+    char *p;
+
+    if (dir == NULL || name == NULL || f == NULL)
+        return MS_EINVAL;
+    a = strlen(dir);
+    b = strlen(name);
+    p = malloc(a + b + 2);
+    if (p == NULL)
+        return MS_ENOMEM;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, name, b + 1);
+    *f = fopen(p, "w");
+    free(p);
+    return *f != NULL ? MS_OK : MS_EIO;
+}
+
+void ms_report_mean_sd(const double *x, size_t n, double *mean, double *sd)
+{
+    double s = 0.0, ss = 0.0, m;
+    size_t i, k = 0;
+
+    for (i = 0; i < n; i++)
+        if (isfinite(x[i])) {
+            s += x[i];
+            k++;
+        }
+    if (k == 0) {
+        *mean = NAN;
+        *sd = 0.0;
+        return;
+    }
+    m = s / (double)k;
+    for (i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            ss += (x[i] - m) * (x[i] - m);
+    *mean = m;
+    *sd = k > 1 ? sqrt(ss / (double)(k - 1)) : 0.0;
 }
