@@ -23,7 +23,8 @@
  *        else balanced;
  *      the capacity of the chosen layout is taken off the waiting counts, so
  *      nodes spread over the demand.
- * Eligible: the node has kept its layout for hysteresis_s. A node whose
+ * Eligible: the node has kept its layout for hysteresis_s (waived in step 1
+ * for a drained node, so a class nobody hosts cannot starve). A node whose
  * target differs from its layout switches at once when it is drained (no
  * running job); otherwise it is cordoned (gets no new job) until it drains.
  * Setup gives every node the balanced layout; it may switch at once.
@@ -266,7 +267,9 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
         if (served)
             continue;
         for (n = 0; n < p->nnodes; n++) {
-            if (assigned[n] || now - p->nodes[n].since < p->hysteresis)
+            /* hysteresis is waived for a drained node: nobody can host the
+             * class, and waiting for the clock would only starve it */
+            if (assigned[n] || (now - p->nodes[n].since < p->hysteresis && total[n] > 0))
                 continue;
             if (best < 0 || (p->nodes[n].target == cl) > (p->nodes[best].target == cl) ||
                 ((p->nodes[n].target == cl) == (p->nodes[best].target == cl) && total[n] < total[best]))
