@@ -1,10 +1,327 @@
-/* cmd_simulate.c - `migsched simulate` (placeholder until the module lands). */
+/* cmd_simulate.c - `migsched simulate`: replay a trace on a simulated MIG
+ * cluster with one policy; print a summary, optionally write the schedule
+ * CSV and the metrics JSON. Exit codes: 0 ok, 1 input error, 2 usage. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
+#include "migsched/schedule.h"
+#include "migsched/sim.h"
+
+static void usage(FILE *f)
+{
+    int n, i;
+    const ms_policy_ops_t *const *all = ms_policies(&n);
+
+    fprintf(f,
+        "usage: migsched simulate --trace T.csv --gpus N --policy P [options]\n"
+        "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus])\n"
+        "  --gpus N            number of GPUs\n"
+        "  --policy P          placement policy (see below)\n"
+        "  --model M           GPU model (default A100-40GB)\n"
+        "  --profiles LIST     active profile set (default: the classic ones)\n"
+        "  --gpus-per-node K   GPUs per node (default: all on one node)\n"
+        "  --lb-threshold T    fa: Lazy if busy/compute < T (default 0.4)\n"
+        "  --no-balance        fa: no conditional load balancing\n"
+        "  --no-dynamic        fa: static layout instead of dynamic partitioning\n"
+        "  --no-migration      fa: no migration\n"
+        "  --max-moves N       fa: migrations per trigger (default 4)\n"
+        "  --static-layout L   static layout, e.g. 4g+2g+1g or 7g;4g+3g (cycled per GPU)\n"
+        "  --replicas R        timeslice: jobs per GPU (default 4)\n"
+        "  --hysteresis S      node-profile: seconds a node keeps a layout (default 300)\n"
+        "  --beta B            interference per other running instance (default 0.05)\n"
+        "  --create-s S        GI creation delay (default 2)\n"
+        "  --migrate-s S       migration pause (default 10)\n"
+        "  --queue Q           backfill | fifo (default backfill)\n"
+        "  --backfill-bound S  the head may be passed for S seconds at most (default 3600)\n"
+        "  --index I           bucket | scan (default bucket; same schedule)\n"
+        "  --seed S            policy seed (default 0)\n"
+        "  --schedule-out FILE schedule CSV, one row per segment\n"
+        "  --metrics-out FILE  metrics JSON ('-' = stdout)\n"
+        "  --quiet             no summary\n"
+        "policies:");
+    for (i = 0; i < n; i++)
+        fprintf(f, " %s", all[i]->name);
+    fprintf(f, "\n");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct run_ctx {
+    ms_schedule_writer_t *w;
+    int bar;                 /* draw a progress bar on stderr */
+    int last_pct;
+} run_ctx_t;
+
+static void on_segment(void *ctx, const ms_segment_t *seg)
+{
+    run_ctx_t *r = ctx;
+
+    if (r->w != NULL)
+        ms_schedule_on_segment(r->w, seg);
+}
+
+static void on_progress(void *ctx, size_t done, size_t total)
+{
+    run_ctx_t *r = ctx;
+    int pct = total > 0 ? (int)(100.0 * (double)done / (double)total) : 100, i;
+
+    if (!r->bar || pct == r->last_pct)
+        return;
+    r->last_pct = pct;
+    fputs("\r[", stderr);
+    for (i = 0; i < 40; i++)
+        fputc(i < pct * 40 / 100 ? '#' : ' ', stderr);
+    fprintf(stderr, "] %3d%%%s", pct, done >= total ? "\n" : "");
+    fflush(stderr);
+}
+
+static void summary(const ms_sim_cfg_t *cfg, const ms_model_t *m, const ms_metrics_t *x)
+{
+    double gap = x->lower_bound_s > 0 ? 100.0 * (x->makespan_s / x->lower_bound_s - 1.0) : 0;
+
+    printf("policy %s on %d x %s: %ld jobs, %ld completed, %ld rejected\n",
+           cfg->policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
+           x->jobs_rejected);
+    if (x->jobs_completed + x->jobs_rejected < x->jobs_total)
+        printf("warning: %ld jobs never started (no placement ever fitted)\n",
+               x->jobs_total - x->jobs_completed - x->jobs_rejected);
+    printf("makespan      %.1f s (lower bound %.1f s, gap %.1f%%)\n", x->makespan_s,
+           x->lower_bound_s, gap);
+    printf("wait          mean %.1f s, p50 %.1f, p95 %.1f, p99 %.1f, max %.1f\n",
+           x->mean_wait_s, x->p50_wait_s, x->p95_wait_s, x->p99_wait_s, x->max_wait_s);
+    printf("execution     mean %.1f s, JCT mean %.1f s, slowdown %.3f\n", x->mean_exec_s,
+           x->mean_jct_s, x->mean_slowdown);
+    printf("changes       %ld migrations (%ld break-before-make), %ld reconfigurations\n",
+           x->migrations, x->migrations_bbm, x->reconfigurations);
+    printf("cluster       mean FragCost %.4f, mean utilisation %.1f%%\n", x->mean_fragcost,
+           100.0 * x->mean_utilization);
+    printf("simulated     %ld events in %.3f s\n", x->events, x->wall_s);
+}
 
 int ms_cli_simulate(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "migsched simulate: not built yet\n");
-    return 2;
+    enum {
+        O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
+        O_NODYN, O_NOMIG, O_MAXMOVES, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
+        O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP
+    };
+    static const struct option opts[] = {
+        { "trace", required_argument, NULL, O_TRACE },
+        { "gpus", required_argument, NULL, O_GPUS },
+        { "policy", required_argument, NULL, O_POLICY },
+        { "model", required_argument, NULL, O_MODEL },
+        { "profiles", required_argument, NULL, O_PROFILES },
+        { "gpus-per-node", required_argument, NULL, O_GPN },
+        { "lb-threshold", required_argument, NULL, O_LBT },
+        { "no-balance", no_argument, NULL, O_NOBAL },
+        { "no-dynamic", no_argument, NULL, O_NODYN },
+        { "no-migration", no_argument, NULL, O_NOMIG },
+        { "max-moves", required_argument, NULL, O_MAXMOVES },
+        { "static-layout", required_argument, NULL, O_LAYOUT },
+        { "replicas", required_argument, NULL, O_REPLICAS },
+        { "hysteresis", required_argument, NULL, O_HYST },
+        { "beta", required_argument, NULL, O_BETA },
+        { "create-s", required_argument, NULL, O_CREATE },
+        { "migrate-s", required_argument, NULL, O_MIGRATE },
+        { "queue", required_argument, NULL, O_QUEUE },
+        { "backfill-bound", required_argument, NULL, O_BOUND },
+        { "index", required_argument, NULL, O_INDEX },
+        { "seed", required_argument, NULL, O_SEED },
+        { "schedule-out", required_argument, NULL, O_SCHED },
+        { "metrics-out", required_argument, NULL, O_METRICS },
+        { "quiet", no_argument, NULL, O_QUIET },
+        { "help", no_argument, NULL, O_HELP },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *trace_path = NULL, *model = "A100-40GB", *profiles = "", *pname = NULL;
+    const char *sched_path = NULL, *metrics_path = NULL;
+    long v, gpus = 0;
+    int c, rc = 0, quiet = 0;
+    const ms_model_t *m;
+    ms_geom_t *g = NULL;
+    ms_trace_t *t = NULL;
+    ms_sim_cfg_t cfg;
+    ms_metrics_t x;
+    uint32_t set;
+    ms_diag_t d;
+    ms_status_t st;
+    FILE *sf = NULL;
+    run_ctx_t r;
+    double t0;
+
+    ms_diag_clear(&d);
+    ms_sim_cfg_defaults(&cfg);
+    memset(&r, 0, sizeof(r));
+    r.last_pct = -1;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        bool ok = true;
+
+        switch (c) {
+        case O_TRACE: trace_path = optarg; break;
+        case O_GPUS: ok = ms_cli_parse_long(optarg, &gpus) && gpus > 0 && gpus <= 100000000; break;
+        case O_POLICY: pname = optarg; break;
+        case O_MODEL: model = optarg; break;
+        case O_PROFILES: profiles = optarg; break;
+        case O_GPN:
+            ok = ms_cli_parse_long(optarg, &v) && v > 0 && v <= 100000000;
+            cfg.gpus_per_node = (int)v;
+            break;
+        case O_LBT:
+            ok = ms_cli_parse_double(optarg, &cfg.pcfg.lb_threshold) &&
+                 cfg.pcfg.lb_threshold >= 0 && cfg.pcfg.lb_threshold <= 1;
+            break;
+        case O_NOBAL: cfg.pcfg.balance = false; break;
+        case O_NODYN: cfg.pcfg.dynamic = false; break;
+        case O_NOMIG: cfg.pcfg.migration = false; break;
+        case O_MAXMOVES:
+            ok = ms_cli_parse_long(optarg, &v) && v >= 0 && v <= 1000000;
+            cfg.pcfg.max_moves = (int)v;
+            break;
+        case O_LAYOUT: cfg.pcfg.static_layout = optarg; break;
+        case O_REPLICAS:
+            ok = ms_cli_parse_long(optarg, &v) && v >= 1 && v <= MS_MAX_INST;
+            cfg.pcfg.replicas = (int)v;
+            break;
+        case O_HYST:
+            ok = ms_cli_parse_double(optarg, &cfg.pcfg.hysteresis_s) && cfg.pcfg.hysteresis_s >= 0;
+            break;
+        case O_BETA: ok = ms_cli_parse_double(optarg, &cfg.beta) && cfg.beta >= 0; break;
+        case O_CREATE: ok = ms_cli_parse_double(optarg, &cfg.create_s) && cfg.create_s >= 0; break;
+        case O_MIGRATE:
+            ok = ms_cli_parse_double(optarg, &cfg.migrate_s) && cfg.migrate_s >= 0;
+            break;
+        case O_QUEUE:
+            if (strcmp(optarg, "backfill") == 0)
+                cfg.queue = MS_QUEUE_BACKFILL;
+            else if (strcmp(optarg, "fifo") == 0)
+                cfg.queue = MS_QUEUE_FIFO;
+            else
+                ok = false;
+            break;
+        case O_BOUND:
+            ok = ms_cli_parse_double(optarg, &cfg.backfill_bound_s) && cfg.backfill_bound_s >= 0;
+            break;
+        case O_INDEX:
+            if (strcmp(optarg, "bucket") == 0)
+                cfg.index_mode = MS_INDEX_BUCKET;
+            else if (strcmp(optarg, "scan") == 0)
+                cfg.index_mode = MS_INDEX_SCAN;
+            else
+                ok = false;
+            break;
+        case O_SEED:
+            ok = ms_cli_parse_long(optarg, &v);
+            cfg.pcfg.seed = (uint64_t)v;
+            break;
+        case O_SCHED: sched_path = optarg; break;
+        case O_METRICS: metrics_path = optarg; break;
+        case O_QUIET: quiet = 1; break;
+        case O_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (!ok) {
+            const struct option *o = opts;
+
+            while (o->name != NULL && o->val != c)
+                o++;
+            fprintf(stderr, "migsched simulate: bad value '%s' for --%s\n", optarg,
+                    o->name != NULL ? o->name : "?");
+            return 2;
+        }
+    }
+    if (optind != argc || trace_path == NULL || gpus <= 0 || pname == NULL) {
+        if (optind != argc)
+            fprintf(stderr, "migsched simulate: unexpected argument '%s'\n", argv[optind]);
+        else
+            fprintf(stderr, "migsched simulate: --trace, --gpus and --policy are required\n");
+        usage(stderr);
+        return 2;
+    }
+    cfg.ngpus = (int)gpus;
+    cfg.policy = ms_policy_find(pname);
+    if (cfg.policy == NULL) {
+        fprintf(stderr, "migsched simulate: unknown policy '%s'\n", pname);
+        usage(stderr);
+        return 2;
+    }
+    m = ms_model_find(model);
+    if (m == NULL) {
+        fprintf(stderr, "migsched simulate: unknown model '%s' (see `migsched models`)\n", model);
+        return 2;
+    }
+    if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
+        (st = ms_geom_create(m, set, &g)) != MS_OK)
+        return ms_cli_fail("simulate", st, &d);
+    if ((st = ms_trace_read_file(trace_path, g, &t, &d)) != MS_OK) {
+        ms_geom_destroy(g);
+        return ms_cli_fail("simulate", st, &d);
+    }
+    if (sched_path != NULL) {
+        sf = fopen(sched_path, "w");
+        if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK) {
+            ms_diag_set(&d, sched_path, 0, "schedule-out", "cannot create the file");
+            rc = ms_cli_fail("simulate", MS_EIO, &d);
+            goto out;
+        }
+    }
+    r.bar = isatty(STDERR_FILENO) && t->n >= 200000;
+    cfg.ctx = &r;
+    cfg.on_segment = on_segment;
+    cfg.on_progress = on_progress;
+
+    t0 = now_s();
+    st = ms_sim_run(&cfg, t, &x, &d);
+    x.wall_s = now_s() - t0;
+    if (st != MS_OK) {
+        rc = ms_cli_fail("simulate", st, &d);
+        goto out;
+    }
+    if (r.w != NULL) {
+        st = ms_schedule_writer_close(r.w);
+        r.w = NULL;
+        if (fclose(sf) != 0)
+            st = MS_EIO;
+        sf = NULL;
+        if (st != MS_OK) {
+            ms_diag_set(&d, sched_path, 0, "schedule-out", "write failed");
+            rc = ms_cli_fail("simulate", st, &d);
+            goto out;
+        }
+    }
+    if (metrics_path != NULL) {
+        FILE *mf = strcmp(metrics_path, "-") == 0 ? stdout : fopen(metrics_path, "w");
+
+        if (mf == NULL) {
+            ms_diag_set(&d, metrics_path, 0, "metrics-out", "cannot create the file");
+            rc = ms_cli_fail("simulate", MS_EIO, &d);
+            goto out;
+        }
+        ms_metrics_write_json(mf, &x, cfg.policy->name);
+        if (mf != stdout ? fclose(mf) != 0 : fflush(mf) != 0) {
+            ms_diag_set(&d, metrics_path, 0, "metrics-out", "write failed");
+            rc = ms_cli_fail("simulate", MS_EIO, &d);
+            goto out;
+        }
+    }
+    if (!quiet && !(metrics_path != NULL && strcmp(metrics_path, "-") == 0))
+        summary(&cfg, m, &x);
+out:
+    if (r.w != NULL)
+        (void)ms_schedule_writer_close(r.w);
+    if (sf != NULL)
+        fclose(sf);
+    ms_trace_free(t);
+    ms_geom_destroy(g);
+    return rc;
 }
