@@ -13,9 +13,9 @@
  *
  * on_idle picks each node's target layout (seed 002's Reconcile):
  *   1. anti-starvation (inferred): if jobs of a class wait and no node's
- *      layout can host that class, the eligible node with the fewest running
- *      jobs (one already heading there first) is given the layout of that
- *      class (training before balanced);
+ *      layout can host that class, one eligible node (one already heading
+ *      there, then one past its hysteresis, then the fewest running jobs)
+ *      is given the layout of that class (training before balanced);
  *   2. every other eligible node, in order, applies the seed's rule to
  *      inf = waiting inference jobs not yet covered + inference jobs running
  *      on the node, train = the same for training jobs:
@@ -229,6 +229,20 @@ static int seed_rule(int inf, int train)
     return BAL;
 }
 
+/* Step 1's choice: a node already heading to cl, then one past its
+ * hysteresis, then the fewest running jobs (then the lowest index). */
+static bool better(const np_t *p, int a, int b, int cl, const int *total, double now)
+{
+    int ta = p->nodes[a].target == cl, tb = p->nodes[b].target == cl;
+    int ha = now - p->nodes[a].since >= p->hysteresis, hb = now - p->nodes[b].since >= p->hysteresis;
+
+    if (ta != tb)
+        return ta > tb;
+    if (ha != hb)
+        return ha > hb;
+    return total[a] < total[b];
+}
+
 static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by_prof,
                               double now, ms_plan_t *out)
 {
@@ -271,8 +285,7 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
              * class, and waiting for the clock would only starve it */
             if (assigned[n] || (now - p->nodes[n].since < p->hysteresis && total[n] > 0))
                 continue;
-            if (best < 0 || (p->nodes[n].target == cl) > (p->nodes[best].target == cl) ||
-                ((p->nodes[n].target == cl) == (p->nodes[best].target == cl) && total[n] < total[best]))
+            if (best < 0 || better(p, n, best, cl, total, now))
                 best = n;
         }
         if (best >= 0) {
