@@ -1,11 +1,14 @@
 /* sim.c - the discrete-event simulator (see sim.h and docs/simulator.md).
  *
  * Events: arrivals come from the sorted trace (a cursor, no heap entry);
- * completions sit in a binary heap ordered by (time, seq). A job's finish
- * event carries the job's version; when the job's rate changes the version
- * is bumped and a new event pushed, so stale events are skipped when they
- * surface (lazy invalidation). A rate change therefore costs O(jobs on the
- * GPU) plus O(log heap). At equal times completions come before arrivals.
+ * completions sit in an indexed binary heap ordered by (time, seq) with one
+ * entry per running job. When a job's rate changes its entry moves in place
+ * (decrease/increase-key), so the heap holds no stale events and a rate
+ * change costs O(jobs on the GPU x log running). (A first version used lazy
+ * invalidation with version counters; the stale entries made the heap grow
+ * to many times the running set and popping dominated the profile.) At
+ * equal times completions come before arrivals, and arrivals before the
+ * idle wake-ups of on_idle policies.
  *
  * Progress: each running job keeps (rem, upd, hold, rate): rem seconds of
  * exact-size work were left at time upd; it makes no progress before hold
@@ -43,14 +46,12 @@ typedef struct ev {
     double t;
     uint64_t seq;
     int32_t job;
-    uint32_t ver;
 } ev_t;
 
 typedef struct sjob {
     double rem, upd, hold, rate;
     double place_t, end_t;
     int32_t next;        /* queue link */
-    uint32_t ver;
     uint32_t inst;       /* first slot in the instance pool */
     int16_t ninst;
     uint8_t st;
@@ -79,6 +80,7 @@ typedef struct sim {
     sinst_t *pool;
 
     ev_t *heap;
+    int32_t *pos;             /* [njobs] slot in the heap, -1 if none */
     size_t hn, hcap;
     uint64_t seq;
 
@@ -130,50 +132,42 @@ void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg)
 
 /* --- heap ---------------------------------------------------------------- */
 
+/* An indexed binary heap of running jobs keyed by (finish time, seq): a job
+ * sits in it at most once (pos[job] is its slot), so a rate change is a
+ * decrease/increase-key and the heap never holds stale entries. seq is
+ * renewed on every update: ties go to the job scheduled first. */
+
 static int ev_less(const ev_t *a, const ev_t *b)
 {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static ms_status_t heap_push(sim_t *s, double t, int32_t job, uint32_t ver)
+static void heap_set(sim_t *s, size_t i, const ev_t *e)
 {
-    size_t i;
-    ev_t e;
+    s->heap[i] = *e;
+    s->pos[e->job] = (int32_t)i;
+}
 
-    if (s->hn == s->hcap) {
-        size_t cap = s->hcap ? s->hcap * 2 : 1024;
-        ev_t *h = realloc(s->heap, cap * sizeof(*h));
-
-        if (h == NULL)
-            return MS_ENOMEM;
-        s->heap = h;
-        s->hcap = cap;
-    }
-    e.t = t;
-    e.seq = s->seq++;
-    e.job = job;
-    e.ver = ver;
-    i = s->hn++;
+static void sift_up(sim_t *s, size_t i, ev_t e)
+{
     while (i > 0) {
         size_t p = (i - 1) / 2;
 
         if (!ev_less(&e, &s->heap[p]))
             break;
-        s->heap[i] = s->heap[p];
+        heap_set(s, i, &s->heap[p]);
         i = p;
     }
-    s->heap[i] = e;
-    return MS_OK;
+    heap_set(s, i, &e);
 }
 
-static void heap_pop(sim_t *s)
+static void sift_down(sim_t *s, size_t i, ev_t e)
 {
-    ev_t last = s->heap[--s->hn];
-    size_t i = 0, n = s->hn;
+    size_t n = s->hn;
 
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        const ev_t *best = &last;
+        const ev_t *best = &e;
 
         if (l < n && ev_less(&s->heap[l], best)) {
             m = l;
@@ -183,24 +177,48 @@ static void heap_pop(sim_t *s)
             m = r;
         if (m == i)
             break;
-        s->heap[i] = s->heap[m];
+        heap_set(s, i, &s->heap[m]);
         i = m;
     }
-    if (n > 0)
-        s->heap[i] = last;
+    heap_set(s, i, &e);
 }
 
-/* Drop stale events from the top. */
-static void heap_clean(sim_t *s)
+/* Insert job or move it to its new finish time. */
+static ms_status_t heap_update(sim_t *s, double t, int32_t job)
 {
-    while (s->hn > 0) {
-        const ev_t *e = &s->heap[0];
-        const sjob_t *j = &s->jobs[e->job];
+    ev_t e;
+    int32_t at = s->pos[job];
 
-        if (j->st == J_RUNNING && j->ver == e->ver)
-            return;
-        heap_pop(s);
+    e.t = t;
+    e.seq = s->seq++;
+    e.job = job;
+    if (at < 0) {
+        if (s->hn == s->hcap) {
+            size_t cap = s->hcap ? s->hcap * 2 : 1024;
+            ev_t *h = realloc(s->heap, cap * sizeof(*h));
+
+            if (h == NULL)
+                return MS_ENOMEM;
+            s->heap = h;
+            s->hcap = cap;
+        }
+        sift_up(s, s->hn++, e);
+    } else if (ev_less(&e, &s->heap[at])) {
+        sift_up(s, (size_t)at, e);
+    } else {
+        sift_down(s, (size_t)at, e);
     }
+    return MS_OK;
+}
+
+static void heap_pop(sim_t *s)
+{
+    ev_t last;
+
+    s->pos[s->heap[0].job] = -1;
+    last = s->heap[--s->hn];
+    if (s->hn > 0)
+        sift_down(s, 0, last);
 }
 
 /* --- rates and progress -------------------------------------------------- */
@@ -260,8 +278,7 @@ static ms_status_t reschedule(sim_t *s, int32_t jid)
     sjob_t *j = &s->jobs[jid];
     double from = j->upd > j->hold ? j->upd : j->hold;
 
-    j->ver++;
-    return heap_push(s, from + j->rem / j->rate, jid, j->ver);
+    return heap_update(s, from + j->rem / j->rate, jid);
 }
 
 static void touch(sim_t *s, int g)
@@ -864,6 +881,7 @@ static void sim_free(sim_t *s)
     free(s->jobs);
     free(s->pool);
     free(s->heap);
+    free(s->pos);
     free(s->touched);
     free(s->tmark);
     free(s->persist);
@@ -908,6 +926,7 @@ static ms_status_t sim_init(sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t 
     for (i = 0; i < tr->n; i++)
         npool += tr->jobs[i].gang > 1 ? (size_t)tr->jobs[i].gang : 1;
     s->jobs = calloc(tr->n ? tr->n : 1, sizeof(*s->jobs));
+    s->pos = malloc((tr->n ? tr->n : 1) * sizeof(*s->pos));
     s->pool = calloc(npool ? npool : 1, sizeof(*s->pool));
     s->touched = malloc((size_t)cfg->ngpus * sizeof(*s->touched));
     s->tmark = calloc((size_t)cfg->ngpus, sizeof(*s->tmark));
@@ -915,7 +934,7 @@ static ms_status_t sim_init(sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t 
     ns = ms_geom_nstates(s->g);
     s->fcost = malloc((size_t)ns * sizeof(*s->fcost));
     ft = malloc(sizeof(*ft));
-    if (s->jobs == NULL || s->pool == NULL || s->touched == NULL || s->tmark == NULL ||
+    if (s->jobs == NULL || s->pos == NULL || s->pool == NULL || s->touched == NULL || s->tmark == NULL ||
         s->persist == NULL || s->fcost == NULL || ft == NULL) {
         free(ft);
         return MS_ENOMEM;
@@ -928,6 +947,7 @@ static ms_status_t sim_init(sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t 
     for (i = 0; i < tr->n; i++) {
         s->jobs[i].inst = (uint32_t)npool;
         s->jobs[i].next = -1;
+        s->pos[i] = -1;
         npool += tr->jobs[i].gang > 1 ? (size_t)tr->jobs[i].gang : 1;
     }
     /* every GPU starts empty */
@@ -1033,7 +1053,6 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         double tf, ta, t;
         int kind;   /* 0 finish, 1 arrival, 2 idle tick */
 
-        heap_clean(&s);
         tf = s.hn > 0 ? s.heap[0].t : INFINITY;
         ta = ai < trace->n ? trace->jobs[ai].arrival : INFINITY;
         /* wake an on_idle policy while jobs wait; stop when nothing runs,
