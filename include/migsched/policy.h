@@ -92,6 +92,10 @@ typedef struct ms_policy_ops {
 const ms_policy_ops_t *const *ms_policies(int *n);
 const ms_policy_ops_t *ms_policy_find(const char *name);
 
+/* Check a static layout spec ("4g+2g+1g" or "7g;4g+3g", NULL = the default)
+ * against a geometry; on error diag names the layout that does not fit. */
+ms_status_t ms_policy_layout_check(const ms_geom_t *g, const char *spec, ms_diag_t *diag);
+
 /* Shared helper for gangs (j->gang > 1): the lowest node with gang empty
  * GPUs gets a full-size instance on each. Used by every MIG policy. */
 ms_status_t ms_policy_place_gang(const ms_cluster_t *c, const ms_job_t *j, ms_plan_t *out);

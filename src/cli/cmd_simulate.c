@@ -263,6 +263,11 @@ int ms_cli_simulate(int argc, char **argv)
     if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
         (st = ms_geom_create(m, set, &g)) != MS_OK)
         return ms_cli_fail("simulate", st, &d);
+    if (cfg.pcfg.static_layout != NULL &&
+        (st = ms_policy_layout_check(g, cfg.pcfg.static_layout, &d)) != MS_OK) {
+        ms_geom_destroy(g);
+        return ms_cli_fail("simulate", st, &d);
+    }
     if ((st = ms_trace_read_file(trace_path, g, &t, &d)) != MS_OK) {
         ms_geom_destroy(g);
         return ms_cli_fail("simulate", st, &d);

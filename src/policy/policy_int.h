@@ -63,11 +63,6 @@ ms_status_t ms__layout_restore(const ms_cluster_t *c, int gi, const ms__layout_t
 /* True if the GPU holds exactly layout l (same profiles at same starts). */
 bool ms__layout_matches(const ms_gpu_t *gpu, const ms__layout_t *l);
 
-/* Check a static layout spec (NULL = the default) against a geometry,
- * filling diag with the offending layout. Public candidate for policy.h;
- * defined in static.c. */
-ms_status_t ms_policy_layout_check(const ms_geom_t *g, const char *spec, ms_diag_t *diag);
-
 /* --- searches ---------------------------------------------------------- */
 
 /* Key of running a job of profile k on idle instance `in` of GPU gi; lower
