@@ -66,6 +66,7 @@ typedef struct opts {
     int seeds;
     long jobs;
     bool quick;
+    int sweep_seeds;
     double mean_s, sigma, beta, migrate_s, create_s;
     int ngpus;
 } opts_t;
@@ -76,13 +77,15 @@ typedef struct results {
     size_t njobs;
     ms_metrics_t *main;       /* [NVAR][NLOAD][seeds] */
     double *waits;            /* [NVAR][NLOAD][seeds * njobs] waits, NaN if never started */
+    int nsw;                  /* seeds of the sweeps (>= nseeds: the sweeps' differences are small) */
     int nt;
     double tval[NT_MAX];
-    ms_metrics_t *tsweep;     /* [nt][2 loads][seeds] */
+    ms_metrics_t *tsweep;     /* [nt][2 loads][nsw] */
     int nbeta;
-    ms_metrics_t *bsweep;     /* [NBETA][NBETAVAR][seeds] (medium load) */
+    ms_metrics_t *bsweep;     /* [NBETA][NBETAVAR][nsw] (medium load) */
     int nmig;
-    ms_metrics_t *msweep;     /* [NMIG][2 loads][seeds] (fa) */
+    ms_metrics_t *msweep;     /* [NMIG][2 loads][nsw] (fa) */
+    ms_metrics_t *nomig;      /* [2 loads][nsw] (fa-lb-dp, the no-migration reference) */
     /* FragCost over time, one run each (medium load, first seed) */
     double *ft[NBETAVAR], *fv[NBETAVAR];
     size_t fn[NBETAVAR];
@@ -311,6 +314,7 @@ static void results_free(results_t *r)
     free(r->tsweep);
     free(r->bsweep);
     free(r->msweep);
+    free(r->nomig);
     for (i = 0; i < NBETAVAR; i++) {
         free(r->ft[i]);
         free(r->fv[i]);
@@ -373,7 +377,7 @@ static ms_status_t run_all(const opts_t *o, const ms_geom_t *g, results_t *r,
 
     memset(tr, 0, sizeof(tr));
     for (l = 0; l < NLOAD && st == MS_OK; l++)
-        for (s = 0; s < r->nseeds && st == MS_OK; s++) {
+        for (s = 0; s < (l == 0 ? r->nseeds : r->nsw) && st == MS_OK; s++) {
             ms_gen_cfg_t gc;
             memset(&gc, 0, sizeof(gc));
             gc.njobs = r->njobs;
@@ -430,33 +434,41 @@ static ms_status_t run_all(const opts_t *o, const ms_geom_t *g, results_t *r,
     /* 2. the threshold sweep: fa at medium and high load */
     for (i = 0; i < r->nt && st == MS_OK; i++)
         for (k = 0; k < 2 && st == MS_OK; k++)
-            for (s = 0; s < r->nseeds && st == MS_OK; s++) {
+            for (s = 0; s < r->nsw && st == MS_OK; s++) {
                 snprintf(what, sizeof(what), "t sweep: t=%.2f, %s load, seed %d", r->tval[i],
                          LOAD_NAMES[L_MED + k], s + 1);
                 st = run_one(o, tr[L_MED + k][s], &VARIANTS[V_FA], r->tval[i], -1.0, -1.0, NULL,
-                             &r->tsweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nseeds + (size_t)s], d);
+                             &r->tsweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nsw + (size_t)s], d);
                 progress_step(pg, what);
             }
 
     /* 3. the interference sweep at medium load */
     for (i = 0; i < r->nbeta && st == MS_OK; i++)
         for (k = 0; k < NBETAVAR && st == MS_OK; k++)
-            for (s = 0; s < r->nseeds && st == MS_OK; s++) {
+            for (s = 0; s < r->nsw && st == MS_OK; s++) {
                 snprintf(what, sizeof(what), "beta sweep: beta=%.2f, %s, seed %d", BETAS[i],
                          VARIANTS[BETA_VARS[k]].label, s + 1);
                 st = run_one(o, tr[L_MED][s], &VARIANTS[BETA_VARS[k]], -1.0, BETAS[i], -1.0, NULL,
-                             &r->bsweep[((size_t)i * NBETAVAR + (size_t)k) * (size_t)r->nseeds + (size_t)s], d);
+                             &r->bsweep[((size_t)i * NBETAVAR + (size_t)k) * (size_t)r->nsw + (size_t)s], d);
                 progress_step(pg, what);
             }
 
     /* 4. the migration-cost sweep: fa at medium and high load */
+    for (k = 0; k < 2 && st == MS_OK; k++)
+        for (s = 0; s < r->nsw && st == MS_OK; s++) {
+            snprintf(what, sizeof(what), "migration sweep: no migration, %s load, seed %d",
+                     LOAD_NAMES[L_MED + k], s + 1);
+            st = run_one(o, tr[L_MED + k][s], &VARIANTS[V_LBDP], -1.0, -1.0, -1.0, NULL,
+                         &r->nomig[(size_t)k * (size_t)r->nsw + (size_t)s], d);
+            progress_step(pg, what);
+        }
     for (i = 0; i < r->nmig && st == MS_OK; i++)
         for (k = 0; k < 2 && st == MS_OK; k++)
-            for (s = 0; s < r->nseeds && st == MS_OK; s++) {
+            for (s = 0; s < r->nsw && st == MS_OK; s++) {
                 snprintf(what, sizeof(what), "migration sweep: %gs, %s load, seed %d", MIGS[i],
                          LOAD_NAMES[L_MED + k], s + 1);
                 st = run_one(o, tr[L_MED + k][s], &VARIANTS[V_FA], -1.0, -1.0, MIGS[i], NULL,
-                             &r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nseeds + (size_t)s], d);
+                             &r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nsw + (size_t)s], d);
                 progress_step(pg, what);
             }
 
@@ -468,7 +480,7 @@ static ms_status_t run_all(const opts_t *o, const ms_geom_t *g, results_t *r,
     progress_step(pg, "writing the report");
 
     for (l = 0; l < NLOAD; l++)
-        for (s = 0; s < r->nseeds; s++)
+        for (s = 0; s < r->nsw; s++)
             ms_trace_free(tr[l][s]);
     return st;
 }
@@ -484,12 +496,17 @@ typedef struct reco {
 
 static double tsw(const results_t *r, int i, int k, size_t off)
 {
-    return mean_of(&r->tsweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nseeds], r->nseeds, off);
+    return mean_of(&r->tsweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nsw], r->nsw, off);
 }
 
 static double msw(const results_t *r, int i, int k, size_t off)
 {
-    return mean_of(&r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nseeds], r->nseeds, off);
+    return mean_of(&r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nsw], r->nsw, off);
+}
+
+static double nomig(const results_t *r, int k, size_t off)
+{
+    return mean_of(&r->nomig[(size_t)k * (size_t)r->nsw], r->nsw, off);
 }
 
 /* t: the threshold with the least mean relative regret in makespan and mean
@@ -521,18 +538,17 @@ static void recommend(const results_t *r, reco_t *rc)
         if (fabs(r->tval[i] - 0.4) < fabs(r->tval[rc->t_seed_i] - 0.4))
             rc->t_seed_i = i;
 
+    /* the costs from 0 up to the first one at which migration stops paying */
     rc->mig_limit = NAN;
     rc->mig_all = true;
-    for (i = 0; i < r->nmig; i++) {
+    for (i = 0; i < r->nmig && rc->mig_all; i++) {
         bool pays = true;
-        for (k = 0; k < 2; k++) {
-            double nomig = mean_of(MAIN(r, V_LBDP, L_MED + k, 0), r->nseeds, F(mean_jct_s));
-            if (!(msw(r, i, k, F(mean_jct_s)) < nomig))
+        for (k = 0; k < 2; k++)
+            if (!(msw(r, i, k, F(mean_jct_s)) < nomig(r, k, F(mean_jct_s))))
                 pays = false;
-        }
-        if (pays && (isnan(rc->mig_limit) || MIGS[i] > rc->mig_limit))
+        if (pays)
             rc->mig_limit = MIGS[i];
-        if (!pays)
+        else
             rc->mig_all = false;
     }
 }
@@ -633,6 +649,7 @@ static ms_status_t write_csvs(const opts_t *o, const results_t *r)
     if ((st = close_checked(f, MS_OK)) != MS_OK)
         return st;
 
+    n = r->nsw;   /* the sweeps have their own seeds */
     if ((st = ms_report_fopen(o->out, "sweep_t.csv", &f)) != MS_OK)
         return st;
     fprintf(f, "t,load_name,makespan_s,mean_wait_s,p99_wait_s,mean_exec_s,mean_jct_s,"
@@ -675,7 +692,7 @@ static ms_status_t write_csvs(const opts_t *o, const results_t *r)
                     mean_of(m, n, F(makespan_s)), mean_of(m, n, F(mean_wait_s)),
                     mean_of(m, n, F(mean_exec_s)), mean_of(m, n, F(mean_jct_s)),
                     (double)sum_long(m, n, F(migrations)) / n,
-                    mean_of(MAIN(r, V_LBDP, L_MED + k, 0), n, F(mean_jct_s)));
+                    nomig(r, k, F(mean_jct_s)));
         }
     return close_checked(f, MS_OK);
 }
@@ -829,8 +846,8 @@ static ms_status_t write_svgs(const opts_t *o, const ms_geom_t *g, const results
         xs[i] = BETAS[i];
     for (k = 0; k < NBETAVAR; k++) {
         for (i = 0; i < r->nbeta; i++)
-            ys[k][i] = mean_of(&r->bsweep[((size_t)i * NBETAVAR + (size_t)k) * (size_t)r->nseeds],
-                               r->nseeds, F(mean_jct_s));
+            ys[k][i] = mean_of(&r->bsweep[((size_t)i * NBETAVAR + (size_t)k) * (size_t)r->nsw],
+                               r->nsw, F(mean_jct_s));
         ser[k].name = VARIANTS[BETA_VARS[k]].label;
         ser[k].x = xs;
         ser[k].y = ys[k];
@@ -854,7 +871,7 @@ static ms_status_t write_svgs(const opts_t *o, const ms_geom_t *g, const results
         for (k = 0; k < 2; k++)
             for (i = 0; i < r->nmig; i++) {
                 ys[k][i] = msw(r, i, k, F(mean_jct_s));
-                base[k][i] = mean_of(MAIN(r, V_LBDP, L_MED + k, 0), r->nseeds, F(mean_jct_s));
+                base[k][i] = nomig(r, k, F(mean_jct_s));
             }
         for (k = 0; k < 4; k++) {
             ms4[k].name = NM[k];
@@ -882,20 +899,21 @@ static ms_status_t write_readme(const opts_t *o, const results_t *r, const reco_
     if ((st = ms_report_fopen(o->out, "README.md", &f)) != MS_OK)
         return st;
     fprintf(f, "# migsched experiment: the fragmentation-aware scheduler, ablated\n\n"
-               "Generated by `migsched experiment%s --seeds %d --jobs %zu` in %.1f s.\n"
+               "Generated by `migsched experiment%s --seeds %d --sweep-seeds %d --jobs %zu` in %.1f s.\n"
                "docs/experiment.md explains the set-up and discusses the results.\n\n",
-            o->quick ? " --quick" : "", n, r->njobs, wall);
+            o->quick ? " --quick" : "", n, r->nsw, r->njobs, wall);
     fprintf(f, "## Set-up\n\n"
                "- Cluster: one node, %d x A100-40GB, the five classic profiles "
                "(1g.5gb 2g.10gb 3g.20gb 4g.20gb 7g.40gb).\n"
                "- Workload: %zu jobs per trace, Poisson arrivals at offered load 0.5 / 0.8 / 1.1 of "
                "the cluster's compute slices, profiles uniform over the five, durations lognormal "
-               "(mean %.0f s, sigma %.1f); %d seeds per load; every policy sees the same traces.\n"
+               "(mean %.0f s, sigma %.1f); %d seeds per load (%d in the sweeps); every policy sees the same "
+               "traces.\n"
                "- Simulator: interference beta %.2f (a job runs at 1/(1 + beta x other busy "
                "instances on its GPU)), GI creation %.0f s, migration %.0f s without progress, "
                "FCFS with backfilling.\n"
                "- Variants:\n",
-            o->ngpus, r->njobs, o->mean_s, o->sigma, n, o->beta, o->create_s, o->migrate_s);
+            o->ngpus, r->njobs, o->mean_s, o->sigma, n, r->nsw, o->beta, o->create_s, o->migrate_s);
     for (v = 0; v < NVAR; v++)
         fprintf(f, "  - `%s`: %s\n", VARIANTS[v].label, VARIANTS[v].what);
     fprintf(f, "\nMetrics are means over seeds (makespan also ± sd); \"makespan vs static\" is the "
@@ -925,10 +943,13 @@ static ms_status_t write_readme(const opts_t *o, const results_t *r, const reco_
                "![wait CDF medium](wait_cdf_medium.svg)\n\n![wait CDF high](wait_cdf_high.svg)\n\n"
                "![FragCost over time](fragcost_time.svg)\n\n![Gantt](gantt_fa_medium.svg)\n\n");
 
+    n = r->nsw;   /* the sweeps have their own seeds */
     fprintf(f, "## Sweep of the load-balancing threshold t (fa, all techniques on)\n\n"
+               "%d seeds per point. Utilisation moves in steps of 1/7, so thresholds between two "
+               "multiples of 1/7 (0.3 and 0.4, 0.6 and 0.7) classify GPUs identically. "
                "t = 0 and t = 1 switch balancing off (no GPU is Lazy, or every GPU is).\n\n"
                "| t | load | makespan s | mean wait s | mean exec s | mean JCT s | mean slowdown | mean FragCost | score |\n"
-               "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+               "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n", n);
     for (i = 0; i < r->nt; i++)
         for (k = 0; k < 2; k++)
             fprintf(f, "| %.1f | %s | %.0f | %.0f | %.0f | %.0f | %.4f | %.4f | %.4f |\n", r->tval[i],
@@ -943,9 +964,9 @@ static ms_status_t write_readme(const opts_t *o, const results_t *r, const reco_
     fprintf(f, "![t vs makespan](sweep_t_makespan.svg)\n\n![t vs wait](sweep_t_wait.svg)\n\n"
                "![t vs FragCost](sweep_t_fragcost.svg)\n\n![t vs slowdown](sweep_t_slowdown.svg)\n\n");
 
-    fprintf(f, "## Sweep of the interference beta (medium load)\n\n"
+    fprintf(f, "## Sweep of the interference beta (medium load, %d seeds)\n\n"
                "| beta | policy | makespan s | mean wait s | mean exec s | mean JCT s | mean slowdown |\n"
-               "|---:|---|---:|---:|---:|---:|---:|\n");
+               "|---:|---|---:|---:|---:|---:|---:|\n", n);
     for (i = 0; i < r->nbeta; i++)
         for (k = 0; k < NBETAVAR; k++) {
             const ms_metrics_t *m = &r->bsweep[((size_t)i * NBETAVAR + (size_t)k) * (size_t)n];
@@ -956,14 +977,14 @@ static ms_status_t write_readme(const opts_t *o, const results_t *r, const reco_
         }
     fprintf(f, "\n![beta sweep](sweep_beta.svg)\n\n");
 
-    fprintf(f, "## Sweep of the migration cost (fa vs fa-lb-dp, which never migrates)\n\n"
+    fprintf(f, "## Sweep of the migration cost (fa vs fa-lb-dp, which never migrates; %d seeds)\n\n"
                "| migrate_s | load | fa mean JCT s | fa-lb-dp mean JCT s | fa mean exec s | migrations per run |\n"
-               "|---:|---|---:|---:|---:|---:|\n");
+               "|---:|---|---:|---:|---:|---:|\n", n);
     for (i = 0; i < r->nmig; i++)
         for (k = 0; k < 2; k++)
             fprintf(f, "| %.0f | %s | %.0f | %.0f | %.0f | %.1f |\n", MIGS[i], LOAD_NAMES[L_MED + k],
                     msw(r, i, k, F(mean_jct_s)),
-                    mean_of(MAIN(r, V_LBDP, L_MED + k, 0), n, F(mean_jct_s)),
+                    nomig(r, k, F(mean_jct_s)),
                     msw(r, i, k, F(mean_exec_s)),
                     (double)sum_long(&r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)n], n,
                                      F(migrations)) / n);
@@ -983,8 +1004,9 @@ static ms_status_t write_readme(const opts_t *o, const results_t *r, const reco_
                    "medium and high load |\n");
     else
         fprintf(f, "| migration | on only if a move (checkpoint, copy, restore) costs <= %.0f s, "
-                   "about %.0f%% of the mean job duration | the largest swept cost at which fa's "
-                   "mean JCT still beats fa-lb-dp's at both loads |\n",
+                   "about %.0f%% of the mean job duration | at every swept cost up to this one "
+                   "fa's mean JCT beats fa-lb-dp's at medium and high load; at the next swept cost "
+                   "it no longer does at one of them |\n",
                 rc->mig_limit, 100.0 * rc->mig_limit / o->mean_s);
     fprintf(f, "| max moves per trigger | 4 (default) | not swept: a bound on reconfiguration "
                "churn |\n"
@@ -1005,10 +1027,12 @@ static ms_status_t write_readme(const opts_t *o, const results_t *r, const reco_
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: migsched experiment [--out DIR] [--seeds N] [--jobs N] [--quick]\n"
+        "usage: migsched experiment [--out DIR] [--seeds N] [--jobs N] [--quick] [...]\n"
         "  --out DIR     report directory (default report/experiment)\n"
         "  --seeds N     traces per load (default 5; --quick 2)\n"
         "  --jobs N      jobs per trace (default 400; --quick 60)\n"
+        "  --sweep-seeds N  traces per load in the t, beta and migration sweeps\n"
+        "                (default 20; --quick: --seeds)\n"
         "  --mean S      mean job duration in seconds (default 600)\n"
         "  --sigma X     lognormal sigma of durations (default 1.0)\n"
         "  --beta B      interference per other busy instance (default 0.05)\n"
@@ -1028,6 +1052,7 @@ int ms_cli_experiment(int argc, char **argv)
         { "mean", required_argument, NULL, 'm' },
         { "sigma", required_argument, NULL, 'g' },
         { "beta", required_argument, NULL, 'b' },
+        { "sweep-seeds", required_argument, NULL, 'S' },
         { "quick", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -1040,7 +1065,7 @@ int ms_cli_experiment(int argc, char **argv)
     ms_geom_t *g = NULL;
     ms_diag_t d;
     ms_status_t st;
-    long seeds = -1, jobs = -1;
+    long seeds = -1, jobs = -1, sweep_seeds = -1;
     double t0 = now_s(), wall;
     int c, i;
     size_t nm;
@@ -1065,6 +1090,12 @@ int ms_cli_experiment(int argc, char **argv)
         case 's':
             if (!ms_cli_parse_long(optarg, &seeds) || seeds < 1 || seeds > 64) {
                 fprintf(stderr, "migsched experiment: --seeds wants 1..64\n");
+                return 2;
+            }
+            break;
+        case 'S':
+            if (!ms_cli_parse_long(optarg, &sweep_seeds) || sweep_seeds < 1 || sweep_seeds > 64) {
+                fprintf(stderr, "migsched experiment: --sweep-seeds wants 1..64\n");
                 return 2;
             }
             break;
@@ -1103,6 +1134,9 @@ int ms_cli_experiment(int argc, char **argv)
     }
     o.seeds = seeds > 0 ? (int)seeds : (o.quick ? 2 : 5);
     o.jobs = jobs > 0 ? jobs : (o.quick ? 60 : 400);
+    o.sweep_seeds = sweep_seeds > 0 ? (int)sweep_seeds : (o.quick ? o.seeds : 20);
+    if (o.sweep_seeds < o.seeds)
+        o.sweep_seeds = o.seeds;
 
     model = ms_model_find("A100-40GB");
     if (model == NULL || (st = ms_geom_create(model, 0, &g)) != MS_OK)
@@ -1111,6 +1145,7 @@ int ms_cli_experiment(int argc, char **argv)
     memset(&r, 0, sizeof(r));
     r.nseeds = o.seeds;
     r.njobs = (size_t)o.jobs;
+    r.nsw = o.sweep_seeds;
     if (o.quick) {
         r.nt = 3;
         r.tval[0] = 0.0;
@@ -1128,11 +1163,12 @@ int ms_cli_experiment(int argc, char **argv)
     nm = (size_t)NVAR * NLOAD * (size_t)r.nseeds;
     r.main = calloc(nm, sizeof(*r.main));
     r.waits = malloc(nm * r.njobs * sizeof(*r.waits));
-    r.tsweep = calloc((size_t)r.nt * 2 * (size_t)r.nseeds, sizeof(*r.tsweep));
-    r.bsweep = calloc((size_t)NBETA * NBETAVAR * (size_t)r.nseeds, sizeof(*r.bsweep));
-    r.msweep = calloc((size_t)NMIG * 2 * (size_t)r.nseeds, sizeof(*r.msweep));
+    r.tsweep = calloc((size_t)r.nt * 2 * (size_t)r.nsw, sizeof(*r.tsweep));
+    r.bsweep = calloc((size_t)NBETA * NBETAVAR * (size_t)r.nsw, sizeof(*r.bsweep));
+    r.msweep = calloc((size_t)NMIG * 2 * (size_t)r.nsw, sizeof(*r.msweep));
+    r.nomig = calloc(2 * (size_t)r.nsw, sizeof(*r.nomig));
     if (r.main == NULL || r.waits == NULL || r.tsweep == NULL || r.bsweep == NULL ||
-        r.msweep == NULL) {
+        r.msweep == NULL || r.nomig == NULL) {
         results_free(&r);
         ms_geom_destroy(g);
         return ms_cli_fail("experiment", MS_ENOMEM, NULL);
@@ -1147,7 +1183,7 @@ int ms_cli_experiment(int argc, char **argv)
     }
     pg.tty = isatty(fileno(stderr)) != 0;
     pg.done = 0;
-    pg.total = (long)nm + (long)r.nseeds * (2L * r.nt + (long)NBETAVAR * r.nbeta + 2L * r.nmig) + 1;
+    pg.total = (long)nm + (long)r.nsw * (2L * r.nt + (long)NBETAVAR * r.nbeta + 2L * r.nmig + 2L) + 1;
     pg.t0 = t0;
     st = run_all(&o, g, &r, &pg, &d);
     if (st == MS_OK) {
