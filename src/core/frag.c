@@ -1,16 +1,7 @@
 /* frag.c - FragCost, MFI and FGD scores per state. */
 #include "migsched/frag.h"
 
-static int popcount16(unsigned v)
-{
-    int n = 0;
-
-    while (v) {
-        v &= v - 1u;
-        n++;
-    }
-    return n;
-}
+#include "core/geom_int.h"
 
 /* Instances of k in s where the state tracks the count; 0 otherwise, which
  * is exact for Ideal/Feasible because free compute binds first for every
@@ -22,16 +13,11 @@ static int tracked_count(const ms_geom_t *g, ms_state_t s, int k)
     return n < 0 ? 0 : n;
 }
 
+/* Tabled by ms_geom_create (geom_int.h):
+ *   min(freeCompute / c_p, freeMem / m_p, max_p - count_p). */
 int ms_frag_ideal(const ms_geom_t *g, ms_state_t s, int k)
 {
-    const ms_profile_t *p = ms_geom_profile(g, k);
-    int free_c = ms_geom_compute(g) - ms_state_compute(g, s);
-    int free_m = ms_geom_width(g) - popcount16(ms_state_mask(g, s));
-    int a = free_c / p->cslices, b = free_m / p->msize;
-    int c = p->max_count - tracked_count(g, s, k);
-    int v = a < b ? a : b;
-
-    return v < c ? v : c;
+    return ms__geom_ideal(g, s, k);
 }
 
 int ms_frag_feasible(const ms_geom_t *g, ms_state_t s, int k)

@@ -7,6 +7,7 @@
  * about a GPU follows from it.
  */
 #include "migsched/geometry.h"
+#include "core/geom_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ struct ms_geom {
     uint16_t (*fit)[MS_MAX_PROFILES];
     ms_state_t (*place)[MS_MAX_PROFILES][MS_MAX_WIDTH];
     ms_state_t (*rem)[MS_MAX_PROFILES][MS_MAX_WIDTH];
+    int8_t (*ideal)[MS_MAX_PROFILES]; /* [nstates]: Ideal_p (frag.h), see geom_int.h */
     int *hash;                        /* open addressing over skey, -1 = empty */
     int hcap;                         /* power of two, > 2 * cap */
 };
@@ -45,6 +47,7 @@ static void geom_free(ms_geom_t *g)
     free(g->fit);
     free(g->place);
     free(g->rem);
+    free(g->ideal);
     free(g->hash);
     free(g);
 }
@@ -318,9 +321,27 @@ ms_status_t ms_geom_create(const ms_model_t *m, uint32_t profile_set, ms_geom_t 
             }
         }
     }
+    /* Ideal_p per state (frag.h): a lookup instead of two divisions. */
+    if ((g->ideal = calloc((size_t)g->nstates, sizeof(*g->ideal))) == NULL) {
+        geom_free(g);
+        return MS_ENOMEM;
+    }
+    for (s = 0; s < g->nstates; s++) {
+        int free_c = g->compute - g->scomp[s];
+        int free_m = g->width - __builtin_popcount(g->smask[s]);
+        for (k = 0; k < g->np; k++) {
+            const ms_profile_t *p = g->prof[k];
+            int a = free_c / p->cslices, b = free_m / p->msize;
+            int c = p->max_count - (g->tracked[k] >= 0 ? g->scount[s][k] : 0);
+            int v = a < b ? a : b;
+            g->ideal[s][k] = (int8_t)(v < c ? v : c);
+        }
+    }
     *out = g;
     return MS_OK;
 }
+
+int ms__geom_ideal(const ms_geom_t *g, ms_state_t s, int k) { return g->ideal[s][k]; }
 
 void ms_geom_destroy(ms_geom_t *g)
 {
