@@ -40,6 +40,8 @@
 #include "migsched/trace.h"
 
 #define MAX_LIST 16
+/* A placement case stops timing after this long (and at least 200 decisions). */
+#define MEASURE_BUDGET_NS 3000000000LL
 
 /* --- options ------------------------------------------------------------ */
 
@@ -86,7 +88,9 @@ static void usage(FILE *f)
         "  --policies LIST       policies (default fa,best-fit,first-fit,mfi,fgd,static,\n"
         "                        node-profile,timeslice; `fa` runs without migration)\n"
         "  --index LIST          bucket,scan (default both)\n"
-        "  --scan-max N          largest size measured with --index scan (default 10000)\n"
+        "  --scan-max N          largest size measured with --index scan, and with the\n"
+        "                        policies that scan GPUs (static, node-profile, timeslice)\n"
+        "                        (default 10000)\n"
         "  --iters N             timed decisions per case (default 20000)\n"
         "  --occupancy F         busy compute fraction while timing (default 0.7)\n"
         "  --mig-sizes LIST      sizes for the migration search (default 1000,10000)\n"
@@ -505,7 +509,7 @@ static ms_status_t bench_place(const bopts_t *o, const ms_geom_t *g, const ms_po
 {
     ms_policy_cfg_t pcfg;
     churn_t ch;
-    int64_t *lat = NULL, t0, sum = 0;
+    int64_t *lat = NULL, t0, t1, sum = 0;
     long target, i, nofit0;
     double occ_sum = 0.0;
     ms_status_t st;
@@ -528,6 +532,7 @@ static ms_status_t bench_place(const bopts_t *o, const ms_geom_t *g, const ms_po
     res->fill_s = (double)(now_ns() - t0) / 1e9;
     target = (long)(o->occupancy * (double)ch.total_c);
     nofit0 = ch.nofit;
+    t1 = now_ns();
     for (i = 0; st == MS_OK && i < iters; i++) {
         while (st == MS_OK && ch.busy_c >= target && ch.nrun > 0)
             st = churn_depart(&ch, NULL);
@@ -536,12 +541,16 @@ static ms_status_t bench_place(const bopts_t *o, const ms_geom_t *g, const ms_po
         occ_sum += (double)ch.busy_c / (double)ch.total_c;
         st = churn_arrive(&ch, &lat[i], NULL, NULL);
         sum += lat[i];
+        if (i >= 200 && now_ns() - t1 > MEASURE_BUDGET_NS) {
+            i++;
+            break;
+        }
     }
     if (st == MS_OK) {
-        res->per_s = sum > 0 ? (double)iters / ((double)sum / 1e9) : 0.0;
-        res->nofit_frac = (double)(ch.nofit - nofit0) / (double)iters;
-        res->occ = occ_sum / (double)iters;
-        res->lat = lat_summary(lat, iters);
+        res->per_s = sum > 0 ? (double)i / ((double)sum / 1e9) : 0.0;
+        res->nofit_frac = (double)(ch.nofit - nofit0) / (double)i;
+        res->occ = occ_sum / (double)i;
+        res->lat = lat_summary(lat, i);
     }
     free(lat);
     churn_free(&ch);
@@ -619,6 +628,7 @@ typedef struct sim_res {
     long njobs, ngpus;
     int status;             /* ms_status_t of the child, or -1 if it died */
     double gen_s, sim_s;
+    double cpu_s;           /* user + system CPU of the whole child */
     long events, completed, rejected, migrations;
     double makespan_s, mean_wait_s, util;
     long rss_kb;            /* peak RSS of the child */
@@ -667,8 +677,11 @@ static void sim_child(const bopts_t *o, const ms_geom_t *g, sim_res_t *r)
     }
     ms_trace_free(tr);
     r->status = (int)st;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
         r->rss_kb = ru.ru_maxrss;
+        r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    }
 }
 
 static void bench_sim(const bopts_t *o, const ms_geom_t *g, long njobs, long ngpus, sim_res_t *r)
@@ -878,6 +891,10 @@ static int run_place(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *fir
     for (pi = 0; pi < o->npolicies; pi++) {
         const ms_policy_ops_t *pol = ms_policy_find(o->policies[pi]);
         bool no_mig = strcmp(o->policies[pi], "fa") == 0;
+        /* policies whose place() scans every GPU whatever the index */
+        bool scans = pol != NULL && (strcmp(pol->name, "static") == 0 ||
+                                     strcmp(pol->name, "node-profile") == 0 ||
+                                     strcmp(pol->name, "timeslice") == 0);
 
         if (pol == NULL) {
             printf("%-13s (not in the registry; skipped)\n", o->policies[pi]);
@@ -893,8 +910,13 @@ static int run_place(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *fir
 
                 if ((mi == 0 && !o->idx_bucket) || (mi == 1 && !o->idx_scan))
                     continue;
-                if (mi == 1 && o->sizes[si] > o->scan_max)
+                if ((mi == 1 || scans) && o->sizes[si] > o->scan_max) {
+                    if (mi == 0 || !scans)
+                        printf("%-13s %-6s %7ld  skipped: above --scan-max %ld\n",
+                               pol->name, mi == 0 ? "bucket" : "scan", o->sizes[si],
+                               o->scan_max);
                     continue;
+                }
                 if (mi == 1 && o->sizes[si] > 1000) {   /* O(GPUs) per decision: cap */
                     iters = o->iters * 1000 / o->sizes[si];
                     if (iters < 200)
@@ -983,8 +1005,8 @@ static void print_sim(const sim_res_t *r, const char *tag, FILE *json, bool *fir
         printf("%9ld %7ld  failed: %s\n", r->njobs, r->ngpus,
                r->status < 0 ? "child died" : ms_strerror((ms_status_t)r->status));
     } else {
-        printf("%9ld %7ld %7.2f %8.2f %10ld %12.0f %8.1f %9ld %8ld %10.0f %6.3f\n", r->njobs,
-               r->ngpus, r->gen_s, r->sim_s, r->events,
+        printf("%9ld %7ld %7.2f %8.2f %8.2f %10ld %12.0f %8.1f %9ld %8ld %10.0f %6.3f\n",
+               r->njobs, r->ngpus, r->gen_s, r->sim_s, r->cpu_s, r->events,
                r->sim_s > 0 ? (double)r->events / r->sim_s : 0.0, (double)r->rss_kb / 1024.0,
                r->completed, r->migrations, r->mean_wait_s, r->util);
     }
@@ -992,12 +1014,12 @@ static void print_sim(const sim_res_t *r, const char *tag, FILE *json, bool *fir
     if (json != NULL) {
         fprintf(json, "%s\n    {\"section\": \"simulate\", \"case\": \"%s\", \"policy\": \"fa\", "
                       "\"jobs\": %ld, \"gpus\": %ld, \"status\": %d, \"gen_s\": %.4f, "
-                      "\"sim_s\": %.4f, \"events\": %ld, \"events_per_s\": %.0f, "
+                      "\"sim_s\": %.4f, \"cpu_s\": %.4f, \"events\": %ld, \"events_per_s\": %.0f, "
                       "\"peak_rss_kb\": %ld, \"completed\": %ld, \"rejected\": %ld, "
                       "\"migrations\": %ld, \"makespan_s\": %.3f, \"mean_wait_s\": %.3f, "
                       "\"utilization\": %.4f}",
                 *first ? "" : ",", tag, r->njobs, r->ngpus, r->status, r->gen_s, r->sim_s,
-                r->events, r->sim_s > 0 ? (double)r->events / r->sim_s : 0.0, r->rss_kb,
+                r->cpu_s, r->events, r->sim_s > 0 ? (double)r->events / r->sim_s : 0.0, r->rss_kb,
                 r->completed, r->rejected, r->migrations, r->makespan_s, r->mean_wait_s,
                 r->util);
         *first = false;
@@ -1013,8 +1035,8 @@ static int run_sims(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *firs
     printf("\nSimulation: fa (every technique on), Poisson arrivals at load %.2f, uniform mix,\n"
            "exponential durations (mean %.0f s), nodes of 8 GPUs; one forked child per case\n",
            o->load, o->mean_s);
-    printf("%9s %7s %7s %8s %10s %12s %8s %9s %8s %10s %6s\n", "jobs", "GPUs", "gen s",
-           "sim s", "events", "events/s", "RSS MB", "completed", "migr", "mean wait", "util");
+    printf("%9s %7s %7s %8s %8s %10s %12s %8s %9s %8s %10s %6s\n", "jobs", "GPUs", "gen s",
+           "sim s", "cpu s", "events", "events/s", "RSS MB", "completed", "migr", "mean wait", "util");
     memset(&big, 0, sizeof(big));
     for (i = 0; i < o->nsim; i++) {
         bench_sim(o, g, o->sim_jobs[i], o->sim_gpus, &r);
