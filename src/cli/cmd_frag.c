@@ -11,10 +11,54 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: migsched frag [--model M] [--profiles LIST] --used LIST [--json]\n"
+        "                     [--all-profiles] [--weights 1g=3,2g=1,...]\n"
         "  --model M        GPU model (default A100-40GB; see `migsched models`)\n"
         "  --profiles LIST  active profile set (default: the classic ones)\n"
         "  --used LIST      instances on the GPU, e.g. 1g.5gb@1,3g@4 (\"\" = empty)\n"
-        "  --json           print one JSON object instead of the drawing\n");
+        "  --json           print one JSON object instead of the drawing\n"
+        "  --all-profiles   average over every profile, not only those with Ideal > 0\n"
+        "  --weights LIST   weight per profile (e.g. its share of demand); others 0\n");
+}
+
+/* Parse "1g=3,2g=1" into one weight per active profile (unnamed: 0). */
+static ms_status_t parse_weights(const ms_geom_t *g, const char *list, double *w, ms_diag_t *d)
+{
+    const char *p = list;
+    int k;
+
+    for (k = 0; k < ms_geom_nprofiles(g); k++)
+        w[k] = 0.0;
+    while (p != NULL && *p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        char buf[48], *eq;
+        double v;
+
+        if (len == 0 || len >= sizeof(buf)) {
+            ms_diag_set(d, NULL, 0, "weights", "bad weight list '%s'", list);
+            return MS_EINVAL;
+        }
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        eq = strchr(buf, '=');
+        if (eq == NULL) {
+            ms_diag_set(d, NULL, 0, "weights", "'%s' lacks =weight (write e.g. 1g=3)", buf);
+            return MS_EINVAL;
+        }
+        *eq = '\0';
+        k = ms_geom_profile_find(g, buf);
+        if (k < 0) {
+            ms_diag_set(d, NULL, 0, "weights", "unknown profile '%s'", buf);
+            return MS_EINVAL;
+        }
+        if (!ms_cli_parse_double(eq + 1, &v) || v < 0.0) {
+            ms_diag_set(d, NULL, 0, "weights", "bad weight '%s' for %s", eq + 1, buf);
+            return MS_EINVAL;
+        }
+        w[k] = v;
+        p = end != NULL ? end + 1 : NULL;
+    }
+    return MS_OK;
 }
 
 /* Parse "p@s,p@s" into instances and the state they reach. */
@@ -78,10 +122,14 @@ int ms_cli_frag(int argc, char **argv)
         { "profiles", required_argument, NULL, 'p' },
         { "used", required_argument, NULL, 'u' },
         { "json", no_argument, NULL, 'j' },
+        { "all-profiles", no_argument, NULL, 'a' },
+        { "weights", required_argument, NULL, 'w' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *model = "A100-40GB", *profiles = "", *used = NULL;
+    const char *model = "A100-40GB", *profiles = "", *used = NULL, *weights = NULL;
+    double w[MS_MAX_PROFILES];
+    ms_frag_opts_t fo = { NULL, false };
     int json = 0, c, n, k;
     const ms_model_t *m;
     uint32_t set;
@@ -100,6 +148,8 @@ int ms_cli_frag(int argc, char **argv)
         case 'p': profiles = optarg; break;
         case 'u': used = optarg; break;
         case 'j': json = 1; break;
+        case 'a': fo.all_profiles = true; break;
+        case 'w': weights = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -116,11 +166,18 @@ int ms_cli_frag(int argc, char **argv)
     if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
         (st = ms_geom_create(m, set, &g)) != MS_OK)
         return ms_cli_fail("frag", st, &d);
+    if (weights != NULL) {
+        if ((st = parse_weights(g, weights, w, &d)) != MS_OK) {
+            ms_geom_destroy(g);
+            return ms_cli_fail("frag", st, &d);
+        }
+        fo.weights = w;
+    }
     if ((st = parse_used(g, used, gis, &n, &s, &d)) != MS_OK) {
         ms_geom_destroy(g);
         return ms_cli_fail("frag", st, &d);
     }
-    fc = ms_frag_cost(g, s, NULL);
+    fc = ms_frag_cost(g, s, &fo);
     if (json) {
         printf("{\"model\":\"%s\",\"fragcost\":%.6f,\"mask\":%u,\"busy_compute\":%d,"
                "\"compute_slices\":%d,\"mfi\":%d,\"profiles\":[",
