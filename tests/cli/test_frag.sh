@@ -4,6 +4,8 @@
 set -eu
 M=${MIGSCHED:-build/migsched}
 fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 fc() { "$M" frag --json "$@" | sed -n 's/.*"fragcost":\([0-9.]*\).*/\1/p'; }
 [ "$(fc --used '')" = "0.000000" ] || fail "empty GPU"
@@ -19,11 +21,10 @@ echo "$out" | grep -q 'FragCost 0.6250' || fail "drawing lacks FragCost"
 echo "$out" | grep -q '|1g |' || fail "drawing lacks the slice map"
 
 # bad input: non-zero exit and a message naming the problem
-if "$M" frag --used 3g@2 2>err.txt; then fail "illegal start accepted"; fi
-grep -q "3g@2" err.txt || fail "error does not name the instance"
+if "$M" frag --used 3g@2 2>"$tmp/err"; then fail "illegal start accepted"; fi
+grep -q "3g@2" "$tmp/err" || fail "error does not name the instance"
 if "$M" frag --used 4g@0,3g@0 2>/dev/null; then fail "overlap accepted"; fi
 if "$M" frag --model V100 --used '' 2>/dev/null; then fail "unknown model accepted"; fi
-rm -f err.txt
 
 "$M" models | grep -q 'A100-40GB .* 153' || fail "models table"
 "$M" models --model A100-40GB | grep -q '298 placement sets, 144 occupancy masks, 19 maximal layouts' \
