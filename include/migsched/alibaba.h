@@ -185,7 +185,7 @@ ms_status_t ms_ali_to_trace(const ms_ali_pods_t *pods, const ms_geom_t *g,
  * phase and times) is sorted by name and shuffled with the seed; pods drawn
  * uniformly with replacement are appended until the requested GPU
  * (sum of num_gpu * gpu_milli) reaches tune x capacity (ngpus x 1000 milli),
- * with FGD's stop test. With the same PRNG (ms_fgd_rng_*) and seed this is
+ * with FGD's stop test. With the same PRNG (ms_rng_*) and seed this is
  * the pod sequence of `migsched fgd-experiment`. Each GPU pod is then
  * mapped and placed once by the policy (setup, on_arrival, can_host, place;
  * on MS_ENOFIT make_room and on_idle, each followed by one more place) and

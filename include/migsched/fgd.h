@@ -3,7 +3,7 @@
  * measure, the six placement policies and the one-pass fill.
  *
  * The algorithm follows docs in shared/reference/fgd.md (taken from the
- * authors' Go simulator). Randomness comes from our own xoshiro256** PRNG,
+ * authors' Go simulator). Randomness comes from our own xoshiro256** PRNG (rng.h),
  * so individual seeds are not bit-identical to the Go runs; the means are
  * what is comparable.
  *
@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "migsched/rng.h"
 
 #include "migsched/status.h"
 
@@ -172,14 +174,6 @@ int ms_fgd_sigmoid_score(double x);
  * chosen device for a sharing pod (-1 otherwise). */
 int ms_fgd_score_fgd(const ms_fgd_res_t *r, const ms_fgd_pod_t *p, const ms_fgd_classes_t *c,
                      int64_t before_num, int *gpu);
-
-/* ---- PRNG -------------------------------------------------------------- */
-
-typedef struct ms_fgd_rng { uint64_t s[4]; } ms_fgd_rng_t;
-void ms_fgd_rng_seed(ms_fgd_rng_t *g, uint64_t seed);
-uint64_t ms_fgd_rng_next(ms_fgd_rng_t *g);
-/* Uniform in [0, n), n > 0, unbiased. */
-uint64_t ms_fgd_rng_below(ms_fgd_rng_t *g, uint64_t n);
 
 /* ---- the experiment (fgd.md §4) ----------------------------------------- */
 

@@ -2,6 +2,7 @@
  * shuffle, inflate to tune × capacity, one-pass fill with no departures,
  * log after every pod, bin by arrived %. */
 #include "migsched/fgd.h"
+#include "migsched/rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@ typedef struct run {
     const ms_fgd_pods_t *pods;
     const ms_fgd_classes_t *c;
     ms_fgd_policy_t policy;
-    ms_fgd_rng_t rng;
+    ms_rng_t rng;
     size_t nn;
     ms_fgd_res_t *res;
     int64_t *fnum;          /* cached F_n · covered per node */
@@ -110,7 +111,7 @@ static ms_status_t build_list(run_t *r, double tune)
     free(ptr);
     r->nlist = pods->n;
     for (size_t i = r->nlist; i > 1; i--) {          /* Fisher-Yates */
-        size_t j = (size_t)ms_fgd_rng_below(&r->rng, i), t = r->list[i - 1];
+        size_t j = (size_t)ms_rng_below(&r->rng, i), t = r->list[i - 1];
         r->list[i - 1] = r->list[j];
         r->list[j] = t;
     }
@@ -120,7 +121,7 @@ static ms_status_t build_list(run_t *r, double tune)
         /* tuneUpPods: the test adds the candidate's per-GPU milli, the
          * update its total milli (the quirk of §4 item 4). */
         for (;;) {
-            size_t idx = (size_t)ms_fgd_rng_below(&r->rng, pods->n);
+            size_t idx = (size_t)ms_rng_below(&r->rng, pods->n);
             const ms_fgd_pod_t *p = &pods->v[idx];
 
             if ((double)(total + p->gpu_milli) > target)
@@ -138,7 +139,7 @@ static ms_status_t build_list(run_t *r, double tune)
     } else {
         /* tuneDownPods: remove random pods until at or below the target */
         while ((double)total > target && r->nlist > 0) {
-            size_t idx = (size_t)ms_fgd_rng_below(&r->rng, r->nlist);
+            size_t idx = (size_t)ms_rng_below(&r->rng, r->nlist);
 
             total -= pod_gpu(&pods->v[r->list[idx]]);
             memmove(&r->list[idx], &r->list[idx + 1], (r->nlist - idx - 1) * sizeof(*r->list));
@@ -173,14 +174,14 @@ static ms_status_t setup(run_t *r, const ms_fgd_opts_t *o)
         if (r->cver == NULL || r->cscore == NULL || r->cgpu == NULL)
             return MS_ENOMEM;
     }
-    ms_fgd_rng_seed(&r->rng, o->seed);
+    ms_rng_seed(&r->rng, o->seed);
     if ((st = build_list(r, o->tune)) != MS_OK)
         return st;
     /* the "%04d-" name prefix from a seeded permutation = a random node order */
     for (size_t i = 0; i < nn; i++)
         r->byrank[i] = i;
     for (size_t i = nn; i > 1; i--) {
-        size_t j = (size_t)ms_fgd_rng_below(&r->rng, i), t = r->byrank[i - 1];
+        size_t j = (size_t)ms_rng_below(&r->rng, i), t = r->byrank[i - 1];
         r->byrank[i - 1] = r->byrank[j];
         r->byrank[j] = t;
     }
@@ -199,7 +200,7 @@ static int random_gpu(run_t *r, const ms_fgd_res_t *res, const ms_fgd_pod_t *p)
     for (int i = 0; i < res->ngpu; i++)
         if (res->gpu_left[i] >= p->gpu_milli)
             fit[n++] = i;
-    return n > 0 ? fit[ms_fgd_rng_below(&r->rng, (uint64_t)n)] : -1;
+    return n > 0 ? fit[ms_rng_below(&r->rng, (uint64_t)n)] : -1;
 }
 
 /* Pick a node (and GPU for a sharing pod); returns the node or -1. */
@@ -221,7 +222,7 @@ static long choose(run_t *r, size_t pod_idx, int *gpu)
         if (nf == 0)
             return -1;
         if (r->policy == MS_FGD_RANDOM) {
-            best = (long)r->scratch_node[ms_fgd_rng_below(&r->rng, nf)];
+            best = (long)r->scratch_node[ms_rng_below(&r->rng, nf)];
             if (share)
                 *gpu = random_gpu(r, &r->res[best], p);
             return best;

@@ -10,6 +10,7 @@
 #include "migsched/alibaba.h"
 #include "migsched/fgd.h"
 #include "migsched/frag.h"
+#include "migsched/rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -91,7 +92,7 @@ static ms_status_t build_list(fill_t *f)
     size_t cap = pods->n * 2 + 16, *tmp;
     double target = f->cfg->tune * (double)f->cfg->ngpus * 1000.0;
     int64_t total = 0;
-    ms_fgd_rng_t rng;
+    ms_rng_t rng;
 
     f->list = malloc(cap * sizeof(*f->list));
     tmp = malloc((pods->n + 1) * sizeof(*tmp));
@@ -106,9 +107,9 @@ static ms_status_t build_list(fill_t *f)
     for (size_t i = 0; i < pods->n; i++)
         total += pod_req(&pods->v[f->list[i]]);
     f->nlist = pods->n;
-    ms_fgd_rng_seed(&rng, f->cfg->seed);
+    ms_rng_seed(&rng, f->cfg->seed);
     for (size_t i = f->nlist; i > 1; i--) {
-        size_t j = (size_t)ms_fgd_rng_below(&rng, i), t = f->list[i - 1];
+        size_t j = (size_t)ms_rng_below(&rng, i), t = f->list[i - 1];
         f->list[i - 1] = f->list[j];
         f->list[j] = t;
     }
@@ -116,7 +117,7 @@ static ms_status_t build_list(fill_t *f)
         return MS_OK;
     if ((double)total < target) {
         for (;;) {
-            size_t idx = (size_t)ms_fgd_rng_below(&rng, pods->n);
+            size_t idx = (size_t)ms_rng_below(&rng, pods->n);
             const ms_ali_pod_t *p = &pods->v[idx];
 
             if ((double)(total + p->gpu_milli) > target)
@@ -133,7 +134,7 @@ static ms_status_t build_list(fill_t *f)
         }
     } else {
         while ((double)total > target && f->nlist > 0) {
-            size_t idx = (size_t)ms_fgd_rng_below(&rng, f->nlist);
+            size_t idx = (size_t)ms_rng_below(&rng, f->nlist);
 
             total -= pod_req(&pods->v[f->list[idx]]);
             memmove(&f->list[idx], &f->list[idx + 1], (f->nlist - idx - 1) * sizeof(*f->list));

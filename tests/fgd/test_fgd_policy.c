@@ -179,22 +179,6 @@ static void test_policy_names(void **state)
     assert_int_equal(ms_fgd_policy_parse("first-fit", &p), MS_ENOENT);
 }
 
-static void test_rng(void **state)
-{
-    ms_fgd_rng_t a, b;
-    int hist[5] = { 0 };
-
-    (void)state;
-    ms_fgd_rng_seed(&a, 42);
-    ms_fgd_rng_seed(&b, 42);
-    for (int i = 0; i < 100; i++)
-        assert_true(ms_fgd_rng_next(&a) == ms_fgd_rng_next(&b));
-    for (int i = 0; i < 5000; i++)
-        hist[ms_fgd_rng_below(&a, 5)]++;
-    for (int k = 0; k < 5; k++)
-        assert_true(hist[k] > 850 && hist[k] < 1150);
-}
-
 /* A tiny cluster and workload, every policy, two seeds. */
 static void test_small_runs(void **state)
 {
@@ -258,7 +242,6 @@ int main(void)
         cmocka_unit_test(test_best_fit),
         cmocka_unit_test(test_clustering),
         cmocka_unit_test(test_policy_names),
-        cmocka_unit_test(test_rng),
         cmocka_unit_test(test_small_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,5 @@
-/* rng.c - xoshiro256** seeded through splitmix64 (our own stream: Go's
- * math/rand sequences are not reproduced). */
-#include "migsched/fgd.h"
+/* rng.c - xoshiro256** seeded through splitmix64 (see rng.h). */
+#include "migsched/rng.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -11,7 +10,7 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-void ms_fgd_rng_seed(ms_fgd_rng_t *g, uint64_t seed)
+void ms_rng_seed(ms_rng_t *g, uint64_t seed)
 {
     uint64_t x = seed;
 
@@ -24,7 +23,7 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-uint64_t ms_fgd_rng_next(ms_fgd_rng_t *g)
+uint64_t ms_rng_next(ms_rng_t *g)
 {
     uint64_t *s = g->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -39,7 +38,7 @@ uint64_t ms_fgd_rng_next(ms_fgd_rng_t *g)
     return result;
 }
 
-uint64_t ms_fgd_rng_below(ms_fgd_rng_t *g, uint64_t n)
+uint64_t ms_rng_below(ms_rng_t *g, uint64_t n)
 {
     uint64_t limit, x;
 
@@ -47,7 +46,12 @@ uint64_t ms_fgd_rng_below(ms_fgd_rng_t *g, uint64_t n)
         return 0;
     limit = UINT64_MAX - UINT64_MAX % n;       /* reject the biased tail */
     do
-        x = ms_fgd_rng_next(g);
+        x = ms_rng_next(g);
     while (x >= limit);
     return x % n;
+}
+
+double ms_rng_unit(ms_rng_t *g)
+{
+    return (double)(ms_rng_next(g) >> 11) * 0x1.0p-53;
 }
