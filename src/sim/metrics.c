@@ -1,0 +1,70 @@
+/* metrics.c - the simulator's end-of-run metrics: waits and their
+ * percentiles, execution and completion times, slowdown, time-weighted
+ * FragCost and utilisation, and the makespan lower bound.
+ */
+#include <stdlib.h>
+
+#include "sim/sim_int.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+ms_status_t ms__sim_finish_metrics(ms__sim_t *s)
+{
+    ms_metrics_t *m = s->m;
+    size_t i, n = 0;
+    double *w, sw = 0.0, se = 0.0, sj = 0.0, ss = 0.0, span;
+    uint8_t *skip;
+
+    w = malloc((s->tr->n ? s->tr->n : 1) * sizeof(*w));
+    skip = malloc(s->tr->n ? s->tr->n : 1);
+    if (w == NULL || skip == NULL) {
+        free(w);
+        free(skip);
+        return MS_ENOMEM;
+    }
+    m->makespan_s = 0.0;
+    for (i = 0; i < s->tr->n; i++) {
+        const ms__sim_job_t *j = &s->jobs[i];
+        const ms_job_t *tj = &s->tr->jobs[i];
+
+        skip[i] = j->st == MS__J_REJECTED;
+        if (j->st != MS__J_DONE)
+            continue;
+        w[n++] = j->place_t - tj->arrival;
+        sw += j->place_t - tj->arrival;
+        se += j->end_t - j->place_t;
+        sj += j->end_t - tj->arrival;
+        ss += tj->duration > 0.0 ? (j->end_t - j->place_t) / tj->duration : 1.0;
+        if (j->end_t > m->makespan_s)
+            m->makespan_s = j->end_t;
+    }
+    qsort(w, n, sizeof(*w), cmp_double);
+    if (n > 0) {
+        m->mean_wait_s = sw / (double)n;
+        m->mean_exec_s = se / (double)n;
+        m->mean_jct_s = sj / (double)n;
+        m->mean_slowdown = ss / (double)n;
+        m->p50_wait_s = ms__percentile(w, n, 50);
+        m->p95_wait_s = ms__percentile(w, n, 95);
+        m->p99_wait_s = ms__percentile(w, n, 99);
+        m->max_wait_s = w[n - 1];
+    }
+    span = s->last_t - s->t0;
+    if (span > 0.0) {
+        m->mean_fragcost = s->area_frag / (span * s->c->ngpus);
+        m->mean_utilization = s->area_util / (span * (double)s->C * s->c->ngpus);
+    } else {
+        m->mean_fragcost = (double)s->sum_frag / MS__SIM_FX / s->c->ngpus;
+        m->mean_utilization = (double)s->sum_useful / ((double)s->C * s->c->ngpus);
+    }
+    m->lower_bound_s = ms__lower_bound(s->tr, s->c->ngpus, skip,
+                                       s->c->share == MS_SHARE_MIG);
+    free(w);
+    free(skip);
+    return MS_OK;
+}
