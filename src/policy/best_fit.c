@@ -3,8 +3,6 @@
  * lowest GPU and start). Ranked by (state, start). */
 #include "policy/policy_int.h"
 
-#include <stdlib.h>
-
 static uint64_t bf_key(void *ctx, const ms_geom_t *g, ms_state_t s, int k, int st)
 {
     ms_state_t a = ms_state_place(g, s, k, st);
@@ -21,46 +19,8 @@ static uint64_t bf_key(void *ctx, const ms_geom_t *g, ms_state_t s, int k, int s
 
 static ms_status_t bf_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, void **self)
 {
-    ms__rankpol_t *rp = calloc(1, sizeof(*rp));
-    ms_status_t st;
-
     (void)cfg;
-    if (rp == NULL)
-        return MS_ENOMEM;
-    if ((st = ms__rankpol_build(rp, c->geom, bf_key, NULL)) != MS_OK) {
-        ms__rankpol_fini(rp);
-        free(rp);
-        return st;
-    }
-    *self = rp;
-    return MS_OK;
-}
-
-static void bf_destroy(void *self)
-{
-    if (self == NULL)
-        return;
-    ms__rankpol_fini(self);
-    free(self);
-}
-
-static bool bf_can_host(void *self, const ms_cluster_t *c, const ms_job_t *j)
-{
-    (void)self;
-    return ms__dyn_can_host(c, j);
-}
-
-static ms_status_t bf_place(void *self, const ms_cluster_t *c, const ms_job_t *j,
-                            ms_plan_t *out)
-{
-    return ms__rankpol_place(self, c, j, out);
-}
-
-static ms_status_t bf_on_finish(void *self, const ms_cluster_t *c, int g, double now,
-                                ms_plan_t *out)
-{
-    (void)self; (void)now;
-    return ms__destroy_idle(c, g, out);
+    return ms__rankpol_create(c->geom, bf_key, NULL, self);
 }
 
 const ms_policy_ops_t ms_policy_best_fit = {
@@ -69,8 +29,8 @@ const ms_policy_ops_t ms_policy_best_fit = {
     .help = "dynamic GIs; least free compute left after placement",
     .share = MS_SHARE_MIG,
     .create = bf_create,
-    .destroy = bf_destroy,
-    .can_host = bf_can_host,
-    .place = bf_place,
-    .on_finish = bf_on_finish,
+    .destroy = ms__rankpol_destroy,
+    .can_host = ms__dyn_can_host_hook,
+    .place = ms__rankpol_place_hook,
+    .on_finish = ms__dyn_on_finish,
 };

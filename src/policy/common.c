@@ -1,8 +1,8 @@
 /* common.c - helpers shared by the policies: profile facts, idle-instance
- * search, dynamic partitioning and the ranked-policy skeleton. */
+ * search and dynamic partitioning (the ranked-policy skeleton is in
+ * ranked.c). */
 #include "policy/policy_int.h"
 
-#include <string.h>
 
 int ms__full_profile(const ms_geom_t *g)
 {
@@ -99,50 +99,4 @@ ms_status_t ms__destroy_idle(const ms_cluster_t *c, int gi, ms_plan_t *out)
             if ((st = ms_plan_destroy(out, gi, gp->inst[i].start)) != MS_OK)
                 return st;
     return MS_OK;
-}
-
-ms_status_t ms__rankpol_build(ms__rankpol_t *rp, const ms_geom_t *g, ms_rank_key_fn fn,
-                              void *ctx)
-{
-    ms_status_t st;
-    int k;
-
-    if (rp->geom == NULL) {
-        memset(rp, 0, sizeof(*rp));
-        rp->geom = g;
-        rp->np = ms_geom_nprofiles(g);
-    }
-    rp->key = fn;
-    rp->keyctx = ctx;
-    for (k = 0; k < rp->np; k++)
-        if ((st = ms_rank_build(&rp->rank[k], g, k, fn, ctx)) != MS_OK)
-            return st;
-    return MS_OK;
-}
-
-void ms__rankpol_fini(ms__rankpol_t *rp)
-{
-    int k;
-
-    for (k = 0; k < MS_MAX_PROFILES; k++)
-        ms_rank_free(&rp->rank[k]);
-}
-
-ms_status_t ms__rankpol_place(const ms__rankpol_t *rp, const ms_cluster_t *c,
-                              const ms_job_t *j, ms_plan_t *out)
-{
-    int n0 = out->n, g, s;
-    ms_status_t st;
-
-    if (j->gang > 1)
-        return ms_policy_place_gang(c, j, out);
-    if (j->prof < 0 || j->prof >= rp->np)
-        return MS_EINVAL;
-    if ((st = ms_rank_find(&rp->rank[j->prof], c, &g, &s)) != MS_OK)
-        return st;
-    if ((st = ms_plan_create(out, g, j->prof, s)) == MS_OK)
-        st = ms_plan_start(out, j->idx, g, s, j->prof);
-    if (st != MS_OK)
-        out->n = n0;
-    return st;
 }

@@ -165,7 +165,7 @@ static ms_status_t fa_place(void *self, const ms_cluster_t *c, const ms_job_t *j
                             ms_plan_t *out)
 {
     fa_t *f = self;
-    int g, s, n0 = out->n;
+    int g, s;
     ms_status_t st;
 
     if (j->gang > 1)
@@ -177,13 +177,7 @@ static ms_status_t fa_place(void *self, const ms_cluster_t *c, const ms_job_t *j
             return st;
         return ms_plan_start(out, j->idx, g, s, c->gpus[g].inst[ms_gpu_find_inst(&c->gpus[g], s)].prof);
     }
-    if ((st = ms_rank_find(&f->rank[j->prof], c, &g, &s)) != MS_OK)
-        return st;
-    if ((st = ms_plan_create(out, g, j->prof, s)) == MS_OK)
-        st = ms_plan_start(out, j->idx, g, s, j->prof);
-    if (st != MS_OK)
-        out->n = n0;
-    return st;
+    return ms__rank_place(&f->rank[j->prof], c, j, out);
 }
 
 /* --- inter-GPU migration ------------------------------------------------ */

@@ -87,12 +87,6 @@ static ms_status_t fgd_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c,
     return MS_OK;
 }
 
-static bool fgd_can_host(void *self, const ms_cluster_t *c, const ms_job_t *j)
-{
-    (void)self;
-    return ms__dyn_can_host(c, j);
-}
-
 static void fgd_on_arrival(void *self, const ms_job_t *j)
 {
     fgd_t *f = self;
@@ -122,13 +116,6 @@ static ms_status_t fgd_place(void *self, const ms_cluster_t *c, const ms_job_t *
     return ms__rankpol_place(&f->rp, c, j, out);
 }
 
-static ms_status_t fgd_on_finish(void *self, const ms_cluster_t *c, int g, double now,
-                                 ms_plan_t *out)
-{
-    (void)self; (void)now;
-    return ms__destroy_idle(c, g, out);
-}
-
 const ms_policy_ops_t ms_policy_fgd = {
     .abi = MS_POLICY_ABI,
     .name = "fgd",
@@ -136,8 +123,8 @@ const ms_policy_ops_t ms_policy_fgd = {
     .share = MS_SHARE_MIG,
     .create = fgd_create,
     .destroy = fgd_destroy,
-    .can_host = fgd_can_host,
+    .can_host = ms__dyn_can_host_hook,
     .on_arrival = fgd_on_arrival,
     .place = fgd_place,
-    .on_finish = fgd_on_finish,
+    .on_finish = ms__dyn_on_finish,
 };

@@ -3,8 +3,6 @@
  * bucket search returns the lowest GPU in any state where the profile fits. */
 #include "policy/policy_int.h"
 
-#include <stdlib.h>
-
 static uint64_t ff_key(void *ctx, const ms_geom_t *g, ms_state_t s, int k, int st)
 {
     (void)ctx; (void)g; (void)s; (void)k; (void)st;
@@ -13,46 +11,8 @@ static uint64_t ff_key(void *ctx, const ms_geom_t *g, ms_state_t s, int k, int s
 
 static ms_status_t ff_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, void **self)
 {
-    ms__rankpol_t *rp = calloc(1, sizeof(*rp));
-    ms_status_t st;
-
     (void)cfg;
-    if (rp == NULL)
-        return MS_ENOMEM;
-    if ((st = ms__rankpol_build(rp, c->geom, ff_key, NULL)) != MS_OK) {
-        ms__rankpol_fini(rp);
-        free(rp);
-        return st;
-    }
-    *self = rp;
-    return MS_OK;
-}
-
-static void ff_destroy(void *self)
-{
-    if (self == NULL)
-        return;
-    ms__rankpol_fini(self);
-    free(self);
-}
-
-static bool ff_can_host(void *self, const ms_cluster_t *c, const ms_job_t *j)
-{
-    (void)self;
-    return ms__dyn_can_host(c, j);
-}
-
-static ms_status_t ff_place(void *self, const ms_cluster_t *c, const ms_job_t *j,
-                            ms_plan_t *out)
-{
-    return ms__rankpol_place(self, c, j, out);
-}
-
-static ms_status_t ff_on_finish(void *self, const ms_cluster_t *c, int g, double now,
-                                ms_plan_t *out)
-{
-    (void)self; (void)now;
-    return ms__destroy_idle(c, g, out);
+    return ms__rankpol_create(c->geom, ff_key, NULL, self);
 }
 
 const ms_policy_ops_t ms_policy_first_fit = {
@@ -61,8 +21,8 @@ const ms_policy_ops_t ms_policy_first_fit = {
     .help = "dynamic GIs; lowest GPU, then lowest legal start",
     .share = MS_SHARE_MIG,
     .create = ff_create,
-    .destroy = ff_destroy,
-    .can_host = ff_can_host,
-    .place = ff_place,
-    .on_finish = ff_on_finish,
+    .destroy = ms__rankpol_destroy,
+    .can_host = ms__dyn_can_host_hook,
+    .place = ms__rankpol_place_hook,
+    .on_finish = ms__dyn_on_finish,
 };

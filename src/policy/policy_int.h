@@ -78,6 +78,7 @@ uint64_t ms__smallest_key(void *ctx, const ms_cluster_t *c, int gi, const ms_ins
                           int k);
 
 /* --- dynamic partitioning, shared by the ranked policies --------------- */
+/* (ms__rankpol_* and the hooks below live in ranked.c) */
 
 /* Can a dynamically partitioning policy ever host j on this cluster? */
 bool ms__dyn_can_host(const ms_cluster_t *c, const ms_job_t *j);
@@ -101,6 +102,22 @@ void ms__rankpol_fini(ms__rankpol_t *rp);
  * ms_policy_place_gang). */
 ms_status_t ms__rankpol_place(const ms__rankpol_t *rp, const ms_cluster_t *c,
                               const ms_job_t *j, ms_plan_t *out);
+/* CREATE + START of single-GPU job j at rank's best candidate (rank is
+ * j->prof's); `out` unchanged unless MS_OK. */
+ms_status_t ms__rank_place(const ms_rank_t *rank, const ms_cluster_t *c, const ms_job_t *j,
+                           ms_plan_t *out);
+
+/* Ops hooks of a policy whose self is a heap ms__rankpol_t (ranked.c): its
+ * create calls ms__rankpol_create with its key; destroy and place are these. */
+ms_status_t ms__rankpol_create(const ms_geom_t *g, ms_rank_key_fn fn, void *ctx, void **self);
+void ms__rankpol_destroy(void *self);
+ms_status_t ms__rankpol_place_hook(void *self, const ms_cluster_t *c, const ms_job_t *j,
+                                   ms_plan_t *out);
+/* can_host and on_finish hooks of a dynamic-GI policy: ms__dyn_can_host,
+ * and DESTROY the GPU's idle GIs when a job leaves (self unused). */
+bool ms__dyn_can_host_hook(void *self, const ms_cluster_t *c, const ms_job_t *j);
+ms_status_t ms__dyn_on_finish(void *self, const ms_cluster_t *c, int g, double now,
+                              ms_plan_t *out);
 
 /* --- re-laying one GPU (relayout.c) ----------------------------------- */
 
