@@ -1,9 +1,10 @@
-/* csv.c - line reader and strict field parsers for the FGD inputs. */
+/* csv.c - line reader and strict field parsers for the openb inputs. */
 #include "fgd/csv.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void ms_csv_open(ms_csv_t *c, FILE *f, const char *name)
 {
@@ -15,8 +16,11 @@ void ms_csv_open(ms_csv_t *c, FILE *f, const char *name)
 void ms_csv_close(ms_csv_t *c)
 {
     free(c->buf);
+    free(c->field);
     c->buf = NULL;
     c->cap = 0;
+    c->field = NULL;
+    c->fcap = 0;
 }
 
 int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
@@ -28,10 +32,12 @@ int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
         errno = 0;
         len = getline(&c->buf, &c->cap, c->f);
         if (len < 0) {
-            if (ferror(c->f) || errno == ENOMEM) {
+            if (ferror(c->f) || (!c->lax && errno == ENOMEM)) {
                 ms_diag_set(d, c->name, c->line + 1, "", "read error");
                 return -(int)MS_EIO;
             }
+            if (!feof(c->f) && errno == ENOMEM)
+                return -(int)MS_ENOMEM;
             return 0;
         }
         c->line++;
@@ -39,7 +45,7 @@ int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
             c->buf[--len] = '\0';
         if (len == 0)
             continue;
-        if (memchr(c->buf, '"', (size_t)len) != NULL) {
+        if (!c->lax && memchr(c->buf, '"', (size_t)len) != NULL) {
             ms_diag_set(d, c->name, c->line, "", "quoted CSV fields are not supported");
             return -(int)MS_EPARSE;
         }
@@ -48,9 +54,18 @@ int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
         for (;;) {
             char *comma = strchr(p, ',');
 
-            if (c->nf >= MS_CSV_MAX_FIELDS) {
+            if (!c->lax && c->nf >= MS_CSV_MAX_FIELDS) {
                 ms_diag_set(d, c->name, c->line, "", "more than %d fields", MS_CSV_MAX_FIELDS);
                 return -(int)MS_EPARSE;
+            }
+            if (c->nf == c->fcap) {
+                int ncap = c->fcap ? c->fcap * 2 : 16;
+                char **nf = realloc(c->field, (size_t)ncap * sizeof(*nf));
+
+                if (nf == NULL)
+                    return -(int)MS_ENOMEM;
+                c->field = nf;
+                c->fcap = ncap;
             }
             c->field[c->nf++] = p;
             if (comma == NULL)
@@ -62,10 +77,34 @@ int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
     }
 }
 
+ms_status_t ms_csv_header(ms_csv_t *c, const char *empty_msg, ms_diag_t *d)
+{
+    int r = ms_csv_next(c, d);
+
+    if (r == 0) {
+        ms_diag_set(d, c->name, 1, "", "%s", empty_msg);
+        return MS_EPARSE;
+    }
+    return r < 0 ? (ms_status_t)-r : MS_OK;
+}
+
+/* Lax header match: case-insensitive, surrounding spaces ignored. */
+static bool col_is(const char *s, const char *name)
+{
+    size_t n;
+
+    while (*s == ' ')
+        s++;
+    n = strlen(s);
+    while (n > 0 && s[n - 1] == ' ')
+        n--;
+    return n == strlen(name) && strncasecmp(s, name, n) == 0;
+}
+
 int ms_csv_col(const ms_csv_t *c, const char *name)
 {
     for (int i = 0; i < c->nf; i++)
-        if (strcmp(c->field[i], name) == 0)
+        if (c->lax ? col_is(c->field[i], name) : strcmp(c->field[i], name) == 0)
             return i;
     return -1;
 }
@@ -108,4 +147,18 @@ ms_status_t ms_csv_int(const ms_csv_t *c, int col, const char *field, int64_t lo
     }
     *out = (int64_t)v;
     return MS_OK;
+}
+
+void *ms_csv_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+    size_t ncap;
+    void *nv;
+
+    if (n < *cap)
+        return v;
+    ncap = *cap ? *cap * 2 : first;
+    nv = realloc(v, ncap * size);
+    if (nv != NULL)
+        *cap = ncap;
+    return nv;
 }

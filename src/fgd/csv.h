@@ -1,5 +1,15 @@
-/* csv.h - the small CSV helpers shared by the FGD node and pod readers
- * (internal to src/fgd). Plain comma-separated fields, no quoting. */
+/* csv.h - the one CSV line reader for the Alibaba openb lists, used by the
+ * FGD node and pod readers (src/fgd) and by the MIG importer (alibaba.c).
+ * Plain comma-separated fields, no quoting. Internal: not installed.
+ *
+ * Two dialects, chosen by `lax` after ms_csv_open:
+ *   strict (FGD): a '"' is an error, at most MS_CSV_MAX_FIELDS fields,
+ *                 header names match exactly, out of memory reads as an
+ *                 I/O error;
+ *   lax (importer): quotes are plain text, any number of fields, header
+ *                 names match case-insensitively with spaces trimmed, out
+ *                 of memory is MS_ENOMEM.
+ */
 #ifndef MIGSCHED_FGD_CSV_H
 #define MIGSCHED_FGD_CSV_H
 
@@ -17,15 +27,20 @@ typedef struct ms_csv {
     char *buf;              /* getline buffer */
     size_t cap;
     long line;              /* 1-based number of the line in buf */
-    int nf;
-    char *field[MS_CSV_MAX_FIELDS];
+    int nf, fcap;
+    char **field;           /* [fcap], nf in use */
+    bool lax;               /* the importer's dialect (above) */
 } ms_csv_t;
 
+/* Strict dialect; set c->lax afterwards for the other one. */
 void ms_csv_open(ms_csv_t *c, FILE *f, const char *name);
 void ms_csv_close(ms_csv_t *c);
 /* Next non-empty line split into fields: 1 when read, 0 at EOF, <0 on error
- * (MS_EIO or MS_EPARSE status negated; d filled). */
+ * (a status negated; d filled for MS_EIO and MS_EPARSE). */
 int ms_csv_next(ms_csv_t *c, ms_diag_t *d);
+/* The header line: MS_OK, or at EOF MS_EPARSE with d = (name, 1, "",
+ * empty_msg), or the read error. */
+ms_status_t ms_csv_header(ms_csv_t *c, const char *empty_msg, ms_diag_t *d);
 /* Column index of a header name in the current line, -1 if absent. */
 int ms_csv_col(const ms_csv_t *c, const char *name);
 /* Strict integer field in [lo, hi]; fills d naming line and field. */
@@ -34,5 +49,10 @@ ms_status_t ms_csv_int(const ms_csv_t *c, int col, const char *field, int64_t lo
 /* Field text, or an error naming the line and field when the row is short. */
 ms_status_t ms_csv_str(const ms_csv_t *c, int col, const char *field, const char **out,
                        ms_diag_t *d);
+/* Room for one more element in a growing array v of *cap elements of
+ * `size` bytes holding n: v itself, or v reallocated (first allocation:
+ * `first` elements, then doubling; *cap updated), or NULL when out of
+ * memory (v is then still valid). */
+void *ms_csv_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
 
 #endif

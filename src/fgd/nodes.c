@@ -84,12 +84,9 @@ ms_status_t ms_fgd_nodes_read_stream(FILE *f, const char *name, ms_fgd_nodes_t *
 
     memset(out, 0, sizeof(*out));
     ms_csv_open(&c, f, name);
-    r = ms_csv_next(&c, d);
-    if (r <= 0) {
-        if (r == 0)
-            ms_diag_set(d, name, 1, "", "empty file, expected a header line");
+    if ((st = ms_csv_header(&c, "empty file, expected a header line", d)) != MS_OK) {
         ms_csv_close(&c);
-        return r == 0 ? MS_EPARSE : (ms_status_t)-r;
+        return st;
     }
     for (int i = 0; i < 5; i++) {
         col[i] = ms_csv_col(&c, cols[i]);
@@ -100,17 +97,13 @@ ms_status_t ms_fgd_nodes_read_stream(FILE *f, const char *name, ms_fgd_nodes_t *
         }
     }
     while ((r = ms_csv_next(&c, d)) > 0) {
-        if (out->n == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            ms_fgd_node_spec_t *nv = realloc(out->v, ncap * sizeof(*nv));
+        ms_fgd_node_spec_t *nv = ms_csv_grow(out->v, &cap, out->n, sizeof(*nv), 256);
 
-            if (nv == NULL) {
-                st = MS_ENOMEM;
-                break;
-            }
-            out->v = nv;
-            cap = ncap;
+        if (nv == NULL) {
+            st = MS_ENOMEM;
+            break;
         }
+        out->v = nv;
         if ((st = read_row(out, &c, col, &out->v[out->n], d)) != MS_OK)
             break;
         out->total_gpus += out->v[out->n].ngpu;

@@ -8,90 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
-/* ---- a minimal CSV line reader (no quoting: openb has none) ------------ */
+#include "fgd/csv.h"
 
-typedef struct csv {
-    FILE *f;
-    const char *name;
-    char *buf;
-    size_t cap;
-    long line;
-    char **field;
-    int nf, fcap;
-} csv_t;
-
-static void csv_fini(csv_t *c)
-{
-    free(c->buf);
-    free(c->field);
-}
-
-/* 1 = a non-empty line split into fields, 0 = EOF, < 0 = -status. */
-static int csv_next(csv_t *c, ms_diag_t *d)
-{
-    for (;;) {
-        ssize_t len;
-        char *p;
-
-        errno = 0;
-        len = getline(&c->buf, &c->cap, c->f);
-        if (len < 0) {
-            if (ferror(c->f)) {
-                ms_diag_set(d, c->name, c->line + 1, "", "read error");
-                return -(int)MS_EIO;
-            }
-            if (!feof(c->f) && errno == ENOMEM)
-                return -(int)MS_ENOMEM;
-            return 0;
-        }
-        c->line++;
-        while (len > 0 && (c->buf[len - 1] == '\n' || c->buf[len - 1] == '\r'))
-            c->buf[--len] = '\0';
-        if (len == 0)
-            continue;
-        c->nf = 0;
-        p = c->buf;
-        for (;;) {
-            char *comma = strchr(p, ',');
-
-            if (c->nf == c->fcap) {
-                int ncap = c->fcap ? c->fcap * 2 : 16;
-                char **nf = realloc(c->field, (size_t)ncap * sizeof(*nf));
-
-                if (nf == NULL)
-                    return -(int)MS_ENOMEM;
-                c->field = nf;
-                c->fcap = ncap;
-            }
-            c->field[c->nf++] = p;
-            if (comma == NULL)
-                break;
-            *comma = '\0';
-            p = comma + 1;
-        }
-        return 1;
-    }
-}
-
-static int csv_col(const csv_t *c, const char *name)
-{
-    for (int i = 0; i < c->nf; i++) {
-        const char *s = c->field[i];
-        size_t n;
-
-        while (*s == ' ')
-            s++;
-        n = strlen(s);
-        while (n > 0 && s[n - 1] == ' ')
-            n--;
-        if (n == strlen(name) && strncasecmp(s, name, n) == 0)
-            return i;
-    }
-    return -1;
-}
+/* ---- field parsers of the importer's dialect (lines: fgd/csv.h, lax) --- */
 
 /* Field text, "" if the column is absent (col < 0); a short row is an error. */
-static ms_status_t csv_str(const csv_t *c, int col, const char *field, const char **out,
+static ms_status_t csv_str(const ms_csv_t *c, int col, const char *field, const char **out,
                            ms_diag_t *d)
 {
     if (col < 0) {
@@ -107,7 +29,7 @@ static ms_status_t csv_str(const csv_t *c, int col, const char *field, const cha
     return MS_OK;
 }
 
-static ms_status_t csv_int(const csv_t *c, int col, const char *field, long lo, long hi,
+static ms_status_t csv_int(const ms_csv_t *c, int col, const char *field, long lo, long hi,
                            long *out, ms_diag_t *d)
 {
     const char *s;
@@ -132,7 +54,7 @@ static ms_status_t csv_int(const csv_t *c, int col, const char *field, long lo, 
 }
 
 /* A time field: empty gives *present = false; else finite and >= 0. */
-static ms_status_t csv_time(const csv_t *c, int col, const char *field, double *out,
+static ms_status_t csv_time(const ms_csv_t *c, int col, const char *field, double *out,
                             bool *present, ms_diag_t *d)
 {
     const char *s;
@@ -156,6 +78,39 @@ static ms_status_t csv_time(const csv_t *c, int col, const char *field, double *
     return MS_OK;
 }
 
+/* Open f in the lax dialect and read its header line. */
+static ms_status_t lax_open(ms_csv_t *c, FILE *f, const char *name, ms_diag_t *d)
+{
+    ms_status_t st;
+
+    ms_csv_open(c, f, name);
+    c->lax = true;
+    if ((st = ms_csv_header(c, "empty file: no header", d)) != MS_OK)
+        ms_csv_close(c);
+    return st;
+}
+
+/* Open path and run a stream reader on it (out is zeroed first). */
+static ms_status_t read_path(const char *path, void *out, size_t out_size,
+                             ms_status_t (*rd)(FILE *, const char *, void *, ms_diag_t *),
+                             ms_diag_t *d)
+{
+    FILE *f;
+    ms_status_t st;
+
+    if (path == NULL || out == NULL)
+        return MS_EINVAL;
+    memset(out, 0, out_size);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        ms_diag_set(d, path, 0, "", "cannot open: %s", strerror(errno));
+        return MS_EIO;
+    }
+    st = rd(f, path, out, d);
+    fclose(f);
+    return st;
+}
+
 /* ---- pods --------------------------------------------------------------- */
 
 void ms_ali_pods_free(ms_ali_pods_t *p)
@@ -171,16 +126,11 @@ static ms_status_t pods_push(ms_ali_pods_t *p, size_t *cap, const ms_ali_pod_t *
                              const char *name)
 {
     size_t len = strlen(name);
+    ms_ali_pod_t *nv = ms_csv_grow(p->v, cap, p->n, sizeof(*nv), 1024);
 
-    if (p->n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 1024;
-        ms_ali_pod_t *nv = realloc(p->v, ncap * sizeof(*nv));
-
-        if (nv == NULL)
-            return MS_ENOMEM;
-        p->v = nv;
-        *cap = ncap;
-    }
+    if (nv == NULL)
+        return MS_ENOMEM;
+    p->v = nv;
     if (p->names_len + len + 1 > p->names_cap) {
         size_t ncap = p->names_cap ? p->names_cap : 16384;
         char *nn;
@@ -206,7 +156,7 @@ static const char *const POD_COL[PC_N] = {
     "name", "num_gpu", "gpu_milli", "creation_time", "deletion_time", "scheduled_time"
 };
 
-static ms_status_t pod_row(const csv_t *c, const int *col, bool times, ms_ali_pod_t *pod,
+static ms_status_t pod_row(const ms_csv_t *c, const int *col, bool times, ms_ali_pod_t *pod,
                            const char **name, ms_diag_t *d)
 {
     long ngpu, milli;
@@ -263,7 +213,7 @@ static ms_status_t pod_row(const csv_t *c, const int *col, bool times, ms_ali_po
 
 ms_status_t ms_ali_pods_read(FILE *f, const char *name, ms_ali_pods_t *out, ms_diag_t *d)
 {
-    csv_t c;
+    ms_csv_t c;
     int col[PC_N], r, ntime = 0;
     size_t cap = 0;
     ms_status_t st = MS_OK;
@@ -271,23 +221,15 @@ ms_status_t ms_ali_pods_read(FILE *f, const char *name, ms_ali_pods_t *out, ms_d
     if (f == NULL || out == NULL)
         return MS_EINVAL;
     memset(out, 0, sizeof(*out));
-    memset(&c, 0, sizeof(c));
-    c.f = f;
-    c.name = name != NULL ? name : "";
-    r = csv_next(&c, d);
-    if (r <= 0) {
-        csv_fini(&c);
-        if (r == 0)
-            ms_diag_set(d, c.name, 1, "", "empty file: no header");
-        return r == 0 ? MS_EPARSE : (ms_status_t)-r;
-    }
+    if ((st = lax_open(&c, f, name, d)) != MS_OK)
+        return st;
     for (int i = 0; i < PC_N; i++) {
-        col[i] = csv_col(&c, POD_COL[i]);
+        col[i] = ms_csv_col(&c, POD_COL[i]);
         if (i >= PC_CRE)
             ntime += col[i] >= 0;
         else if (col[i] < 0) {
             ms_diag_set(d, c.name, c.line, POD_COL[i], "header lacks column '%s'", POD_COL[i]);
-            csv_fini(&c);
+            ms_csv_close(&c);
             return MS_EPARSE;
         }
     }
@@ -296,11 +238,11 @@ ms_status_t ms_ali_pods_read(FILE *f, const char *name, ms_ali_pods_t *out, ms_d
             if (col[i] < 0)
                 ms_diag_set(d, c.name, c.line, POD_COL[i],
                             "header has some time columns but not '%s'", POD_COL[i]);
-        csv_fini(&c);
+        ms_csv_close(&c);
         return MS_EPARSE;
     }
     out->has_times = ntime == 3;
-    while ((r = csv_next(&c, d)) == 1) {
+    while ((r = ms_csv_next(&c, d)) == 1) {
         ms_ali_pod_t pod;
         const char *pname;
 
@@ -316,28 +258,20 @@ ms_status_t ms_ali_pods_read(FILE *f, const char *name, ms_ali_pods_t *out, ms_d
     }
     if (st == MS_OK && r < 0)
         st = (ms_status_t)-r;
-    csv_fini(&c);
+    ms_csv_close(&c);
     if (st != MS_OK)
         ms_ali_pods_free(out);
     return st;
 }
 
+static ms_status_t pods_read_any(FILE *f, const char *name, void *out, ms_diag_t *d)
+{
+    return ms_ali_pods_read(f, name, out, d);
+}
+
 ms_status_t ms_ali_pods_read_file(const char *path, ms_ali_pods_t *out, ms_diag_t *d)
 {
-    FILE *f;
-    ms_status_t st;
-
-    if (path == NULL || out == NULL)
-        return MS_EINVAL;
-    memset(out, 0, sizeof(*out));
-    f = fopen(path, "r");
-    if (f == NULL) {
-        ms_diag_set(d, path, 0, "", "cannot open: %s", strerror(errno));
-        return MS_EIO;
-    }
-    st = ms_ali_pods_read(f, path, out, d);
-    fclose(f);
-    return st;
+    return read_path(path, out, sizeof(*out), pods_read_any, d);
 }
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -352,7 +286,7 @@ void ms_ali_nodes_free(ms_ali_nodes_t *n)
 
 ms_status_t ms_ali_nodes_read(FILE *f, const char *name, ms_ali_nodes_t *out, ms_diag_t *d)
 {
-    csv_t c;
+    ms_csv_t c;
     int csn, cgpu, r;
     size_t cap = 0;
     ms_status_t st = MS_OK;
@@ -360,27 +294,20 @@ ms_status_t ms_ali_nodes_read(FILE *f, const char *name, ms_ali_nodes_t *out, ms
     if (f == NULL || out == NULL)
         return MS_EINVAL;
     memset(out, 0, sizeof(*out));
-    memset(&c, 0, sizeof(c));
-    c.f = f;
-    c.name = name != NULL ? name : "";
-    r = csv_next(&c, d);
-    if (r <= 0) {
-        csv_fini(&c);
-        if (r == 0)
-            ms_diag_set(d, c.name, 1, "", "empty file: no header");
-        return r == 0 ? MS_EPARSE : (ms_status_t)-r;
-    }
-    csn = csv_col(&c, "sn");
-    cgpu = csv_col(&c, "gpu");
+    if ((st = lax_open(&c, f, name, d)) != MS_OK)
+        return st;
+    csn = ms_csv_col(&c, "sn");
+    cgpu = ms_csv_col(&c, "gpu");
     if (csn < 0 || cgpu < 0) {
         ms_diag_set(d, c.name, c.line, csn < 0 ? "sn" : "gpu", "header lacks column '%s'",
                     csn < 0 ? "sn" : "gpu");
-        csv_fini(&c);
+        ms_csv_close(&c);
         return MS_EPARSE;
     }
-    while ((r = csv_next(&c, d)) == 1) {
+    while ((r = ms_csv_next(&c, d)) == 1) {
         const char *sn;
         long g;
+        int *ng;
 
         if ((st = csv_str(&c, csn, "sn", &sn, d)) != MS_OK)
             break;
@@ -395,44 +322,30 @@ ms_status_t ms_ali_nodes_read(FILE *f, const char *name, ms_ali_nodes_t *out, ms
             out->cpu_nodes++;
             continue;
         }
-        if (out->n == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            int *ng = realloc(out->gpus, ncap * sizeof(*ng));
-
-            if (ng == NULL) {
-                st = MS_ENOMEM;
-                break;
-            }
-            out->gpus = ng;
-            cap = ncap;
+        if ((ng = ms_csv_grow(out->gpus, &cap, out->n, sizeof(*ng), 256)) == NULL) {
+            st = MS_ENOMEM;
+            break;
         }
+        out->gpus = ng;
         out->gpus[out->n++] = (int)g;
         out->total_gpus += g;
     }
     if (st == MS_OK && r < 0)
         st = (ms_status_t)-r;
-    csv_fini(&c);
+    ms_csv_close(&c);
     if (st != MS_OK)
         ms_ali_nodes_free(out);
     return st;
 }
 
+static ms_status_t nodes_read_any(FILE *f, const char *name, void *out, ms_diag_t *d)
+{
+    return ms_ali_nodes_read(f, name, out, d);
+}
+
 ms_status_t ms_ali_nodes_read_file(const char *path, ms_ali_nodes_t *out, ms_diag_t *d)
 {
-    FILE *f;
-    ms_status_t st;
-
-    if (path == NULL || out == NULL)
-        return MS_EINVAL;
-    memset(out, 0, sizeof(*out));
-    f = fopen(path, "r");
-    if (f == NULL) {
-        ms_diag_set(d, path, 0, "", "cannot open: %s", strerror(errno));
-        return MS_EIO;
-    }
-    st = ms_ali_nodes_read(f, path, out, d);
-    fclose(f);
-    return st;
+    return read_path(path, out, sizeof(*out), nodes_read_any, d);
 }
 
 ms_status_t ms_ali_node_mode_parse(const char *s, ms_ali_node_mode_t *out)
