@@ -11,23 +11,27 @@
  * inference = fits the inference-peak instance (1g), balanced = fits a
  * balanced instance (2g), training = needs the full GPU (3g, 4g, 7g).
  *
- * on_idle picks each node's target layout (seed 002's Reconcile):
+ * on_idle picks each node's target layout (seed 002's Reconcile) from the
+ * demand left uncovered: the waiting jobs per class, less what idle GIs can
+ * host (a GI hosts its own class and every smaller one; a node whose GIs
+ * are all busy offers nothing, however its layout looks):
  *   1. anti-starvation (inferred): if jobs of a class wait and no node's
- *      layout can host that class, one eligible node (one already heading
- *      there, then one past its hysteresis, then the fewest running jobs)
- *      is given the layout of that class (training before balanced);
- *   2. every other eligible node, in order, applies the seed's rule to
- *      inf = waiting inference jobs not yet covered + inference jobs running
- *      on the node, train = the same for training jobs:
+ *      layout hosts that class, one node (a drained one, then one already
+ *      heading there, then one past its hysteresis, then the fewest running
+ *      jobs) is given the layout of that class (training before balanced);
+ *   2. busy open nodes serve from their idle GIs;
+ *   3. drained nodes in order: while demand is left, the seed's rule on it
  *        train > 0 && inf == 0 -> training; inf > 4 -> inference-peak;
  *        else balanced;
- *      the capacity of the chosen layout is taken off the waiting counts, so
- *      nodes spread over the demand.
- * Eligible: the node has kept its layout for hysteresis_s (waived in step 1
- * for a drained node, so a class nobody hosts cannot starve). A node whose
- * target differs from its layout switches at once when it is drained (no
- * running job); otherwise it is cordoned (gets no new job) until it drains.
- * Setup gives every node the balanced layout; it may switch at once.
+ *      past hysteresis_s, or at once if the node's layout hosts nothing
+ *      that waits; the layout's capacity comes off the demand;
+ *   4. busy nodes past hysteresis_s (cordoned ones first), while demand is
+ *      left: the seed's rule on it plus the node's running jobs; a new
+ *      layout that hosts some of that demand cordons the node (no new job)
+ *      until it drains. With no demand left every node keeps its layout
+ *      and cordons are lifted.
+ * A drained node switches at once; setup gives every node the balanced
+ * layout, and a node that never switched is past its hysteresis.
  */
 #include "policy/policy_int.h"
 
@@ -229,13 +233,64 @@ static int seed_rule(int inf, int train)
     return BAL;
 }
 
-/* Step 1's choice: a node already heading to cl, then one past its
- * hysteresis, then the fewest running jobs (then the lowest index). */
+/* Layouts are nested: a layout hosts every class up to its own. */
+static bool hosts(int layout, int cl)
+{
+    return layout >= cl;
+}
+
+/* Does the layout host any class that still has uncovered demand? */
+static bool hosts_any(int layout, const int *rem)
+{
+    int cl;
+
+    for (cl = 0; cl < NCLASS; cl++)
+        if (rem[cl] > 0 && hosts(layout, cl))
+            return true;
+    return false;
+}
+
+static bool any_demand(const int *rem)
+{
+    return rem[INF] > 0 || rem[BAL] > 0 || rem[TRN] > 0;
+}
+
+/* Take off rem what idle GIs gis[cl] (counted by the class of the GI) can
+ * host: larger classes first, each on the smallest GI class that fits it. */
+static void absorb(int *rem, const int *gis)
+{
+    int left[NCLASS], cl, l;
+
+    memcpy(left, gis, sizeof(left));
+    for (cl = TRN; cl >= INF; cl--)
+        for (l = cl; l < NCLASS && rem[cl] > 0; l++) {
+            int take = rem[cl] < left[l] ? rem[cl] : left[l];
+            rem[cl] -= take;
+            left[l] -= take;
+        }
+}
+
+/* What node n hosts in layout l once drained. */
+static void absorb_layout(const np_t *p, const ms_cluster_t *c, int n, int l, int *rem)
+{
+    int gis[NCLASS], cl, lo = n * p->per, hi = lo + p->per < c->ngpus ? lo + p->per : c->ngpus;
+
+    for (cl = 0; cl < NCLASS; cl++)
+        gis[cl] = p->cap[l][cl] * (hi - lo);
+    absorb(rem, gis);
+}
+
+/* Step 1's choice: a drained node (it switches now), then one already
+ * heading to cl, then one past its hysteresis, then the fewest running jobs
+ * (then the lowest index). */
 static bool better(const np_t *p, int a, int b, int cl, const int *total, double now)
 {
+    int da = total[a] == 0, db = total[b] == 0;
     int ta = p->nodes[a].target == cl, tb = p->nodes[b].target == cl;
     int ha = now - p->nodes[a].since >= p->hysteresis, hb = now - p->nodes[b].since >= p->hysteresis;
 
+    if (da != db)
+        return da > db;
     if (ta != tb)
         return ta > tb;
     if (ha != hb)
@@ -247,42 +302,46 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
                               double now, ms_plan_t *out)
 {
     np_t *p = self;
-    int wait[NCLASS] = {0}, k, n, g, i, cl, n0 = out->n;
+    int rem[NCLASS] = {0}, k, n, g, i, cl, pass, n0 = out->n;
     int (*run)[NCLASS] = calloc((size_t)p->nnodes, sizeof(*run));
+    int (*idle)[NCLASS] = calloc((size_t)p->nnodes, sizeof(*idle));
     int *total = calloc((size_t)p->nnodes, sizeof(*total));
     bool *assigned = calloc((size_t)p->nnodes, sizeof(*assigned));
     ms_status_t st = MS_OK;
 
-    if (run == NULL || total == NULL || assigned == NULL) {
+    if (run == NULL || idle == NULL || total == NULL || assigned == NULL) {
         st = MS_ENOMEM;
         goto out;
     }
     for (k = 0; n_by_prof != NULL && k < ms_geom_nprofiles(p->geom); k++)
         if (p->cls[k] >= 0)
-            wait[p->cls[k]] += n_by_prof[k];
+            rem[p->cls[k]] += n_by_prof[k];
     for (g = 0; g < c->ngpus; g++)
         for (i = 0; i < c->gpus[g].ninst; i++) {
             const ms_inst_t *in = &c->gpus[g].inst[i];
-            if (in->job < 0)
+            if (p->cls[in->prof] < 0)
                 continue;
+            if (in->job < 0) {
+                idle[g / p->per][p->cls[in->prof]]++;
+                continue;
+            }
             total[g / p->per]++;
             /* the class of the job is not known here; that of its GI is */
-            if (p->cls[in->prof] >= 0)
-                run[g / p->per][p->cls[in->prof]]++;
+            run[g / p->per][p->cls[in->prof]]++;
         }
-    /* 1. classes nobody can host */
+    /* 1. classes nobody can host: one node (drained ones first, their
+     * hysteresis waived) takes the layout of that class */
     for (cl = TRN; cl >= BAL; cl--) {
         int best = -1;
         bool served = false;
-        if (wait[cl] == 0)
+        if (rem[cl] <= 0)
             continue;
         for (n = 0; n < p->nnodes; n++)
-            served |= p->nodes[n].cur >= cl;
+            served |= hosts(p->nodes[n].cordoned ? p->nodes[n].target : p->nodes[n].cur, cl) ||
+                      (assigned[n] && hosts(p->nodes[n].target, cl));
         if (served)
             continue;
         for (n = 0; n < p->nnodes; n++) {
-            /* hysteresis is waived for a drained node: nobody can host the
-             * class, and waiting for the clock would only starve it */
             if (assigned[n] || (now - p->nodes[n].since < p->hysteresis && total[n] > 0))
                 continue;
             if (best < 0 || better(p, n, best, cl, total, now))
@@ -291,26 +350,48 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
         if (best >= 0) {
             assigned[best] = true;
             p->nodes[best].target = cl;
-            for (i = 0; i < NCLASS; i++)
-                wait[i] -= p->cap[cl][i] * p->per;
+            absorb_layout(p, c, best, cl, rem);
         }
     }
-    /* 2. the seed's rule on what is left */
+    /* 2. busy nodes that stay open serve from their idle GIs first */
+    for (n = 0; n < p->nnodes; n++)
+        if (!assigned[n] && total[n] > 0 && !p->nodes[n].cordoned)
+            absorb(rem, idle[n]);
+    /* 3. drained nodes: the seed's rule on the demand left; a node whose
+     * layout hosts nothing that waits ignores its hysteresis */
     for (n = 0; n < p->nnodes; n++) {
-        int t;
-        if (assigned[n])
+        node_t *nd = &p->nodes[n];
+        if (assigned[n] || total[n] > 0)
             continue;
-        if (now - p->nodes[n].since < p->hysteresis) {
-            p->nodes[n].target = p->nodes[n].cur;
-            continue;
-        }
-        t = seed_rule((wait[INF] > 0 ? wait[INF] : 0) + run[n][INF],
-                      (wait[TRN] > 0 ? wait[TRN] : 0) + run[n][TRN]);
-        p->nodes[n].target = t;
-        for (i = 0; i < NCLASS; i++)
-            wait[i] -= p->cap[t][i] * p->per;
+        assigned[n] = true;
+        nd->target = nd->cur;
+        if (any_demand(rem) &&
+            (now - nd->since >= p->hysteresis || !hosts_any(nd->cur, rem)))
+            nd->target = seed_rule(rem[INF], rem[TRN]);
+        absorb_layout(p, c, n, nd->target, rem);
     }
-    /* 3. switch drained nodes, cordon the others */
+    /* 4. busy nodes past their hysteresis (those already cordoned first):
+     * the seed's rule on the demand left plus the node's running jobs; a
+     * node is cordoned only for a layout that hosts some of that demand */
+    for (pass = 0; pass < 2; pass++)
+        for (n = 0; n < p->nnodes; n++) {
+            node_t *nd = &p->nodes[n];
+            int t = nd->cur;
+            if (assigned[n] || nd->cordoned != (pass == 0))
+                continue;
+            assigned[n] = true;
+            if (any_demand(rem) && now - nd->since >= p->hysteresis) {
+                t = seed_rule(rem[INF] + run[n][INF], rem[TRN] + run[n][TRN]);
+                if (!hosts_any(t, rem))
+                    t = nd->cur;
+            }
+            nd->target = t;
+            if (t != nd->cur)
+                absorb_layout(p, c, n, t, rem);
+            else if (nd->cordoned)
+                absorb(rem, idle[n]);
+        }
+    /* 5. switch drained nodes, cordon the others */
     for (n = 0; n < p->nnodes && st == MS_OK; n++) {
         node_t *nd = &p->nodes[n];
         if (nd->target == nd->cur) {
@@ -328,6 +409,7 @@ out:
     if (st != MS_OK)
         out->n = n0;
     free(run);
+    free(idle);
     free(total);
     free(assigned);
     return st;
