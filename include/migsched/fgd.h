@@ -177,6 +177,18 @@ int ms_fgd_score_fgd(const ms_fgd_res_t *r, const ms_fgd_pod_t *p, const ms_fgd_
 
 /* ---- the experiment (fgd.md §4) ----------------------------------------- */
 
+/* Pod i's GPU request (num_gpu, gpu_milli) in a caller's pod array. */
+typedef void (*ms_fgd_req_fn)(const void *pods, size_t i, int *num_gpu, int *gpu_milli);
+/* The fill's pod sequence after the sort by name (§4 items 3-4), shared
+ * with the MIG fill (alibaba_fill.c): Fisher-Yates shuffle of list[0..*n)
+ * with rng; then, if tune and npods > 0, tuneUpPods (random pods appended
+ * while total + the candidate's gpu_milli stays <= target) or tuneDownPods
+ * (random entries removed while total > target). total is the milli-GPU of
+ * list[0..*n); *list holds *cap entries and may be reallocated. */
+ms_status_t ms_fgd_shuffle_tune(ms_rng_t *rng, size_t **list, size_t *n, size_t *cap,
+                                const void *pods, size_t npods, ms_fgd_req_fn req,
+                                int64_t total, double target, bool tune);
+
 typedef struct ms_fgd_curve {
     /* per arrived-% bin (0..130); have[x] false when no point even at ±1 */
     bool have[MS_FGD_NBINS];

@@ -87,6 +87,60 @@ static ms_status_t assign_tuples(run_t *r)
     return MS_OK;
 }
 
+static void fgd_req(const void *pods, size_t i, int *num_gpu, int *gpu_milli)
+{
+    const ms_fgd_pod_t *p = (const ms_fgd_pod_t *)pods + i;
+
+    *num_gpu = p->num_gpu;
+    *gpu_milli = p->gpu_milli;
+}
+
+ms_status_t ms_fgd_shuffle_tune(ms_rng_t *rng, size_t **list, size_t *n, size_t *cap,
+                                const void *pods, size_t npods, ms_fgd_req_fn req,
+                                int64_t total, double target, bool tune)
+{
+    int ng, milli;
+
+    for (size_t i = *n; i > 1; i--) {          /* Fisher-Yates */
+        size_t j = (size_t)ms_rng_below(rng, i), t = (*list)[i - 1];
+        (*list)[i - 1] = (*list)[j];
+        (*list)[j] = t;
+    }
+    if (!tune || npods == 0)
+        return MS_OK;
+    if ((double)total < target) {
+        /* tuneUpPods: the test adds the candidate's per-GPU milli, the
+         * update its total milli (the quirk of §4 item 4). */
+        for (;;) {
+            size_t idx = (size_t)ms_rng_below(rng, npods);
+
+            req(pods, idx, &ng, &milli);
+            if ((double)(total + milli) > target)
+                break;
+            if (*n == *cap) {
+                size_t *nl = realloc(*list, *cap * 2 * sizeof(*nl));
+                if (nl == NULL)
+                    return MS_ENOMEM;
+                *list = nl;
+                *cap *= 2;
+            }
+            (*list)[(*n)++] = idx;
+            total += (int64_t)ng * milli;
+        }
+    } else {
+        /* tuneDownPods: remove random pods until at or below the target */
+        while ((double)total > target && *n > 0) {
+            size_t idx = (size_t)ms_rng_below(rng, *n);
+
+            req(pods, (*list)[idx], &ng, &milli);
+            total -= (int64_t)ng * milli;
+            memmove(&(*list)[idx], &(*list)[idx + 1], (*n - idx - 1) * sizeof(**list));
+            (*n)--;
+        }
+    }
+    return MS_OK;
+}
+
 /* Sort by name, shuffle, then tune (§4 items 3-4). */
 static ms_status_t build_list(run_t *r, double tune)
 {
@@ -110,43 +164,8 @@ static ms_status_t build_list(run_t *r, double tune)
     }
     free(ptr);
     r->nlist = pods->n;
-    for (size_t i = r->nlist; i > 1; i--) {          /* Fisher-Yates */
-        size_t j = (size_t)ms_rng_below(&r->rng, i), t = r->list[i - 1];
-        r->list[i - 1] = r->list[j];
-        r->list[j] = t;
-    }
-    if (!(tune > 0))
-        return MS_OK;
-    if ((double)total < target) {
-        /* tuneUpPods: the test adds the candidate's per-GPU milli, the
-         * update its total milli (the quirk of §4 item 4). */
-        for (;;) {
-            size_t idx = (size_t)ms_rng_below(&r->rng, pods->n);
-            const ms_fgd_pod_t *p = &pods->v[idx];
-
-            if ((double)(total + p->gpu_milli) > target)
-                break;
-            if (r->nlist == cap) {
-                size_t *nl = realloc(r->list, cap * 2 * sizeof(*nl));
-                if (nl == NULL)
-                    return MS_ENOMEM;
-                r->list = nl;
-                cap *= 2;
-            }
-            r->list[r->nlist++] = idx;
-            total += pod_gpu(p);
-        }
-    } else {
-        /* tuneDownPods: remove random pods until at or below the target */
-        while ((double)total > target && r->nlist > 0) {
-            size_t idx = (size_t)ms_rng_below(&r->rng, r->nlist);
-
-            total -= pod_gpu(&pods->v[r->list[idx]]);
-            memmove(&r->list[idx], &r->list[idx + 1], (r->nlist - idx - 1) * sizeof(*r->list));
-            r->nlist--;
-        }
-    }
-    return MS_OK;
+    return ms_fgd_shuffle_tune(&r->rng, &r->list, &r->nlist, &cap, pods->v, pods->n, fgd_req,
+                               total, target, tune > 0);
 }
 
 static ms_status_t setup(run_t *r, const ms_fgd_opts_t *o)

@@ -85,6 +85,14 @@ static int64_t pod_req(const ms_ali_pod_t *p)
     return (int64_t)p->num_gpu * p->gpu_milli;
 }
 
+static void ali_req(const void *pods, size_t i, int *num_gpu, int *gpu_milli)
+{
+    const ms_ali_pod_t *p = (const ms_ali_pod_t *)pods + i;
+
+    *num_gpu = p->num_gpu;
+    *gpu_milli = p->gpu_milli;
+}
+
 /* Sort by name, shuffle, tune: the pod sequence of src/fgd/experiment.c. */
 static ms_status_t build_list(fill_t *f)
 {
@@ -108,40 +116,8 @@ static ms_status_t build_list(fill_t *f)
         total += pod_req(&pods->v[f->list[i]]);
     f->nlist = pods->n;
     ms_rng_seed(&rng, f->cfg->seed);
-    for (size_t i = f->nlist; i > 1; i--) {
-        size_t j = (size_t)ms_rng_below(&rng, i), t = f->list[i - 1];
-        f->list[i - 1] = f->list[j];
-        f->list[j] = t;
-    }
-    if (!(f->cfg->tune > 0) || pods->n == 0)
-        return MS_OK;
-    if ((double)total < target) {
-        for (;;) {
-            size_t idx = (size_t)ms_rng_below(&rng, pods->n);
-            const ms_ali_pod_t *p = &pods->v[idx];
-
-            if ((double)(total + p->gpu_milli) > target)
-                break;
-            if (f->nlist == cap) {
-                size_t *nl = realloc(f->list, cap * 2 * sizeof(*nl));
-                if (nl == NULL)
-                    return MS_ENOMEM;
-                f->list = nl;
-                cap *= 2;
-            }
-            f->list[f->nlist++] = idx;
-            total += pod_req(p);
-        }
-    } else {
-        while ((double)total > target && f->nlist > 0) {
-            size_t idx = (size_t)ms_rng_below(&rng, f->nlist);
-
-            total -= pod_req(&pods->v[f->list[idx]]);
-            memmove(&f->list[idx], &f->list[idx + 1], (f->nlist - idx - 1) * sizeof(*f->list));
-            f->nlist--;
-        }
-    }
-    return MS_OK;
+    return ms_fgd_shuffle_tune(&rng, &f->list, &f->nlist, &cap, pods->v, pods->n, ali_req, total,
+                               target, f->cfg->tune > 0);
 }
 
 static void gpu_refresh(fill_t *f, int gi)
