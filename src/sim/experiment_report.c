@@ -7,6 +7,8 @@
 #include "migsched/report.h"
 #include "sim/experiment_int.h"
 
+#define F(field) MS__XP_F(field)
+
 void ms__xp_write_table(FILE *f, const ms__xp_results_t *r, bool md)
 {
     int v, l;
@@ -24,20 +26,20 @@ void ms__xp_write_table(FILE *f, const ms__xp_results_t *r, bool md)
             const ms_metrics_t *m = MS__XP_MAIN(r, v, l, 0);
             const ms_metrics_t *b = MS__XP_MAIN(r, MS__XP_V_STATIC, l, 0);
             int n = r->nseeds;
-            double imp = ms__xp_gain(b, m, n, MS__XP_F(makespan_s)), gap = ms__xp_gap(m, n);
+            double imp = ms__xp_gain(b, m, n, F(makespan_s)), gap = ms__xp_gap(m, n);
             if (md)
                 fprintf(f, "| %s | %s (%.1f) | %.0f ± %.0f | %.0f | %.0f | %.0f | %+.1f%% | %.1f%% | %.3f | %.1f |\n",
-                        ms__xp_variants[v].label, ms__xp_load_names[l], ms__xp_loads[l], ms__xp_mean(m, n, MS__XP_F(makespan_s)),
-                        ms__xp_sd(m, n, MS__XP_F(makespan_s)), ms__xp_mean(m, n, MS__XP_F(mean_wait_s)),
-                        ms__xp_mean(m, n, MS__XP_F(p99_wait_s)), ms__xp_mean(m, n, MS__XP_F(mean_exec_s)), imp, gap,
-                        ms__xp_mean(m, n, MS__XP_F(mean_fragcost)),
-                        (double)ms__xp_sum_long(m, n, MS__XP_F(migrations)) / n);
+                        ms__xp_variants[v].label, ms__xp_load_names[l], ms__xp_loads[l], ms__xp_mean(m, n, F(makespan_s)),
+                        ms__xp_sd(m, n, F(makespan_s)), ms__xp_mean(m, n, F(mean_wait_s)),
+                        ms__xp_mean(m, n, F(p99_wait_s)), ms__xp_mean(m, n, F(mean_exec_s)), imp, gap,
+                        ms__xp_mean(m, n, F(mean_fragcost)),
+                        (double)ms__xp_sum_long(m, n, F(migrations)) / n);
             else
                 fprintf(f, "%-13s %-6s %11.0f %9.0f %11.0f %9.0f %+10.1f%% %9.1f%% %10.3f %6.1f\n",
-                        ms__xp_variants[v].label, ms__xp_load_names[l], ms__xp_mean(m, n, MS__XP_F(makespan_s)),
-                        ms__xp_mean(m, n, MS__XP_F(mean_wait_s)), ms__xp_mean(m, n, MS__XP_F(p99_wait_s)),
-                        ms__xp_mean(m, n, MS__XP_F(mean_exec_s)), imp, gap, ms__xp_mean(m, n, MS__XP_F(mean_fragcost)),
-                        (double)ms__xp_sum_long(m, n, MS__XP_F(migrations)) / n);
+                        ms__xp_variants[v].label, ms__xp_load_names[l], ms__xp_mean(m, n, F(makespan_s)),
+                        ms__xp_mean(m, n, F(mean_wait_s)), ms__xp_mean(m, n, F(p99_wait_s)),
+                        ms__xp_mean(m, n, F(mean_exec_s)), imp, gap, ms__xp_mean(m, n, F(mean_fragcost)),
+                        (double)ms__xp_sum_long(m, n, F(migrations)) / n);
         }
 }
 
@@ -73,17 +75,17 @@ ms_status_t ms__xp_write_csvs(const ms__xp_opts_t *o, const ms__xp_results_t *r)
             const ms_metrics_t *m = MS__XP_MAIN(r, v, l, 0), *b = MS__XP_MAIN(r, MS__XP_V_STATIC, l, 0);
             fprintf(f, "%s,%s,%.2f,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.5f,%.3f,%.3f,%.3f,"
                        "%.3f,%.5f,%.5f,%.2f,%.2f,%.2f\n",
-                    ms__xp_variants[v].label, ms__xp_load_names[l], ms__xp_loads[l], n, ms__xp_mean(m, n, MS__XP_F(makespan_s)),
-                    ms__xp_sd(m, n, MS__XP_F(makespan_s)), ms__xp_mean(m, n, MS__XP_F(mean_wait_s)),
-                    ms__xp_sd(m, n, MS__XP_F(mean_wait_s)), ms__xp_mean(m, n, MS__XP_F(p99_wait_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_exec_s)), ms__xp_mean(m, n, MS__XP_F(mean_jct_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_slowdown)), ms__xp_gain(b, m, n, MS__XP_F(makespan_s)),
-                    ms__xp_gain(b, m, n, MS__XP_F(mean_wait_s)), ms__xp_gap(m, n),
-                    ms__xp_mean(m, n, MS__XP_F(lower_bound_s)), ms__xp_mean(m, n, MS__XP_F(mean_fragcost)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_utilization)),
-                    (double)ms__xp_sum_long(m, n, MS__XP_F(migrations)) / n,
-                    (double)ms__xp_sum_long(m, n, MS__XP_F(reconfigurations)) / n,
-                    (double)ms__xp_sum_long(m, n, MS__XP_F(jobs_rejected)) / n);
+                    ms__xp_variants[v].label, ms__xp_load_names[l], ms__xp_loads[l], n, ms__xp_mean(m, n, F(makespan_s)),
+                    ms__xp_sd(m, n, F(makespan_s)), ms__xp_mean(m, n, F(mean_wait_s)),
+                    ms__xp_sd(m, n, F(mean_wait_s)), ms__xp_mean(m, n, F(p99_wait_s)),
+                    ms__xp_mean(m, n, F(mean_exec_s)), ms__xp_mean(m, n, F(mean_jct_s)),
+                    ms__xp_mean(m, n, F(mean_slowdown)), ms__xp_gain(b, m, n, F(makespan_s)),
+                    ms__xp_gain(b, m, n, F(mean_wait_s)), ms__xp_gap(m, n),
+                    ms__xp_mean(m, n, F(lower_bound_s)), ms__xp_mean(m, n, F(mean_fragcost)),
+                    ms__xp_mean(m, n, F(mean_utilization)),
+                    (double)ms__xp_sum_long(m, n, F(migrations)) / n,
+                    (double)ms__xp_sum_long(m, n, F(reconfigurations)) / n,
+                    (double)ms__xp_sum_long(m, n, F(jobs_rejected)) / n);
         }
     if ((st = ms__xp_close_checked(f, MS_OK)) != MS_OK)
         return st;
@@ -117,11 +119,11 @@ ms_status_t ms__xp_write_csvs(const ms__xp_opts_t *o, const ms__xp_results_t *r)
         for (k = 0; k < 2; k++) {
             const ms_metrics_t *m = &r->tsweep[((size_t)i * 2 + (size_t)k) * (size_t)n];
             fprintf(f, "%.2f,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.5f,%.5f,%.2f\n", r->tval[i],
-                    ms__xp_load_names[MS__XP_L_MED + k], ms__xp_mean(m, n, MS__XP_F(makespan_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_wait_s)), ms__xp_mean(m, n, MS__XP_F(p99_wait_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_exec_s)), ms__xp_mean(m, n, MS__XP_F(mean_jct_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_slowdown)), ms__xp_mean(m, n, MS__XP_F(mean_fragcost)),
-                    (double)ms__xp_sum_long(m, n, MS__XP_F(migrations)) / n);
+                    ms__xp_load_names[MS__XP_L_MED + k], ms__xp_mean(m, n, F(makespan_s)),
+                    ms__xp_mean(m, n, F(mean_wait_s)), ms__xp_mean(m, n, F(p99_wait_s)),
+                    ms__xp_mean(m, n, F(mean_exec_s)), ms__xp_mean(m, n, F(mean_jct_s)),
+                    ms__xp_mean(m, n, F(mean_slowdown)), ms__xp_mean(m, n, F(mean_fragcost)),
+                    (double)ms__xp_sum_long(m, n, F(migrations)) / n);
         }
     if ((st = ms__xp_close_checked(f, MS_OK)) != MS_OK)
         return st;
@@ -133,9 +135,9 @@ ms_status_t ms__xp_write_csvs(const ms__xp_opts_t *o, const ms__xp_results_t *r)
         for (k = 0; k < MS__XP_NBETAVAR; k++) {
             const ms_metrics_t *m = &r->bsweep[((size_t)i * MS__XP_NBETAVAR + (size_t)k) * (size_t)n];
             fprintf(f, "%.3f,%s,%.3f,%.3f,%.3f,%.3f,%.5f\n", ms__xp_betas[i],
-                    ms__xp_variants[ms__xp_beta_vars[k]].label, ms__xp_mean(m, n, MS__XP_F(makespan_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_wait_s)), ms__xp_mean(m, n, MS__XP_F(mean_exec_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_jct_s)), ms__xp_mean(m, n, MS__XP_F(mean_slowdown)));
+                    ms__xp_variants[ms__xp_beta_vars[k]].label, ms__xp_mean(m, n, F(makespan_s)),
+                    ms__xp_mean(m, n, F(mean_wait_s)), ms__xp_mean(m, n, F(mean_exec_s)),
+                    ms__xp_mean(m, n, F(mean_jct_s)), ms__xp_mean(m, n, F(mean_slowdown)));
         }
     if ((st = ms__xp_close_checked(f, MS_OK)) != MS_OK)
         return st;
@@ -148,16 +150,16 @@ ms_status_t ms__xp_write_csvs(const ms__xp_opts_t *o, const ms__xp_results_t *r)
         for (k = 0; k < 2; k++) {
             const ms_metrics_t *m = &r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)n];
             fprintf(f, "%.1f,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f\n", ms__xp_migs[i], ms__xp_load_names[MS__XP_L_MED + k],
-                    ms__xp_mean(m, n, MS__XP_F(makespan_s)), ms__xp_mean(m, n, MS__XP_F(mean_wait_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_exec_s)), ms__xp_mean(m, n, MS__XP_F(mean_jct_s)),
-                    (double)ms__xp_sum_long(m, n, MS__XP_F(migrations)) / n,
-                    ms__xp_nomig(r, k, MS__XP_F(mean_jct_s)));
+                    ms__xp_mean(m, n, F(makespan_s)), ms__xp_mean(m, n, F(mean_wait_s)),
+                    ms__xp_mean(m, n, F(mean_exec_s)), ms__xp_mean(m, n, F(mean_jct_s)),
+                    (double)ms__xp_sum_long(m, n, F(migrations)) / n,
+                    ms__xp_nomig(r, k, F(mean_jct_s)));
         }
     return ms__xp_close_checked(f, MS_OK);
 }
 
-ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *r, const ms__xp_reco_t *rc,
-                                double wall)
+ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *r,
+                                const ms__xp_reco_t *rc, double wall)
 {
     FILE *f;
     ms_status_t st;
@@ -195,15 +197,15 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
                "| claim (seed 000) | load | measured |\n|---|---|---:|\n");
     for (l = 0; l < MS__XP_NLOAD; l++)
         fprintf(f, "| all three techniques: makespan 13-35%% better than static | %s | %+.1f%% |\n",
-                ms__xp_load_names[l], ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_STATIC, l, 0), MS__XP_MAIN(r, MS__XP_V_FA, l, 0), n, MS__XP_F(makespan_s)));
+                ms__xp_load_names[l], ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_STATIC, l, 0), MS__XP_MAIN(r, MS__XP_V_FA, l, 0), n, F(makespan_s)));
     for (l = 0; l < MS__XP_NLOAD; l++)
         fprintf(f, "| dynamic partitioning: mean wait >= 30%% lower than static (static -> fa-lb-dp / fa-lb -> fa-lb-dp) | %s | %+.1f%% / %+.1f%% |\n",
                 ms__xp_load_names[l],
-                ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_STATIC, l, 0), MS__XP_MAIN(r, MS__XP_V_LBDP, l, 0), n, MS__XP_F(mean_wait_s)),
-                ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_LB, l, 0), MS__XP_MAIN(r, MS__XP_V_LBDP, l, 0), n, MS__XP_F(mean_wait_s)));
+                ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_STATIC, l, 0), MS__XP_MAIN(r, MS__XP_V_LBDP, l, 0), n, F(mean_wait_s)),
+                ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_LB, l, 0), MS__XP_MAIN(r, MS__XP_V_LBDP, l, 0), n, F(mean_wait_s)));
     for (l = 0; l < MS__XP_NLOAD; l++)
         fprintf(f, "| migration: execution time 6-10%% lower (fa-lb-dp -> fa) | %s | %+.1f%% |\n",
-                ms__xp_load_names[l], ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_LBDP, l, 0), MS__XP_MAIN(r, MS__XP_V_FA, l, 0), n, MS__XP_F(mean_exec_s)));
+                ms__xp_load_names[l], ms__xp_gain(MS__XP_MAIN(r, MS__XP_V_LBDP, l, 0), MS__XP_MAIN(r, MS__XP_V_FA, l, 0), n, F(mean_exec_s)));
     fprintf(f, "\nPositive = lower (better) than the reference.\n\n");
 
     fprintf(f, "![makespan](makespan.svg)\n\n![mean wait](wait.svg)\n\n![mean execution time](exec.svg)\n\n"
@@ -220,9 +222,9 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
     for (i = 0; i < r->nt; i++)
         for (k = 0; k < 2; k++)
             fprintf(f, "| %.1f | %s | %.0f | %.0f | %.0f | %.0f | %.4f | %.4f | %.4f |\n", r->tval[i],
-                    ms__xp_load_names[MS__XP_L_MED + k], ms__xp_tsw(r, i, k, MS__XP_F(makespan_s)), ms__xp_tsw(r, i, k, MS__XP_F(mean_wait_s)),
-                    ms__xp_tsw(r, i, k, MS__XP_F(mean_exec_s)), ms__xp_tsw(r, i, k, MS__XP_F(mean_jct_s)),
-                    ms__xp_tsw(r, i, k, MS__XP_F(mean_slowdown)), ms__xp_tsw(r, i, k, MS__XP_F(mean_fragcost)),
+                    ms__xp_load_names[MS__XP_L_MED + k], ms__xp_tsw(r, i, k, F(makespan_s)), ms__xp_tsw(r, i, k, F(mean_wait_s)),
+                    ms__xp_tsw(r, i, k, F(mean_exec_s)), ms__xp_tsw(r, i, k, F(mean_jct_s)),
+                    ms__xp_tsw(r, i, k, F(mean_slowdown)), ms__xp_tsw(r, i, k, F(mean_fragcost)),
                     rc->t_score[i]);
     fprintf(f, "\nScore per t (mean relative regret in makespan and mean JCT over medium and high "
                "load; 0 = best in both):");
@@ -238,9 +240,9 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
         for (k = 0; k < MS__XP_NBETAVAR; k++) {
             const ms_metrics_t *m = &r->bsweep[((size_t)i * MS__XP_NBETAVAR + (size_t)k) * (size_t)n];
             fprintf(f, "| %.2f | %s | %.0f | %.0f | %.0f | %.0f | %.4f |\n", ms__xp_betas[i],
-                    ms__xp_variants[ms__xp_beta_vars[k]].label, ms__xp_mean(m, n, MS__XP_F(makespan_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_wait_s)), ms__xp_mean(m, n, MS__XP_F(mean_exec_s)),
-                    ms__xp_mean(m, n, MS__XP_F(mean_jct_s)), ms__xp_mean(m, n, MS__XP_F(mean_slowdown)));
+                    ms__xp_variants[ms__xp_beta_vars[k]].label, ms__xp_mean(m, n, F(makespan_s)),
+                    ms__xp_mean(m, n, F(mean_wait_s)), ms__xp_mean(m, n, F(mean_exec_s)),
+                    ms__xp_mean(m, n, F(mean_jct_s)), ms__xp_mean(m, n, F(mean_slowdown)));
         }
     fprintf(f, "\n![beta sweep](sweep_beta.svg)\n\n");
 
@@ -250,11 +252,11 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
     for (i = 0; i < r->nmig; i++)
         for (k = 0; k < 2; k++)
             fprintf(f, "| %.0f | %s | %.0f | %.0f | %.0f | %.1f |\n", ms__xp_migs[i], ms__xp_load_names[MS__XP_L_MED + k],
-                    ms__xp_msw(r, i, k, MS__XP_F(mean_jct_s)),
-                    ms__xp_nomig(r, k, MS__XP_F(mean_jct_s)),
-                    ms__xp_msw(r, i, k, MS__XP_F(mean_exec_s)),
+                    ms__xp_msw(r, i, k, F(mean_jct_s)),
+                    ms__xp_nomig(r, k, F(mean_jct_s)),
+                    ms__xp_msw(r, i, k, F(mean_exec_s)),
                     (double)ms__xp_sum_long(&r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)n], n,
-                                     MS__XP_F(migrations)) / n);
+                                     F(migrations)) / n);
     fprintf(f, "\n![migration sweep](sweep_migration.svg)\n\n");
 
     fprintf(f, "## Recommended deployment parameters (derived from the sweeps above)\n\n"

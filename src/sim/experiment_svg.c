@@ -8,9 +8,11 @@
 #include "migsched/svg.h"
 #include "sim/experiment_int.h"
 
+#define F(field) MS__XP_F(field)
+
 /* Grouped bars of one metric: groups = loads, series = variants. */
-static ms_status_t svg_metric_bars(const ms__xp_opts_t *o, const ms__xp_results_t *r, const char *file,
-                                   const char *title, const char *ylabel, size_t off)
+static ms_status_t svg_metric_bars(const ms__xp_opts_t *o, const ms__xp_results_t *r,
+                                   const char *file, const char *title, const char *ylabel, size_t off)
 {
     double val[MS__XP_NLOAD * MS__XP_NVAR], err[MS__XP_NLOAD * MS__XP_NVAR];
     const char *series[MS__XP_NVAR], *groups[MS__XP_NLOAD];
@@ -45,8 +47,8 @@ static ms_status_t svg_metric_bars(const ms__xp_opts_t *o, const ms__xp_results_
     return ms__xp_close_checked(f, ms_svg_bars(f, &ch, &b));
 }
 
-static ms_status_t svg_lines_file(const ms__xp_opts_t *o, const char *file, const ms_svg_chart_t *ch,
-                                  const ms_svg_series_t *s, int n)
+static ms_status_t svg_lines_file(const ms__xp_opts_t *o, const char *file,
+                                  const ms_svg_chart_t *ch, const ms_svg_series_t *s, int n)
 {
     FILE *f;
     ms_status_t st;
@@ -61,16 +63,17 @@ ms_status_t ms__xp_write_svgs(const ms__xp_opts_t *o, const ms_geom_t *g, const 
     ms_status_t st;
     ms_svg_chart_t ch;
     ms_svg_series_t ser[MS__XP_NBETAVAR > 2 ? MS__XP_NBETAVAR : 2];
-    double xs[MS__XP_NT_MAX > MS__XP_NMIG ? MS__XP_NT_MAX : MS__XP_NMIG], ys[MS__XP_NBETAVAR][MS__XP_NT_MAX > MS__XP_NBETA ? MS__XP_NT_MAX : MS__XP_NBETA];
+    double xs[MS__XP_NT_MAX > MS__XP_NMIG ? MS__XP_NT_MAX : MS__XP_NMIG];
+    double ys[MS__XP_NBETAVAR][MS__XP_NT_MAX > MS__XP_NBETA ? MS__XP_NT_MAX : MS__XP_NBETA];
     int i, k, l;
     FILE *f;
 
     if ((st = svg_metric_bars(o, r, "makespan.svg", "Makespan by policy and load", "makespan (s)",
-                              MS__XP_F(makespan_s))) != MS_OK ||
+                              F(makespan_s))) != MS_OK ||
         (st = svg_metric_bars(o, r, "wait.svg", "Mean waiting time by policy and load",
-                              "mean wait (s)", MS__XP_F(mean_wait_s))) != MS_OK ||
+                              "mean wait (s)", F(mean_wait_s))) != MS_OK ||
         (st = svg_metric_bars(o, r, "exec.svg", "Mean execution time by policy and load",
-                              "mean execution time (s)", MS__XP_F(mean_exec_s))) != MS_OK)
+                              "mean execution time (s)", F(mean_exec_s))) != MS_OK)
         return st;
 
     /* FragCost over time, medium load, first seed */
@@ -126,10 +129,10 @@ ms_status_t ms__xp_write_svgs(const ms__xp_opts_t *o, const ms_geom_t *g, const 
     /* t sweep: four charts, medium and high load */
     {
         static const struct { const char *file, *title, *ylabel; size_t off; } TS[] = {
-            { "sweep_t_makespan.svg", "fa: makespan vs threshold t", "makespan (s)", MS__XP_F(makespan_s) },
-            { "sweep_t_wait.svg", "fa: mean wait vs threshold t", "mean wait (s)", MS__XP_F(mean_wait_s) },
-            { "sweep_t_fragcost.svg", "fa: mean FragCost vs threshold t", "mean FragCost", MS__XP_F(mean_fragcost) },
-            { "sweep_t_slowdown.svg", "fa: mean slowdown vs threshold t", "mean slowdown (exec / duration)", MS__XP_F(mean_slowdown) },
+            { "sweep_t_makespan.svg", "fa: makespan vs threshold t", "makespan (s)", F(makespan_s) },
+            { "sweep_t_wait.svg", "fa: mean wait vs threshold t", "mean wait (s)", F(mean_wait_s) },
+            { "sweep_t_fragcost.svg", "fa: mean FragCost vs threshold t", "mean FragCost", F(mean_fragcost) },
+            { "sweep_t_slowdown.svg", "fa: mean slowdown vs threshold t", "mean slowdown (exec / duration)", F(mean_slowdown) },
         };
         int c;
         for (i = 0; i < r->nt; i++)
@@ -158,7 +161,7 @@ ms_status_t ms__xp_write_svgs(const ms__xp_opts_t *o, const ms_geom_t *g, const 
     for (k = 0; k < MS__XP_NBETAVAR; k++) {
         for (i = 0; i < r->nbeta; i++)
             ys[k][i] = ms__xp_mean(&r->bsweep[((size_t)i * MS__XP_NBETAVAR + (size_t)k) * (size_t)r->nsw],
-                               r->nsw, MS__XP_F(mean_jct_s));
+                               r->nsw, F(mean_jct_s));
         ser[k].name = ms__xp_variants[ms__xp_beta_vars[k]].label;
         ser[k].x = xs;
         ser[k].y = ys[k];
@@ -181,8 +184,8 @@ ms_status_t ms__xp_write_svgs(const ms__xp_opts_t *o, const ms_geom_t *g, const 
             xs[i] = ms__xp_migs[i];
         for (k = 0; k < 2; k++)
             for (i = 0; i < r->nmig; i++) {
-                ys[k][i] = ms__xp_msw(r, i, k, MS__XP_F(mean_jct_s));
-                base[k][i] = ms__xp_nomig(r, k, MS__XP_F(mean_jct_s));
+                ys[k][i] = ms__xp_msw(r, i, k, F(mean_jct_s));
+                base[k][i] = ms__xp_nomig(r, k, F(mean_jct_s));
             }
         for (k = 0; k < 4; k++) {
             ms4[k].name = NM[k];

@@ -9,10 +9,16 @@
 
 #include "sim/experiment_int.h"
 
+#define F(field) MS__XP_F(field)
+
 ms_status_t ms__xp_run_sweeps(ms_experiment_t *x, ms_diag_t *d)
 {
     const ms__xp_opts_t *o = &x->o;
+    const ms__xp_variant_t *fa = &ms__xp_variants[MS__XP_V_FA];
+    const ms__xp_variant_t *lbdp = &ms__xp_variants[MS__XP_V_LBDP];
+    const char *const *names = ms__xp_load_names;
     ms__xp_results_t *r = &x->r;
+    size_t nsw = (size_t)r->nsw;
     int s, i, k;
     ms_status_t st = MS_OK;
     char what[160];
@@ -21,10 +27,12 @@ ms_status_t ms__xp_run_sweeps(ms_experiment_t *x, ms_diag_t *d)
     for (i = 0; i < r->nt && st == MS_OK; i++)
         for (k = 0; k < 2 && st == MS_OK; k++)
             for (s = 0; s < r->nsw && st == MS_OK; s++) {
+                const ms_trace_t *tr = x->tr[MS__XP_L_MED + k][s];
+
                 snprintf(what, sizeof(what), "t sweep: t=%.2f, %s load, seed %d", r->tval[i],
-                         ms__xp_load_names[MS__XP_L_MED + k], s + 1);
-                st = ms__xp_run_one(o, x->tr[MS__XP_L_MED + k][s], &ms__xp_variants[MS__XP_V_FA], r->tval[i], -1.0, -1.0,
-                             &r->tsweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nsw + (size_t)s], d);
+                         names[MS__XP_L_MED + k], s + 1);
+                st = ms__xp_run_one(o, tr, fa, r->tval[i], -1.0, -1.0,
+                                    &r->tsweep[((size_t)i * 2 + (size_t)k) * nsw + (size_t)s], d);
                 ms__xp_progress(x, what);
             }
 
@@ -32,29 +40,32 @@ ms_status_t ms__xp_run_sweeps(ms_experiment_t *x, ms_diag_t *d)
     for (i = 0; i < r->nbeta && st == MS_OK; i++)
         for (k = 0; k < MS__XP_NBETAVAR && st == MS_OK; k++)
             for (s = 0; s < r->nsw && st == MS_OK; s++) {
-                snprintf(what, sizeof(what), "beta sweep: beta=%.2f, %s, seed %d", ms__xp_betas[i],
-                         ms__xp_variants[ms__xp_beta_vars[k]].label, s + 1);
-                st = ms__xp_run_one(o, x->tr[MS__XP_L_MED][s], &ms__xp_variants[ms__xp_beta_vars[k]], -1.0, ms__xp_betas[i], -1.0,
-                             &r->bsweep[((size_t)i * MS__XP_NBETAVAR + (size_t)k) * (size_t)r->nsw + (size_t)s], d);
+                const ms__xp_variant_t *v = &ms__xp_variants[ms__xp_beta_vars[k]];
+                size_t at = ((size_t)i * MS__XP_NBETAVAR + (size_t)k) * nsw + (size_t)s;
+
+                snprintf(what, sizeof(what), "beta sweep: beta=%.2f, %s, seed %d",
+                         ms__xp_betas[i], v->label, s + 1);
+                st = ms__xp_run_one(o, x->tr[MS__XP_L_MED][s], v, -1.0, ms__xp_betas[i], -1.0,
+                                    &r->bsweep[at], d);
                 ms__xp_progress(x, what);
             }
 
-    /* the migration-cost sweep: fa at medium and high load */
+    /* the migration-cost sweep: fa at medium and high load, against fa-lb-dp */
     for (k = 0; k < 2 && st == MS_OK; k++)
         for (s = 0; s < r->nsw && st == MS_OK; s++) {
             snprintf(what, sizeof(what), "migration sweep: no migration, %s load, seed %d",
-                     ms__xp_load_names[MS__XP_L_MED + k], s + 1);
-            st = ms__xp_run_one(o, x->tr[MS__XP_L_MED + k][s], &ms__xp_variants[MS__XP_V_LBDP], -1.0, -1.0, -1.0,
-                         &r->nomig[(size_t)k * (size_t)r->nsw + (size_t)s], d);
+                     names[MS__XP_L_MED + k], s + 1);
+            st = ms__xp_run_one(o, x->tr[MS__XP_L_MED + k][s], lbdp, -1.0, -1.0, -1.0,
+                                &r->nomig[(size_t)k * nsw + (size_t)s], d);
             ms__xp_progress(x, what);
         }
     for (i = 0; i < r->nmig && st == MS_OK; i++)
         for (k = 0; k < 2 && st == MS_OK; k++)
             for (s = 0; s < r->nsw && st == MS_OK; s++) {
-                snprintf(what, sizeof(what), "migration sweep: %gs, %s load, seed %d", ms__xp_migs[i],
-                         ms__xp_load_names[MS__XP_L_MED + k], s + 1);
-                st = ms__xp_run_one(o, x->tr[MS__XP_L_MED + k][s], &ms__xp_variants[MS__XP_V_FA], -1.0, -1.0, ms__xp_migs[i],
-                             &r->msweep[((size_t)i * 2 + (size_t)k) * (size_t)r->nsw + (size_t)s], d);
+                snprintf(what, sizeof(what), "migration sweep: %gs, %s load, seed %d",
+                         ms__xp_migs[i], names[MS__XP_L_MED + k], s + 1);
+                st = ms__xp_run_one(o, x->tr[MS__XP_L_MED + k][s], fa, -1.0, -1.0, ms__xp_migs[i],
+                                    &r->msweep[((size_t)i * 2 + (size_t)k) * nsw + (size_t)s], d);
                 ms__xp_progress(x, what);
             }
     return st;
@@ -72,12 +83,12 @@ void ms__xp_recommend(const ms__xp_results_t *r, ms__xp_reco_t *rc)
     for (k = 0; k < 2; k++) {
         double mk_min = INFINITY, jct_min = INFINITY;
         for (i = 0; i < r->nt; i++) {
-            mk_min = fmin(mk_min, ms__xp_tsw(r, i, k, MS__XP_F(makespan_s)));
-            jct_min = fmin(jct_min, ms__xp_tsw(r, i, k, MS__XP_F(mean_jct_s)));
+            mk_min = fmin(mk_min, ms__xp_tsw(r, i, k, F(makespan_s)));
+            jct_min = fmin(jct_min, ms__xp_tsw(r, i, k, F(mean_jct_s)));
         }
         for (i = 0; i < r->nt; i++)
-            rc->t_score[i] += 0.25 * (ms__xp_tsw(r, i, k, MS__XP_F(makespan_s)) / mk_min - 1.0) +
-                              0.25 * (ms__xp_tsw(r, i, k, MS__XP_F(mean_jct_s)) / jct_min - 1.0);
+            rc->t_score[i] += 0.25 * (ms__xp_tsw(r, i, k, F(makespan_s)) / mk_min - 1.0) +
+                              0.25 * (ms__xp_tsw(r, i, k, F(mean_jct_s)) / jct_min - 1.0);
     }
     for (i = 1; i < r->nt; i++)
         if (rc->t_score[i] < rc->t_score[best] - 1e-12)
@@ -95,7 +106,7 @@ void ms__xp_recommend(const ms__xp_results_t *r, ms__xp_reco_t *rc)
     for (i = 0; i < r->nmig && rc->mig_all; i++) {
         bool pays = true;
         for (k = 0; k < 2; k++)
-            if (!(ms__xp_msw(r, i, k, MS__XP_F(mean_jct_s)) < ms__xp_nomig(r, k, MS__XP_F(mean_jct_s))))
+            if (!(ms__xp_msw(r, i, k, F(mean_jct_s)) < ms__xp_nomig(r, k, F(mean_jct_s))))
                 pays = false;
         if (pays)
             rc->mig_limit = ms__xp_migs[i];
