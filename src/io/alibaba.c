@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "fgd/csv.h"
+#include "policy/policy_int.h"
 
 /* ---- field parsers of the importer's dialect (lines: fgd/csv.h, lax) --- */
 
@@ -456,19 +457,7 @@ int ms_ali_map_profile(const ms_geom_t *g, ms_ali_mapping_t m, int gpu_milli)
 
 int ms_ali_full_profile(const ms_geom_t *g)
 {
-    int best = -1;
-
-    if (g == NULL)
-        return -1;
-    for (int k = 0; k < ms_geom_nprofiles(g); k++) {
-        const ms_profile_t *p = ms_geom_profile(g, k);
-
-        if (p->cslices != ms_geom_compute(g) || p->msize != ms_geom_width(g))
-            continue;
-        if (best < 0 || ((p->flags & MS_PF_BASE) && !(ms_geom_profile(g, best)->flags & MS_PF_BASE)))
-            best = k;
-    }
-    return best;
+    return g != NULL ? ms__full_profile(g) : -1;   /* the policies' rule */
 }
 
 /* ---- pods -> trace ------------------------------------------------------ */
