@@ -8,6 +8,7 @@
 #ifndef MIGSCHED_REPORT_H
 #define MIGSCHED_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -47,5 +48,112 @@ ms_status_t ms_report_fopen(const char *dir, const char *name, FILE **f);
 /* Mean and sample standard deviation of x[0..n) over finite values
  * (sd 0 with fewer than two; mean NaN with none). */
 void ms_report_mean_sd(const double *x, size_t n, double *mean, double *sd);
+
+/* --- series computed from a schedule (report_series.c) ----------------- */
+
+/* FragCost over time: the segments are replayed onto per-GPU placement
+ * states (ms_state_place at begin, ms_state_remove at end; at equal times
+ * ends first) and the mean over the ngpus GPUs of ms_frag_cost (default
+ * options) is recorded as a step function: v[i] holds from t[i] to t[i+1].
+ * Only the instances that run jobs are seen: idle GPU instances a policy
+ * keeps are not in a schedule, and time-slice segments (start -1) are
+ * skipped. A segment that cannot be placed on its GPU's replayed state
+ * (overlap) is skipped and counted in *skipped (may be NULL).
+ * OUT t, v: malloc'd arrays of *npts (free()). */
+ms_status_t ms_report_frag_series(const ms_geom_t *g, int ngpus, const ms_segment_t *segs,
+                                  size_t n, double **t, double **v, size_t *npts,
+                                  size_t *skipped);
+
+/* Time-weighted mean of a step series (t, v) of npts points over
+ * [t[0], t[npts-1]]; NaN if the span is empty. */
+double ms_report_step_mean(const double *t, const double *v, size_t npts);
+
+/* Read the job arrivals of a trace CSV (job_id,arrival_s,...; columns in
+ * any order, others ignored). job_id must be a non-negative integer (as in
+ * the traces migsched writes). OUT arrival: malloc'd array of *n = largest
+ * id + 1 entries, arrival[id] in seconds, NaN for ids not in the file. */
+ms_status_t ms_report_read_arrivals(FILE *f, const char *name, double **arrival, size_t *n,
+                                    ms_diag_t *diag);
+
+/* Wait time of every job that has a segment: its first segment's begin
+ * minus its arrival (arrival[seg.job]; segments whose job is outside
+ * [0, njobs) or has a NaN arrival are ignored). Gang jobs count once.
+ * OUT w: malloc'd array of *nw waits in job order (free(); NULL if none). */
+ms_status_t ms_report_wait_times(const double *arrival, size_t njobs, const ms_segment_t *segs,
+                                 size_t n, double **w, size_t *nw);
+
+/* Empirical CDF of x[0..n): sorted copy in *xs and the cumulative fraction
+ * in *p (p[i] = (i + 1) / n), both malloc'd (NULL when n is 0). */
+ms_status_t ms_report_cdf(const double *x, size_t n, double **xs, double **p);
+
+/* --- fill-experiment JSON (report_json.c) ------------------------------
+ *
+ * Readers for the JSON that `migsched fgd-experiment --json` and
+ * `migsched import-alibaba --fill --json` write, over a small general JSON
+ * parser (RFC 8259 values; \u escapes outside ASCII become '?'; nesting
+ * up to 64 levels). A missing or mistyped key is MS_EPARSE with
+ * diag->field naming its path ("policies[2].arrived_pct") and diag->line
+ * the line of the object that lacks it; malformed JSON names the line and
+ * what was expected. */
+
+/* One policy's curve of an fgd-experiment run. */
+typedef struct ms_report_fgd_pol {
+    char *policy;            /* "random", "dot-product", ..., "fgd" */
+    double at100, at100_sd;  /* unallocated GPU % at 100 % arrived, mean and sd */
+    double failed_pods_mean; /* NaN if absent */
+    size_t n;                /* points */
+    double *arrived;         /* [n] arrived %, ascending */
+    double *unalloc;         /* [n] unallocated GPU %, mean over seeds */
+    double *unalloc_sd;      /* [n] its sd (NaN where absent) */
+} ms_report_fgd_pol_t;
+
+typedef struct ms_report_fgd {
+    char *trace;             /* short name: "default" from .../openb_pod_list_default.csv */
+    char *pods;              /* the pod list as written ("" if absent) */
+    long gpus;
+    size_t nseeds;
+    size_t npol;
+    ms_report_fgd_pol_t *pol;
+} ms_report_fgd_t;
+
+/* Read `fgd-experiment --json` output (one policy at the top level or a
+ * "policies" array). OUT out: free with ms_report_fgd_free(). */
+ms_status_t ms_report_read_fgd(FILE *f, const char *name, ms_report_fgd_t **out,
+                               ms_diag_t *diag);
+void ms_report_fgd_free(ms_report_fgd_t *r);   /* NULL-safe */
+
+typedef struct ms_report_stat { double mean, sd; } ms_report_stat_t;
+
+/* One MIG policy of an import-alibaba --fill run. */
+typedef struct ms_report_fill_pol {
+    char *policy;
+    /* at 100 % arrived, over seeds */
+    ms_report_stat_t compute, mem, gpu, fragcost, failed;
+    size_t n;                /* curve points; point i is at i % arrived */
+    double *compute_pct;     /* [n] unallocated compute slices %, mean over runs */
+    double *gpu_pct;         /* [n] unallocated (wholly free) GPUs %, mean over runs */
+    double *fragcost_curve;  /* [n] mean FragCost, mean over runs */
+} ms_report_fill_pol_t;
+
+typedef struct ms_report_fill {
+    char *trace;             /* short name from "pods" */
+    char *pods, *model, *mapping;
+    long ngpus;
+    size_t nseeds;
+    size_t npol;
+    ms_report_fill_pol_t *pol;
+} ms_report_fill_t;
+
+ms_status_t ms_report_read_fill(FILE *f, const char *name, ms_report_fill_t **out,
+                                ms_diag_t *diag);
+void ms_report_fill_free(ms_report_fill_t *r);  /* NULL-safe */
+
+/* The published FGD numbers (Weng et al., ATC '23; shared/reference/fgd.md
+ * §2): unallocated GPU % at 100 % arrived, mean of 10 seeds, for trace
+ * ("default", "cpu050", ...) and policy (our names: "random",
+ * "dot-product", "clustering", "packing", "best-fit", "fgd"). Returns
+ * false (and leaves *v) where none is published. sd, if not NULL,
+ * receives the published seed sd where known (default trace), else NaN. */
+bool ms_report_fgd_published(const char *trace, const char *policy, double *v, double *sd);
 
 #endif
