@@ -21,6 +21,7 @@ int ms_cli_experiment(int argc, char **argv);
 int ms_cli_fgd_experiment(int argc, char **argv);
 int ms_cli_import_alibaba(int argc, char **argv);
 int ms_cli_report(int argc, char **argv);
+int ms_cli_check(int argc, char **argv);
 int ms_cli_bench(int argc, char **argv);
 
 /* Print "migsched <cmd>: <diag or status>" to stderr; returns exit code 1. */

@@ -12,6 +12,7 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "experiment", "the ablation experiment on one 4xA100 node (the demo)", ms_cli_experiment },
     { "fgd-experiment", "FGD's fill experiment on the Alibaba openb trace", ms_cli_fgd_experiment },
     { "import-alibaba", "turn an Alibaba openb pod list into a migsched trace", ms_cli_import_alibaba },
+    { "check", "validate a schedule against its trace", ms_cli_check },
     { "report", "turn runs into a directory of Markdown, CSV and SVG plots", ms_cli_report },
     { "bench", "placement and simulation benchmarks", ms_cli_bench },
 };

@@ -1,0 +1,40 @@
+/* check.h - validate a schedule against its trace, independently of the
+ * simulator that wrote it.
+ *
+ * The checks are the properties every policy must keep (the same ones the
+ * property tests assert):
+ *   - every row names a job of the trace, a GPU in [0, ngpus) and an
+ *     instance profile at a legal start (time-slicing: start -1);
+ *   - the instance is at least the job's profile (compute and memory);
+ *   - no segment begins before its job arrives, and none ends before it
+ *     begins;
+ *   - no two segments on one GPU hold a memory slice at the same time;
+ *   - a job that ran, ran in total at least its duration (x gang size).
+ * A malformed file is an error naming file, line and field; a violation is
+ * not an error but a finding, counted and described.
+ */
+#ifndef MIGSCHED_CHECK_H
+#define MIGSCHED_CHECK_H
+
+#include <stdio.h>
+
+#include "migsched/trace.h"
+
+#define MS_CHECK_MAX_MSGS 8
+
+typedef struct ms_check_result {
+    long segments;          /* rows read */
+    long jobs_run;          /* trace jobs with at least one segment */
+    long jobs_missing;      /* trace jobs with none (rejected or never run) */
+    long violations;        /* findings, all kinds */
+    int nmsgs;              /* the first MS_CHECK_MAX_MSGS findings, in words */
+    char msgs[MS_CHECK_MAX_MSGS][160];
+} ms_check_result_t;
+
+/* Read the schedule CSV from f (name for diagnostics) and check it against
+ * trace t on a cluster of ngpus GPUs. timeslice: rows have start -1 and no
+ * memory-slice check applies. */
+ms_status_t ms_schedule_check(FILE *f, const char *name, const ms_trace_t *t, int ngpus,
+                              bool timeslice, ms_check_result_t *res, ms_diag_t *diag);
+
+#endif
