@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fgd/csv.h"
+#include "io/csv.h"
 
 int ms_fgd_model_find(const ms_fgd_nodes_t *nodes, const char *name)
 {

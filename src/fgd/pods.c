@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fgd/csv.h"
+#include "io/csv.h"
 
 void ms_fgd_pods_free(ms_fgd_pods_t *pods)
 {

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fgd/csv.h"
+#include "io/csv.h"
 #include "policy/policy_int.h"
 
-/* ---- field parsers of the importer's dialect (lines: fgd/csv.h, lax) --- */
+/* ---- field parsers of the importer's dialect (lines: io/csv.h, lax) --- */
 
 /* Field text, "" if the column is absent (col < 0); a short row is an error. */
 static ms_status_t csv_str(const ms_csv_t *c, int col, const char *field, const char **out,

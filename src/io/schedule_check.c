@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fgd/csv.h"
+#include "io/csv.h"
 
 typedef struct seg {
     int32_t job, gpu;

@@ -1,6 +1,7 @@
-/* csv.h - the one CSV line reader for the Alibaba openb lists, used by the
- * FGD node and pod readers (src/fgd) and by the MIG importer (alibaba.c).
- * Plain comma-separated fields, no quoting. Internal: not installed.
+/* csv.h - the one CSV line reader for inputs other than traces: the Alibaba
+ * openb lists (FGD node and pod readers in src/fgd, the MIG importer in
+ * alibaba.c) and schedules (schedule_check.c). Plain comma-separated
+ * fields, no quoting. Internal: not installed.
  *
  * Two dialects, chosen by `lax` after ms_csv_open:
  *   strict (FGD): a '"' is an error, at most MS_CSV_MAX_FIELDS fields,
@@ -10,8 +11,8 @@
  *                 names match case-insensitively with spaces trimmed, out
  *                 of memory is MS_ENOMEM.
  */
-#ifndef MIGSCHED_FGD_CSV_H
-#define MIGSCHED_FGD_CSV_H
+#ifndef MIGSCHED_IO_CSV_H
+#define MIGSCHED_IO_CSV_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
-/* csv.c - line reader and strict field parsers for the openb inputs. */
-#include "fgd/csv.h"
+/* csv.c - the shared CSV line reader and strict field parsers (see csv.h). */
+#include "io/csv.h"
 
 #include <errno.h>
 #include <stdlib.h>
