@@ -34,11 +34,13 @@ static void usage(FILE *f)
 static bool parse_seeds(const char *s, long *seeds, int *n)
 {
     char buf[512], *tok, *save = NULL;
+    size_t len;
 
     *n = 0;
-    if (s == NULL || strlen(s) >= sizeof(buf))
+
+    if (s == NULL || (len = strlen(s)) >= sizeof(buf))
         return false;
-    strcpy(buf, s);
+    memcpy(buf, s, len + 1);
     for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         char *dash = strchr(tok + 1, '-');
         long a, b;

@@ -20,6 +20,7 @@ void ms_fgd_pods_free(ms_fgd_pods_t *pods)
 static ms_status_t intern_spec(ms_fgd_pods_t *out, const char *s, int *idx)
 {
     char **ns, *copy;
+    size_t len;
 
     for (int i = 0; i < out->nspecs; i++)
         if (strcmp(out->specs[i], s) == 0) {
@@ -30,10 +31,11 @@ static ms_status_t intern_spec(ms_fgd_pods_t *out, const char *s, int *idx)
     if (ns == NULL)
         return MS_ENOMEM;
     out->specs = ns;
-    copy = malloc(strlen(s) + 1);
+    len = strlen(s) + 1;
+    copy = malloc(len);
     if (copy == NULL)
         return MS_ENOMEM;
-    strcpy(copy, s);
+    memcpy(copy, s, len);
     out->specs[out->nspecs] = copy;
     *idx = out->nspecs++;
     return MS_OK;
