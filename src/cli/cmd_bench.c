@@ -56,10 +56,11 @@ static void usage(FILE *f)
 static bool parse_longs(const char *s, long *out, int *n, long lo)
 {
     char buf[256], *tok, *save = NULL;
+    size_t len;
 
-    if (s == NULL || strlen(s) >= sizeof(buf))
+    if (s == NULL || (len = strlen(s)) >= sizeof(buf))
         return false;
-    strcpy(buf, s);
+    memcpy(buf, s, len + 1);
     *n = 0;
     for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         long v;
@@ -73,12 +74,13 @@ static bool parse_longs(const char *s, long *out, int *n, long lo)
 static bool parse_names(bopts_t *o, const char *s)
 {
     char *tok, *save = NULL;
+    size_t len = strlen(s) + 1;
 
     free(o->policy_buf);
-    o->policy_buf = malloc(strlen(s) + 1);
+    o->policy_buf = malloc(len);
     if (o->policy_buf == NULL)
         return false;
-    strcpy(o->policy_buf, s);
+    memcpy(o->policy_buf, s, len);
     o->npolicies = 0;
     for (tok = strtok_r(o->policy_buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
