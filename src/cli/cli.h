@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "migsched/geometry.h"
 #include "migsched/status.h"
 
 typedef struct ms_cli_cmd {
@@ -26,6 +27,11 @@ int ms_cli_bench(int argc, char **argv);
 
 /* Print "migsched <cmd>: <diag or status>" to stderr; returns exit code 1. */
 int ms_cli_fail(const char *cmd, ms_status_t st, const ms_diag_t *d);
+
+/* The geometry of --model with --profiles for command cmd. Returns 0 (g
+ * set; free with ms_geom_destroy), or the exit code after printing why:
+ * 2 for an unknown model, 1 for a bad profile list. */
+int ms_cli_geom(const char *cmd, const char *model, const char *profiles, ms_geom_t **g);
 
 /* Strict number parsers for option values: return false on junk. */
 bool ms_cli_parse_long(const char *s, long *out);

@@ -32,11 +32,9 @@ int ms_cli_check(int argc, char **argv)
     long gpus = 0;
     bool ts = false;
     int c, i, rc = 1;
-    const ms_model_t *m;
     ms_geom_t *g = NULL;
     ms_trace_t *t = NULL;
     ms_check_result_t r;
-    uint32_t set;
     ms_diag_t d;
     ms_status_t st;
     FILE *f = NULL;
@@ -64,13 +62,10 @@ int ms_cli_check(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if ((m = ms_model_find(model)) == NULL) {
-        fprintf(stderr, "migsched check: unknown model '%s'\n", model);
-        return 2;
-    }
-    if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
-        (st = ms_geom_create(m, set, &g)) != MS_OK ||
-        (st = ms_trace_read_file(trace, g, &t, &d)) != MS_OK) {
+    if ((rc = ms_cli_geom("check", model, profiles, &g)) != 0)
+        return rc;
+    rc = 1;
+    if ((st = ms_trace_read_file(trace, g, &t, &d)) != MS_OK) {
         rc = ms_cli_fail("check", st, &d);
         goto out;
     }

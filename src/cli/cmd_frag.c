@@ -132,7 +132,6 @@ int ms_cli_frag(int argc, char **argv)
     ms_frag_opts_t fo = { NULL, false };
     int json = 0, c, n, k;
     const ms_model_t *m;
-    uint32_t set;
     ms_geom_t *g = NULL;
     ms_gi_t gis[MS_MAX_WIDTH];
     ms_state_t s;
@@ -158,14 +157,9 @@ int ms_cli_frag(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    m = ms_model_find(model);
-    if (m == NULL) {
-        fprintf(stderr, "migsched frag: unknown model '%s'\n", model);
-        return 2;
-    }
-    if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
-        (st = ms_geom_create(m, set, &g)) != MS_OK)
-        return ms_cli_fail("frag", st, &d);
+    if ((c = ms_cli_geom("frag", model, profiles, &g)) != 0)
+        return c;
+    m = ms_geom_model(g);
     if (weights != NULL) {
         if ((st = parse_weights(g, weights, w, &d)) != MS_OK) {
             ms_geom_destroy(g);

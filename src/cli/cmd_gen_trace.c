@@ -91,12 +91,10 @@ int ms_cli_gen_trace(int argc, char **argv)
     long jobs = -1, gpus = 0, seed = 1;
     double rate = 0, load = 0, mean = 600, lo = 0, hi = 0, sigma = 0;
     int dist = 0, c, rc = 0;
-    const ms_model_t *m;
     ms_geom_t *g = NULL;
     ms_trace_t *t = NULL;
     ms_gen_cfg_t gc;
     double w[MS_MAX_PROFILES];
-    uint32_t set;
     ms_diag_t d;
     ms_status_t st;
     FILE *f;
@@ -147,14 +145,8 @@ int ms_cli_gen_trace(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    m = ms_model_find(model);
-    if (m == NULL) {
-        fprintf(stderr, "migsched gen-trace: unknown model '%s'\n", model);
-        return 2;
-    }
-    if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
-        (st = ms_geom_create(m, set, &g)) != MS_OK)
-        return ms_cli_fail("gen-trace", st, &d);
+    if ((rc = ms_cli_geom("gen-trace", model, profiles, &g)) != 0)
+        return rc;
     if (mix != NULL && parse_mix(g, mix, w) != 0) {
         ms_geom_destroy(g);
         return 2;

@@ -427,7 +427,6 @@ int ms_cli_import_alibaba(int argc, char **argv)
     };
     opts_t o;
     const ms_model_t *m;
-    uint32_t set;
     ms_geom_t *g = NULL;
     ms_ali_pods_t pods;
     ms_ali_nodes_t nodes;
@@ -522,17 +521,11 @@ int ms_cli_import_alibaba(int argc, char **argv)
             return 2;
         }
     }
-    m = ms_model_find(o.model);
-    if (m == NULL) {
-        fprintf(stderr, "migsched import-alibaba: unknown model '%s'\n", o.model);
+    if ((rc = ms_cli_geom("import-alibaba", o.model, o.profiles, &g)) != 0) {
         free(seeds);
-        return 2;
+        return rc;
     }
-    if ((st = ms_geom_parse_profile_set(m, o.profiles, &set, &d)) != MS_OK ||
-        (st = ms_geom_create(m, set, &g)) != MS_OK) {
-        free(seeds);
-        return ms_cli_fail("import-alibaba", st, &d);
-    }
+    m = ms_geom_model(g);
     rc = 0;
     if ((st = ms_ali_pods_read_file(o.pods, &pods, &d)) != MS_OK) {
         rc = ms_cli_fail("import-alibaba", st, &d);

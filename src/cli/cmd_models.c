@@ -55,9 +55,7 @@ int ms_cli_models(int argc, char **argv)
     const ms_model_t *all = ms_models(&n), *m;
     ms_geom_t *g = NULL;
     ms_geom_counts_t cnt;
-    uint32_t set;
     ms_diag_t d;
-    ms_status_t st;
 
     ms_diag_clear(&d);
     optind = 1;
@@ -86,14 +84,9 @@ int ms_cli_models(int argc, char **argv)
         }
         return 0;
     }
-    m = ms_model_find(model);
-    if (m == NULL) {
-        fprintf(stderr, "migsched models: unknown model '%s'\n", model);
-        return 2;
-    }
-    if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
-        (st = ms_geom_create(m, set, &g)) != MS_OK)
-        return ms_cli_fail("models", st, &d);
+    if ((c = ms_cli_geom("models", model, profiles, &g)) != 0)
+        return c;
+    m = ms_geom_model(g);
     printf("%s (%s): %u GB, %d memory slices of %u GB, %d compute slices, up to %u instances\n\n",
            m->name, m->aliases, m->mem_gb, ms_geom_width(g), m->mem_slice_gb, ms_geom_compute(g),
            m->max_gis);

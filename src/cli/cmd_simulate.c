@@ -152,7 +152,6 @@ int ms_cli_simulate(int argc, char **argv)
     ms_trace_t *t = NULL;
     ms_sim_cfg_t cfg;
     ms_metrics_t x;
-    uint32_t set;
     ms_diag_t d;
     ms_status_t st;
     FILE *sf = NULL;
@@ -255,14 +254,9 @@ int ms_cli_simulate(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    m = ms_model_find(model);
-    if (m == NULL) {
-        fprintf(stderr, "migsched simulate: unknown model '%s' (see `migsched models`)\n", model);
-        return 2;
-    }
-    if ((st = ms_geom_parse_profile_set(m, profiles, &set, &d)) != MS_OK ||
-        (st = ms_geom_create(m, set, &g)) != MS_OK)
-        return ms_cli_fail("simulate", st, &d);
+    if ((rc = ms_cli_geom("simulate", model, profiles, &g)) != 0)
+        return rc;
+    m = ms_geom_model(g);
     if (cfg.pcfg.static_layout != NULL &&
         (st = ms_policy_layout_check(g, cfg.pcfg.static_layout, &d)) != MS_OK) {
         ms_geom_destroy(g);
