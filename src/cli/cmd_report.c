@@ -214,6 +214,45 @@ static const char *label(const run_t *r)
     return r->policy[0] != '\0' ? r->policy : r->name;
 }
 
+/* A step chart over time of every run with a schedule: utilisation, or
+ * FragCost (runs with FragCost points only); written only when some run
+ * has one. *nrun (if not NULL): how many runs it shows. */
+static ms_status_t time_chart(const char *out, const char *file, const char *title,
+                              const char *ylabel, const run_t *runs, size_t n, bool frag,
+                              int *nrun)
+{
+    ms_svg_series_t *s = calloc(n > 0 ? n : 1, sizeof(*s));
+    ms_svg_chart_t ch;
+    ms_status_t st;
+    FILE *f;
+    size_t i;
+    int k = 0;
+
+    if (s == NULL)
+        return MS_ENOMEM;
+    for (i = 0; i < n; i++)
+        if (runs[i].has_sched && (!frag || runs[i].nf > 0)) {
+            s[k].name = label(&runs[i]);
+            s[k].x = frag ? runs[i].ft : runs[i].ut;
+            s[k].y = frag ? runs[i].fv : runs[i].uv;
+            s[k].n = frag ? runs[i].nf : runs[i].nu;
+            k++;
+        }
+    memset(&ch, 0, sizeof(ch));
+    ch.title = title;
+    ch.xlabel = "time (s)";
+    ch.ylabel = ylabel;
+    ch.step = true;
+    ch.y_from_zero = true;
+    st = k > 0 ? ms_report_fopen(out, file, &f) : MS_OK;
+    if (st == MS_OK && k > 0)
+        st = closef(f, ms_svg_lines(f, &ch, s, k));
+    free(s);
+    if (nrun != NULL)
+        *nrun = k;
+    return st;
+}
+
 static ms_status_t write_runs(const char *out, const ms_geom_t *g, run_t *runs, size_t n,
                               FILE *md)
 {
@@ -285,34 +324,10 @@ static ms_status_t write_runs(const char *out, const ms_geom_t *g, run_t *runs, 
     }
 
     /* utilisation.svg: every run with a schedule */
-    {
-        ms_svg_series_t *s = calloc(n > 0 ? n : 1, sizeof(*s));
-        ms_svg_chart_t ch;
-        int k = 0;
-
-        if (s == NULL)
-            return MS_ENOMEM;
-        for (i = 0; i < n; i++)
-            if (runs[i].has_sched) {
-                s[k].name = label(&runs[i]);
-                s[k].x = runs[i].ut;
-                s[k].y = runs[i].uv;
-                s[k].n = runs[i].nu;
-                k++;
-            }
-        memset(&ch, 0, sizeof(ch));
-        ch.title = "Utilisation over time (busy compute slices / all, from the schedule)";
-        ch.xlabel = "time (s)";
-        ch.ylabel = "utilisation";
-        ch.step = true;
-        ch.y_from_zero = true;
-        st = k > 0 ? ms_report_fopen(out, "utilisation.svg", &f) : MS_OK;
-        if (st == MS_OK && k > 0)
-            st = closef(f, ms_svg_lines(f, &ch, s, k));
-        free(s);
-        if (st != MS_OK)
-            return st;
-    }
+    if ((st = time_chart(out, "utilisation.svg",
+                         "Utilisation over time (busy compute slices / all, from the schedule)",
+                         "utilisation", runs, n, false, NULL)) != MS_OK)
+        return st;
 
     /* a Gantt per schedule */
     for (i = 0; i < n; i++) {
@@ -335,31 +350,11 @@ static ms_status_t write_runs(const char *out, const ms_geom_t *g, run_t *runs, 
 
     /* FragCost over time, utilisation and FragCost as CSV */
     {
-        ms_svg_series_t *s = calloc(n > 0 ? n : 1, sizeof(*s));
-        ms_svg_chart_t ch;
         int k = 0;
 
-        if (s == NULL)
-            return MS_ENOMEM;
-        for (i = 0; i < n; i++)
-            if (runs[i].has_sched && runs[i].nf > 0) {
-                s[k].name = label(&runs[i]);
-                s[k].x = runs[i].ft;
-                s[k].y = runs[i].fv;
-                s[k].n = runs[i].nf;
-                k++;
-            }
-        memset(&ch, 0, sizeof(ch));
-        ch.title = "FragCost over time (mean over GPUs, replayed from the schedule)";
-        ch.xlabel = "time (s)";
-        ch.ylabel = "FragCost";
-        ch.step = true;
-        ch.y_from_zero = true;
-        st = k > 0 ? ms_report_fopen(out, "fragcost_time.svg", &f) : MS_OK;
-        if (st == MS_OK && k > 0)
-            st = closef(f, ms_svg_lines(f, &ch, s, k));
-        free(s);
-        if (st != MS_OK)
+        if ((st = time_chart(out, "fragcost_time.svg",
+                             "FragCost over time (mean over GPUs, replayed from the schedule)",
+                             "FragCost", runs, n, true, &k)) != MS_OK)
             return st;
         if (k > 0) {
             size_t j;
