@@ -162,3 +162,41 @@ void *ms_csv_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
         *cap = ncap;
     return nv;
 }
+
+ms_status_t ms_csv_slurp(FILE *f, char **out, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap);
+
+    if (b == NULL)
+        return MS_ENOMEM;
+    for (;;) {
+        size_t r;
+        if (cap - n < 2) {
+            char *nb;
+            if (cap > ((size_t)1 << 30)) {
+                free(b);
+                return MS_ERANGE;
+            }
+            nb = realloc(b, cap * 2);
+            if (nb == NULL) {
+                free(b);
+                return MS_ENOMEM;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        r = fread(b + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(b);
+        return MS_EIO;
+    }
+    b[n] = '\0';
+    *out = b;
+    *len = n;
+    return MS_OK;
+}

@@ -1,7 +1,8 @@
 /* csv.h - the one CSV line reader for inputs other than traces: the Alibaba
  * openb lists (FGD node and pod readers in src/fgd, the MIG importer in
  * alibaba.c) and schedules (schedule_check.c). Plain comma-separated
- * fields, no quoting. Internal: not installed.
+ * fields, no quoting. Also the whole-stream reader of the report's JSON
+ * inputs (report.c, report_json.c). Internal: not installed.
  *
  * Two dialects, chosen by `lax` after ms_csv_open:
  *   strict (FGD): a '"' is an error, at most MS_CSV_MAX_FIELDS fields,
@@ -55,5 +56,9 @@ ms_status_t ms_csv_str(const ms_csv_t *c, int col, const char *field, const char
  * `first` elements, then doubling; *cap updated), or NULL when out of
  * memory (v is then still valid). */
 void *ms_csv_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
+/* The rest of stream f, NUL-terminated, into *out (free it; *len bytes
+ * before the NUL): MS_OK, MS_ENOMEM, MS_ERANGE past 1 GiB, or MS_EIO on a
+ * read error. Fills no diagnostic. */
+ms_status_t ms_csv_slurp(FILE *f, char **out, size_t *len);
 
 #endif

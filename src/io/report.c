@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "io/csv.h"
+
 /* --- metrics JSON ------------------------------------------------------ */
 
 typedef struct key_d { const char *key; size_t off; } key_d_t;
@@ -25,45 +27,6 @@ static const key_d_t LKEYS[] = {
     KD(migrations_bbm), KD(reconfigurations), KD(layout_switches), KD(events),
 };
 #undef KD
-
-/* Read the whole stream into a NUL-terminated buffer. */
-static ms_status_t slurp(FILE *f, char **out, size_t *len)
-{
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-
-    if (b == NULL)
-        return MS_ENOMEM;
-    for (;;) {
-        size_t r;
-        if (cap - n < 2) {
-            char *nb;
-            if (cap > ((size_t)1 << 30)) {
-                free(b);
-                return MS_ERANGE;
-            }
-            nb = realloc(b, cap * 2);
-            if (nb == NULL) {
-                free(b);
-                return MS_ENOMEM;
-            }
-            b = nb;
-            cap *= 2;
-        }
-        r = fread(b + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    if (ferror(f)) {
-        free(b);
-        return MS_EIO;
-    }
-    b[n] = '\0';
-    *out = b;
-    *len = n;
-    return MS_OK;
-}
 
 static const char *skip_ws(const char *p)
 {
@@ -110,7 +73,7 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
     memset(m, 0, sizeof(*m));
     if (policy != NULL && plen > 0)
         policy[0] = '\0';
-    if ((st = slurp(f, &buf, &len)) != MS_OK) {
+    if ((st = ms_csv_slurp(f, &buf, &len)) != MS_OK) {
         ms_diag_set(diag, name, 0, "", "cannot read: %s", ms_strerror(st));
         return st;
     }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/csv.h"
+
 /* --- the parser: a tree of nodes --------------------------------------- */
 
 typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype_t;
@@ -267,41 +269,19 @@ static bool jvalue(jparser_t *ps, jnode_t *out, int depth)
 /* Read the whole stream and parse it. */
 static ms_status_t jparse_file(FILE *f, const char *name, jnode_t *root, ms_diag_t *diag)
 {
-    size_t cap = 65536, n = 0;
-    char *b = malloc(cap);
+    size_t n = 0;
+    char *b = NULL;
     jparser_t ps;
+    ms_status_t st;
 
     memset(root, 0, sizeof(*root));
-    if (b == NULL)
-        return MS_ENOMEM;
-    for (;;) {
-        size_t r;
-        if (cap - n < 2) {
-            char *nb;
-            if (cap > ((size_t)1 << 30)) {
-                free(b);
-                ms_diag_set(diag, name, 0, "", "file too large");
-                return MS_ERANGE;
-            }
-            nb = realloc(b, cap * 2);
-            if (nb == NULL) {
-                free(b);
-                return MS_ENOMEM;
-            }
-            b = nb;
-            cap *= 2;
-        }
-        r = fread(b + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0)
-            break;
+    if ((st = ms_csv_slurp(f, &b, &n)) != MS_OK) {
+        if (st == MS_ERANGE)
+            ms_diag_set(diag, name, 0, "", "file too large");
+        else if (st == MS_EIO)
+            ms_diag_set(diag, name, 0, "", "read error");
+        return st;
     }
-    if (ferror(f)) {
-        free(b);
-        ms_diag_set(diag, name, 0, "", "read error");
-        return MS_EIO;
-    }
-    b[n] = '\0';
     ps.p = b;
     ps.end = b + n;
     ps.line = 1;
