@@ -461,6 +461,32 @@ static const jnode_t *policies(jctx_t *c, const jnode_t *root, size_t *n, bool a
     return a != NULL ? a->kid : NULL;
 }
 
+/* What fgd-experiment and import-alibaba --fill JSON share: a root object
+ * with "pods" (the pod list, and the short trace name from it or from the
+ * file name), "seeds" (counted) and at least one policy (policies()).
+ * Returns the policies, *n of them; c->st says whether all was there. */
+static const jnode_t *jhead(jctx_t *c, const jnode_t *root, bool allow_root, char **pods,
+                            char **trace, size_t *nseeds, size_t *n)
+{
+    const jnode_t *v, *pols;
+
+    *n = 0;
+    if (root->type != J_OBJ) {
+        ms_diag_set(c->diag, c->name, root->line, "", "expected a JSON object");
+        c->st = MS_EPARSE;
+        return NULL;
+    }
+    v = jget(root, "pods");
+    *pods = jdup(c, v != NULL && v->type == J_STR ? v->str : "");
+    *trace = trace_name(c, v != NULL && v->type == J_STR ? v->str : c->name);
+    v = jget(root, "seeds");
+    *nseeds = v != NULL && v->type == J_ARR ? v->nkid : 0;
+    pols = policies(c, root, n, allow_root);
+    if (c->st == MS_OK && *n == 0)
+        jmiss(c, root, "", "policies", "no policy");
+    return pols;
+}
+
 /* --- fgd-experiment ---------------------------------------------------- */
 
 void ms_report_fgd_free(ms_report_fgd_t *r)
@@ -501,28 +527,14 @@ ms_status_t ms_report_read_fgd(FILE *f, const char *name, ms_report_fgd_t **out,
         jfree(&root);
         return MS_ENOMEM;
     }
-    if (root.type != J_OBJ) {
-        ms_diag_set(diag, name, root.line, "", "expected a JSON object");
-        c.st = MS_EPARSE;
-    }
+    pols = jhead(&c, &root, true, &r->pods, &r->trace, &r->nseeds, &np);
     if (c.st == MS_OK) {
-        v = jget(&root, "pods");
-        r->pods = jdup(&c, v != NULL && v->type == J_STR ? v->str : "");
-        r->trace = trace_name(&c, v != NULL && v->type == J_STR ? v->str : name);
         r->gpus = (long)jnum_opt(&root, "gpus");
-        v = jget(&root, "seeds");
-        r->nseeds = v != NULL && v->type == J_ARR ? v->nkid : 0;
-        pols = policies(&c, &root, &np, true);
-        if (c.st == MS_OK && np == 0) {
-            jmiss(&c, &root, "", "policies", "no policy");
-        }
-        if (c.st == MS_OK) {
-            r->pol = calloc(np, sizeof(*r->pol));
-            if (r->pol == NULL)
-                c.st = MS_ENOMEM;
-            else
-                r->npol = np;
-        }
+        r->pol = calloc(np, sizeof(*r->pol));
+        if (r->pol == NULL)
+            c.st = MS_ENOMEM;
+        else
+            r->npol = np;
         for (i = 0; c.st == MS_OK && i < np; i++) {
             const jnode_t *p = &pols[i];
             ms_report_fgd_pol_t *q = &r->pol[i];
@@ -665,24 +677,13 @@ ms_status_t ms_report_read_fill(FILE *f, const char *name, ms_report_fill_t **ou
         jfree(&root);
         return MS_ENOMEM;
     }
-    if (root.type != J_OBJ) {
-        ms_diag_set(diag, name, root.line, "", "expected a JSON object");
-        c.st = MS_EPARSE;
-    }
+    pols = jhead(&c, &root, false, &r->pods, &r->trace, &r->nseeds, &np);
     if (c.st == MS_OK) {
-        v = jget(&root, "pods");
-        r->pods = jdup(&c, v != NULL && v->type == J_STR ? v->str : "");
-        r->trace = trace_name(&c, v != NULL && v->type == J_STR ? v->str : name);
         v = jget(&root, "model");
         r->model = jdup(&c, v != NULL && v->type == J_STR ? v->str : "");
         v = jget(&root, "mapping");
         r->mapping = jdup(&c, v != NULL && v->type == J_STR ? v->str : "");
         r->ngpus = (long)jnum_opt(&root, "ngpus");
-        v = jget(&root, "seeds");
-        r->nseeds = v != NULL && v->type == J_ARR ? v->nkid : 0;
-        pols = policies(&c, &root, &np, false);
-        if (c.st == MS_OK && np == 0)
-            jmiss(&c, &root, "", "policies", "no policy");
         if (c.st == MS_OK) {
             r->pol = calloc(np, sizeof(*r->pol));
             if (r->pol == NULL)
