@@ -131,19 +131,14 @@ ms_status_t ms_fgd_pods_read_stream(FILE *f, const char *name, ms_fgd_pods_t *ou
     return st;
 }
 
+static ms_status_t read_any(FILE *f, const char *name, void *out, ms_diag_t *d)
+{
+    return ms_fgd_pods_read_stream(f, name, out, d);
+}
+
 ms_status_t ms_fgd_pods_read(const char *path, ms_fgd_pods_t *out, ms_diag_t *d)
 {
-    FILE *f = fopen(path, "r");
-    ms_status_t st;
-
-    if (f == NULL) {
-        memset(out, 0, sizeof(*out));
-        ms_diag_set(d, path, 0, "", "cannot open");
-        return MS_EIO;
-    }
-    st = ms_fgd_pods_read_stream(f, path, out, d);
-    fclose(f);
-    return st;
+    return ms_csv_read_path(path, out, sizeof(*out), read_any, false, d);
 }
 
 uint32_t ms_fgd_spec_mask(const char *spec, const ms_fgd_nodes_t *nodes)

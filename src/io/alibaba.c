@@ -91,27 +91,6 @@ static ms_status_t lax_open(ms_csv_t *c, FILE *f, const char *name, ms_diag_t *d
     return st;
 }
 
-/* Open path and run a stream reader on it (out is zeroed first). */
-static ms_status_t read_path(const char *path, void *out, size_t out_size,
-                             ms_status_t (*rd)(FILE *, const char *, void *, ms_diag_t *),
-                             ms_diag_t *d)
-{
-    FILE *f;
-    ms_status_t st;
-
-    if (path == NULL || out == NULL)
-        return MS_EINVAL;
-    memset(out, 0, out_size);
-    f = fopen(path, "r");
-    if (f == NULL) {
-        ms_diag_set(d, path, 0, "", "cannot open: %s", strerror(errno));
-        return MS_EIO;
-    }
-    st = rd(f, path, out, d);
-    fclose(f);
-    return st;
-}
-
 /* ---- pods --------------------------------------------------------------- */
 
 void ms_ali_pods_free(ms_ali_pods_t *p)
@@ -272,7 +251,7 @@ static ms_status_t pods_read_any(FILE *f, const char *name, void *out, ms_diag_t
 
 ms_status_t ms_ali_pods_read_file(const char *path, ms_ali_pods_t *out, ms_diag_t *d)
 {
-    return read_path(path, out, sizeof(*out), pods_read_any, d);
+    return ms_csv_read_path(path, out, sizeof(*out), pods_read_any, true, d);
 }
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -346,7 +325,7 @@ static ms_status_t nodes_read_any(FILE *f, const char *name, void *out, ms_diag_
 
 ms_status_t ms_ali_nodes_read_file(const char *path, ms_ali_nodes_t *out, ms_diag_t *d)
 {
-    return read_path(path, out, sizeof(*out), nodes_read_any, d);
+    return ms_csv_read_path(path, out, sizeof(*out), nodes_read_any, true, d);
 }
 
 ms_status_t ms_ali_node_mode_parse(const char *s, ms_ali_node_mode_t *out)

@@ -200,3 +200,25 @@ ms_status_t ms_csv_slurp(FILE *f, char **out, size_t *len)
     *len = n;
     return MS_OK;
 }
+
+ms_status_t ms_csv_read_path(const char *path, void *out, size_t out_size, ms_csv_reader_fn rd,
+                             bool say_errno, ms_diag_t *d)
+{
+    FILE *f;
+    ms_status_t st;
+
+    if (path == NULL || out == NULL)
+        return MS_EINVAL;
+    memset(out, 0, out_size);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        if (say_errno)
+            ms_diag_set(d, path, 0, "", "cannot open: %s", strerror(errno));
+        else
+            ms_diag_set(d, path, 0, "", "cannot open");
+        return MS_EIO;
+    }
+    st = rd(f, path, out, d);
+    fclose(f);
+    return st;
+}

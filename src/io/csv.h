@@ -61,4 +61,12 @@ void *ms_csv_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
  * read error. Fills no diagnostic. */
 ms_status_t ms_csv_slurp(FILE *f, char **out, size_t *len);
 
+/* A reader of one stream into *out (ms_fgd_nodes_t, ms_ali_pods_t, ...). */
+typedef ms_status_t (*ms_csv_reader_fn)(FILE *f, const char *name, void *out, ms_diag_t *d);
+/* Zero out (out_size bytes), open path and read it with rd. A file that
+ * cannot be opened is MS_EIO with d = (path, 0, "", "cannot open"), or
+ * "cannot open: <strerror>" where say_errno. NULL path or out: MS_EINVAL. */
+ms_status_t ms_csv_read_path(const char *path, void *out, size_t out_size, ms_csv_reader_fn rd,
+                             bool say_errno, ms_diag_t *d);
+
 #endif
