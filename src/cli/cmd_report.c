@@ -214,6 +214,18 @@ static const char *label(const run_t *r)
     return r->policy[0] != '\0' ? r->policy : r->name;
 }
 
+/* The line chart of s[0..k) into out/file. */
+static ms_status_t write_lines(const char *out, const char *file, const ms_svg_chart_t *ch,
+                               const ms_svg_series_t *s, int k)
+{
+    FILE *f;
+    ms_status_t st = ms_report_fopen(out, file, &f);
+
+    if (st == MS_OK)
+        st = closef(f, ms_svg_lines(f, ch, s, k));
+    return st;
+}
+
 /* A step chart over time of every run with a schedule: utilisation, or
  * FragCost (runs with FragCost points only); written only when some run
  * has one. *nrun (if not NULL): how many runs it shows. */
@@ -224,7 +236,6 @@ static ms_status_t time_chart(const char *out, const char *file, const char *tit
     ms_svg_series_t *s = calloc(n > 0 ? n : 1, sizeof(*s));
     ms_svg_chart_t ch;
     ms_status_t st;
-    FILE *f;
     size_t i;
     int k = 0;
 
@@ -244,9 +255,7 @@ static ms_status_t time_chart(const char *out, const char *file, const char *tit
     ch.ylabel = ylabel;
     ch.step = true;
     ch.y_from_zero = true;
-    st = k > 0 ? ms_report_fopen(out, file, &f) : MS_OK;
-    if (st == MS_OK && k > 0)
-        st = closef(f, ms_svg_lines(f, &ch, s, k));
+    st = k > 0 ? write_lines(out, file, &ch, s, k) : MS_OK;
     free(s);
     if (nrun != NULL)
         *nrun = k;
@@ -523,7 +532,6 @@ static ms_status_t fgd_chart(const char *out, const char *file, const ms_report_
     ms_svg_series_t *s = calloc(r->npol, sizeof(*s));
     ms_svg_chart_t ch;
     ms_status_t st;
-    FILE *f;
     size_t i;
 
     if (s == NULL)
@@ -540,9 +548,7 @@ static ms_status_t fgd_chart(const char *out, const char *file, const ms_report_
     ch.xlabel = "arrived workload (% of cluster GPU capacity)";
     ch.ylabel = "unallocated GPUs (%)";
     ch.y_from_zero = true;
-    st = ms_report_fopen(out, file, &f);
-    if (st == MS_OK)
-        st = closef(f, ms_svg_lines(f, &ch, s, (int)r->npol));
+    st = write_lines(out, file, &ch, s, (int)r->npol);
     free(s);
     return st;
 }
@@ -669,7 +675,6 @@ static ms_status_t fill_chart(const char *out, const char *file, const ms_report
     ms_svg_series_t *s = calloc(r->npol, sizeof(*s));
     ms_svg_chart_t ch;
     ms_status_t st;
-    FILE *f;
     size_t i;
 
     if (s == NULL)
@@ -685,9 +690,7 @@ static ms_status_t fill_chart(const char *out, const char *file, const ms_report
     ch.xlabel = "arrived workload (% of cluster GPU capacity)";
     ch.ylabel = gpu ? "wholly free GPUs (%)" : "unallocated compute slices (%)";
     ch.y_from_zero = true;
-    st = ms_report_fopen(out, file, &f);
-    if (st == MS_OK)
-        st = closef(f, ms_svg_lines(f, &ch, s, (int)r->npol));
+    st = write_lines(out, file, &ch, s, (int)r->npol);
     free(s);
     return st;
 }
