@@ -20,21 +20,36 @@ CPPFLAGS += -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = $(STD) $(WARN) $(OPT) $(SAN) $(CFLAGS)
 LDLIBS  += -lm
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/policy/*.c src/sim/*.c src/io/*.c src/fgd/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/policy/*.c src/sched/*.c src/sim/*.c src/io/*.c src/fgd/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
-TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 SUP_OBJ  := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
-TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 LIB      := $(BUILD)/libmigsched.a
 CLI      := $(BUILD)/migsched
 
+.DEFAULT_GOAL := all
+
+# Optional parts (the service, NVML, fuzzing, install) each live in their own
+# mk/*.mk; they may add to EXTRA_ALL (built by `all`), EXTRA_TESTS (built by
+# `tests`, run by the test runner when executable and named test_*),
+# CLI_LIBS (linked into the CLI) and OWN_TEST_SRC (tests/*/test_*.c that the
+# part builds itself, with its own libraries).
+EXTRA_ALL :=
+EXTRA_TESTS :=
+CLI_LIBS :=
+OWN_TEST_SRC :=
+include $(sort $(wildcard mk/*.mk))
+
+TEST_SRC := $(filter-out $(OWN_TEST_SRC),$(sort $(wildcard tests/*/test_*.c)))
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+
 .PHONY: all check tests bench demo clean
-all: $(LIB) $(CLI)
+all: $(LIB) $(CLI) $(EXTRA_ALL)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -45,14 +60,14 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(CLI): $(CLI_OBJ) $(LIB)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+$(CLI): $(CLI_OBJ) $(CLI_LIBS) $(LIB)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS) $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIB) $(SUP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SUP_OBJ) $(LIB) -lcmocka $(LDLIBS)
 
-tests: $(TEST_BIN) $(CLI)
+tests: $(TEST_BIN) $(CLI) $(EXTRA_ALL) $(EXTRA_TESTS)
 
 # The test suite always runs sanitized, in its own build directory.
 check:
@@ -68,6 +83,6 @@ demo: all
 	./$(CLI) experiment
 
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-clang
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

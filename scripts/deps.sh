@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages migsched needs to build and test, if missing.
+# Each part of the project lists its packages in scripts/deps/NAME.list (one
+# a line, '#' comments), so adding a part never edits this script.
 set -eu
+cd "$(dirname "$0")/.."
 need=()
-for p in build-essential libcmocka-dev; do
+for p in $(sed 's/#.*//' scripts/deps/*.list); do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ "${#need[@]}" -gt 0 ]; then
