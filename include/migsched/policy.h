@@ -18,18 +18,11 @@
 
 #include "migsched/cluster.h"
 #include "migsched/frag.h"
+#include "migsched/job.h"
 #include "migsched/plan.h"
 
 #define MS_POLICY_ABI 1
 
-/* A job as policies see it. */
-typedef struct ms_job {
-    int32_t idx;         /* index in the trace (the id used in plans) */
-    int8_t prof;         /* requested active profile */
-    int16_t gang;        /* GPUs wanted, >= 1; > 1 means whole GPUs on one node */
-    double arrival;      /* seconds */
-    double duration;     /* seconds on an exact-size instance, no interference */
-} ms_job_t;
 
 /* Every option of every policy; each policy reads the ones it knows. */
 typedef struct ms_policy_cfg {
