@@ -123,6 +123,7 @@ typedef struct ms_sched_req {
     bool migratable;
     double estimate_s;      /* duration estimate, 0 = unknown */
     double duration_s;      /* simulator: exact work; else 0 */
+    double waited_s;        /* restart: how long it has queued already (>= 0) */
     const char *model;      /* constraint: only this model (NULL = any) */
     const char *node;       /* constraint: only this node (NULL = any) */
     ms_isolation_t isolation;

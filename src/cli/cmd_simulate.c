@@ -17,9 +17,12 @@ static void usage(FILE *f)
     const ms_policy_ops_t *const *all = ms_policies(&n);
 
     fprintf(f,
-        "usage: migsched simulate --trace T.csv --gpus N --policy P [options]\n"
+        "usage: migsched simulate --trace T.csv (--gpus N | --node SPEC ...) --policy P [options]\n"
         "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus])\n"
-        "  --gpus N            number of GPUs\n"
+        "  --gpus N            number of GPUs (one model, --model)\n"
+        "  --node SPEC         a node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole], repeated:\n"
+        "                      a heterogeneous cluster (the schedule gains node,model)\n"
+        "  --cluster FILE      nodes from a file, one SPEC a line ('#' comments)\n"
         "  --policy P          placement policy (see below)\n"
         "  --model M           GPU model (default A100-40GB)\n"
         "  --profiles LIST     active profile set (default: the classic ones)\n"
@@ -89,9 +92,14 @@ static void summary(const ms_sim_cfg_t *cfg, const ms_model_t *m, const ms_metri
 {
     double gap = x->lower_bound_s > 0 ? 100.0 * (x->makespan_s / x->lower_bound_s - 1.0) : 0;
 
-    printf("policy %s on %d x %s: %ld jobs, %ld completed, %ld rejected\n",
-           cfg->policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
-           x->jobs_rejected);
+    if (cfg->nnodes > 0)
+        printf("policy %s on %d nodes: %ld jobs, %ld completed, %ld rejected\n",
+               cfg->policy->name, cfg->nnodes, x->jobs_total, x->jobs_completed,
+               x->jobs_rejected);
+    else
+        printf("policy %s on %d x %s: %ld jobs, %ld completed, %ld rejected\n",
+               cfg->policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
+               x->jobs_rejected);
     if (x->jobs_completed + x->jobs_rejected < x->jobs_total)
         printf("warning: %ld jobs never started (no placement ever fitted)\n",
                x->jobs_total - x->jobs_completed - x->jobs_rejected);
@@ -113,10 +121,13 @@ int ms_cli_simulate(int argc, char **argv)
     enum {
         O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
         O_NODYN, O_NOMIG, O_MAXMOVES, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
-        O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP
+        O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP,
+        O_NODE, O_CLUSTER
     };
     static const struct option opts[] = {
         { "trace", required_argument, NULL, O_TRACE },
+        { "node", required_argument, NULL, O_NODE },
+        { "cluster", required_argument, NULL, O_CLUSTER },
         { "gpus", required_argument, NULL, O_GPUS },
         { "policy", required_argument, NULL, O_POLICY },
         { "model", required_argument, NULL, O_MODEL },
@@ -157,6 +168,8 @@ int ms_cli_simulate(int argc, char **argv)
     FILE *sf = NULL;
     run_ctx_t r;
     double t0;
+    ms_cluster_spec_t *cs = NULL;
+    bool model_given = false;
 
     ms_diag_clear(&d);
     ms_sim_cfg_defaults(&cfg);
@@ -170,7 +183,24 @@ int ms_cli_simulate(int argc, char **argv)
         case O_TRACE: trace_path = optarg; break;
         case O_GPUS: ok = ms_cli_parse_long(optarg, &gpus) && gpus > 0 && gpus <= 100000000; break;
         case O_POLICY: pname = optarg; break;
-        case O_MODEL: model = optarg; break;
+        case O_MODEL: model = optarg; model_given = true; break;
+        case O_NODE:
+        case O_CLUSTER:
+            if (cs == NULL && ms_cluster_spec_create(&cs) != MS_OK) {
+                fprintf(stderr, "migsched simulate: out of memory\n");
+                return 1;
+            }
+            st = c == O_NODE ? ms_cluster_spec_add(cs, optarg, 0, &d)
+                             : ms_cluster_spec_read_file(cs, optarg, 0, &d);
+            if (st != MS_OK) {
+                ms_cluster_spec_destroy(cs);
+                if (c == O_NODE) {
+                    fprintf(stderr, "migsched simulate: --node: %s\n", d.msg);
+                    return 2;
+                }
+                return ms_cli_fail("simulate", st, &d);
+            }
+            break;
         case O_PROFILES: profiles = optarg; break;
         case O_GPN:
             ok = ms_cli_parse_long(optarg, &v) && v > 0 && v <= 100000000;
@@ -239,36 +269,51 @@ int ms_cli_simulate(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc || trace_path == NULL || gpus <= 0 || pname == NULL) {
+    if (optind != argc || trace_path == NULL || (gpus <= 0) == (cs == NULL) || pname == NULL) {
         if (optind != argc)
             fprintf(stderr, "migsched simulate: unexpected argument '%s'\n", argv[optind]);
         else
-            fprintf(stderr, "migsched simulate: --trace, --gpus and --policy are required\n");
+            fprintf(stderr, "migsched simulate: --trace, --policy and one of --gpus and "
+                            "--node/--cluster are required\n");
         usage(stderr);
+        ms_cluster_spec_destroy(cs);
         return 2;
+    }
+    if (cs != NULL) {
+        cfg.nodes = ms_cluster_spec_nodes(cs);
+        cfg.nnodes = ms_cluster_spec_nnodes(cs);
+        gpus = ms_cluster_spec_ngpus(cs);
+        /* the trace's profile names are read on the first node's model
+         * unless --model says otherwise; each node resolves them its way */
+        if (!model_given)
+            model = ms_geom_model(cfg.nodes[0].geom)->name;
     }
     cfg.ngpus = (int)gpus;
     cfg.policy = ms_policy_find(pname);
     if (cfg.policy == NULL) {
         fprintf(stderr, "migsched simulate: unknown policy '%s'\n", pname);
         usage(stderr);
+        ms_cluster_spec_destroy(cs);
         return 2;
     }
-    if ((rc = ms_cli_geom("simulate", model, profiles, &g)) != 0)
+    if ((rc = ms_cli_geom("simulate", model, profiles, &g)) != 0) {
+        ms_cluster_spec_destroy(cs);
         return rc;
+    }
     m = ms_geom_model(g);
     if (cfg.pcfg.static_layout != NULL &&
         (st = ms_policy_layout_check(g, cfg.pcfg.static_layout, &d)) != MS_OK) {
-        ms_geom_destroy(g);
-        return ms_cli_fail("simulate", st, &d);
+        rc = ms_cli_fail("simulate", st, &d);
+        goto out;
     }
     if ((st = ms_trace_read_file(trace_path, g, &t, &d)) != MS_OK) {
-        ms_geom_destroy(g);
-        return ms_cli_fail("simulate", st, &d);
+        rc = ms_cli_fail("simulate", st, &d);
+        goto out;
     }
     if (sched_path != NULL) {
         sf = fopen(sched_path, "w");
-        if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK) {
+        if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK ||
+            (cs != NULL && ms_schedule_writer_set_nodes(r.w, cfg.nodes, cfg.nnodes) != MS_OK)) {
             ms_diag_set(&d, sched_path, 0, "schedule-out", "cannot create the file");
             rc = ms_cli_fail("simulate", MS_EIO, &d);
             goto out;
@@ -322,5 +367,6 @@ out:
         fclose(sf);
     ms_trace_free(t);
     ms_geom_destroy(g);
+    ms_cluster_spec_destroy(cs);
     return rc;
 }

@@ -332,6 +332,9 @@ static bool req_valid(const ms_sched_req_t *req, ms_diag_t *diag)
     } else if (!(req->duration_s >= 0.0 && req->duration_s <= 1e15)) {
         field = "duration_s";
         why = "must be a number in [0, 1e15]";
+    } else if (!(req->waited_s >= 0.0 && req->waited_s <= 1e12)) {
+        field = "waited_s";
+        why = "must be a number in [0, 1e12]";
     } else if ((unsigned)req->isolation > MS_ISO_MIG) {
         field = "isolation";
         why = "must be any or mig";
@@ -411,8 +414,9 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         c.prof[k] = -1;
         if (want != NULL && ms_geom_model(g->geom) != want)
             continue;
-        if (req->isolation == MS_ISO_MIG && g->mode == MS_NODE_TIMESLICE)
-            continue;
+        if (req->isolation == MS_ISO_MIG && g->c->share == MS_SHARE_TIMESLICE &&
+            g->mode != MS_NODE_WHOLE)
+            continue;   /* time-sliced (a timeslice node, or the timeslice policy) */
         if (node >= 0 && s->node_grp[node] != k)
             continue;
         if (gang > g->gpn || gang > g->ngpus)

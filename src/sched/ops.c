@@ -1,9 +1,12 @@
 /* ops.c - asynchronous execution: pending ops, their outcomes, rollback.
  *
- * With cfg.track_ops every applied op is also recorded here, in plan order,
- * until its whole plan is settled. The executor runs a plan's ops in order
- * and stops at the first failure, so a failure of op k rolls back k and
- * every later op of its plan, newest first, each by its inverse:
+ * With cfg.track_ops every applied op is also recorded here, in the order
+ * it was issued, until its whole plan is settled. The contract with the
+ * executor: it runs ops in the order they were issued, and when one fails
+ * it discards every op issued after it (later plans may build on what the
+ * failed op was to do: a slice its DESTROY was to free, a GI its CREATE was
+ * to make). So a failure of op k rolls back k and every later pending op,
+ * newest first, each by its inverse:
  *   CREATE -> destroy the GI      DESTROY -> create it again
  *   START  -> stop; the job is requeued at its old place in the queue
  *   MOVE   -> move back (make-before-break: to the source GI, which the
@@ -182,11 +185,13 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
         inv.gpu = g;
         inv.start = op->start;
         inv.prof = op->prof;
-        if (j == NULL || ms_cluster_apply_op(gr->c, &inv) != MS_OK)
+        if (j == NULL)
+            return MS_ESTATE;
+        if ((in = job_inst(s, op->job, gr->l2g[g], op->start)) == NULL)
+            return MS_OK;   /* it ended (or moved) meanwhile: nothing holds the GI */
+        if (ms_cluster_apply_op(gr->c, &inv) != MS_OK)
             return MS_ESTATE;
         all = ms__sched_insts(j);
-        if ((in = job_inst(s, op->job, gr->l2g[g], op->start)) == NULL)
-            return MS_ESTATE;
         k = (int)(in - all);
         memmove(&all[k], &all[k + 1], (size_t)(j->ninst - k - 1) * sizeof(*all));
         j->ninst--;
@@ -225,6 +230,56 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
     }
 }
 
+/* Hand the executor again the pending STOP plans issued after index from
+ * (it dropped them with everything after a failure). */
+static ms_status_t reissue_stops(ms_sched_t *s, size_t from, double now)
+{
+    size_t k = from;
+
+    while (k < s->npend) {
+        size_t e = k;
+        ms_sched_plan_t gp;
+        int n = 0;
+
+        if (s->pend[k].done || s->pend[k].kind != MS_PK_STOP) {
+            k++;
+            continue;
+        }
+        while (e < s->npend && s->pend[e].plan == s->pend[k].plan)
+            e++;
+        if (s->gcap < (int)(e - k)) {
+            ms_sched_op_t *v = realloc(s->gops, (e - k) * 2 * sizeof(*v));
+
+            if (v == NULL)
+                return MS_ENOMEM;
+            s->gops = v;
+            s->gcap = (int)(e - k) * 2;
+        }
+        for (; k < e; k++) {
+            const ms__pend_t *p = &s->pend[k];
+            const ms__grp_t *gr = &s->grp[p->group];
+            ms_sched_op_t *go = &s->gops[n++];
+
+            go->op = p->op;
+            go->op.gpu = gr->l2g[p->op.gpu];
+            go->op.from_gpu = -1;
+            go->id = p->id;
+            go->fresh = 0;
+        }
+        if (s->cfg.exec.plan != NULL) {
+            ms_status_t st;
+
+            gp.kind = MS_PK_STOP;
+            gp.now = now;
+            gp.n = n;
+            gp.ops = s->gops;
+            if ((st = s->cfg.exec.plan(s->cfg.exec.ctx, &gp)) != MS_OK)
+                return st;
+        }
+    }
+    return MS_OK;
+}
+
 ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
 {
     size_t i = find_pend(s, op_id), a, e, k;
@@ -241,16 +296,22 @@ ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
     for (e = i; e < s->npend && s->pend[e].plan == plan; e++)
         ;
     s->st.ops_failed++;
-    /* the failed op and every later op of its plan, newest first */
-    for (k = e; k > i; k--) {
+    (void)e;
+    /* the failed op and every later pending op, newest first; a STOP plan
+     * is a fact (the job ended), not a decision: it stays, and is issued
+     * again below (its ops touch only the ended job's GIs, which no pending
+     * decision touches, so it commutes with the undone ops) */
+    for (k = s->npend; k > i; k--) {
         ms__pend_t *p = &s->pend[k - 1];
 
-        if (p->done)
-            continue;   /* cannot happen with in-order executors; keep what is done */
+        if (p->done || (p->kind == MS_PK_STOP && p->plan != plan))
+            continue;   /* an in-order executor has done none of the others */
         if ((st = undo(s, p)) != MS_OK)
             return st;
         p->done = 2;    /* rolled back */
     }
+    if ((st = reissue_stops(s, i + 1, now)) != MS_OK)
+        return st;
     /* GIs the plan created (and that exist) but nothing uses now */
     ms_plan_clear(&s->plan);
     for (k = a; k < i; k++) {

@@ -280,7 +280,7 @@ ms_status_t ms_sched_submit(ms_sched_t *s, const ms_sched_req_t *req, double now
     }
     j = &s->jobs[k];
     j->cls = cls;
-    j->submit_t = now;
+    j->submit_t = now - req->waited_s;
     j->duration = req->duration_s;
     j->estimate = req->estimate_s;
     j->priority = req->priority;
