@@ -321,7 +321,8 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
     ms__sim_t s;
     size_t ai = 0;
     double next_sample, tick, next_tick = INFINITY;
-    long changes_at_tick = -1;
+    long events_at_tick = -1;
+    bool tick_changed = false;
     ms_status_t st;
 
     if (cfg == NULL || trace == NULL || out == NULL)
@@ -349,10 +350,14 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         tf = s.hn > 0 ? s.heap[0].t : INFINITY;
         ta = ai < trace->n ? trace->jobs[ai].arrival : INFINITY;
         ms_sched_stats(s.sched, &ss);
-        /* wake an on_idle policy while jobs wait; stop when nothing runs,
-         * nothing arrives and the last wake-up changed nothing (stuck) */
+        /* wake an on_idle policy while jobs wait (time-driven layout changes:
+         * node-profile's hysteresis), but only if something happened since
+         * the last wake-up: an arrival or a finish, or a change that wake-up
+         * made. A wake-up that changes nothing is not repeated until the next
+         * event, so the number of wake-ups is bounded by events and changes,
+         * never by simulated time (a 1e9 s job costs what a 10 s job costs). */
         if (next_tick == INFINITY && ss.waiting > 0 && cfg->policy->on_idle != NULL &&
-            (tf < INFINITY || ta < INFINITY || ss.changes != changes_at_tick))
+            (out->events != events_at_tick || tick_changed))
             next_tick = s.now + tick;
         if (tf == INFINITY && ta == INFINITY && next_tick == INFINITY)
             break;
@@ -375,9 +380,13 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         } else if (kind == 1) {
             st = on_arrival(&s, (int32_t)ai++);
         } else {
+            long before = ss.changes;
+
             next_tick = INFINITY;
-            changes_at_tick = ss.changes;
             st = ms_sched_tick(s.sched, s.now);
+            ms_sched_stats(s.sched, &ss);
+            tick_changed = ss.changes != before;
+            events_at_tick = out->events;
         }
         if (st != MS_OK)
             goto done;
