@@ -53,8 +53,12 @@ bool ms__sched_moves_allowed(const ms_sched_t *s, const ms_plan_t *p, double now
             return true;   /* run_plan reports the bad op */
         if (!s->jobs[op->job].migratable || s->jobs[op->job].state == MS_JOB_RESERVED)
             return false;
+        /* a job placed or moved at this same instant has made no progress:
+         * moving it again now would be a zero-length segment and a pause
+         * for nothing (issue 11: make_room moved a job it had just placed) */
+        if (s->jobs[op->job].placed_t == now)
+            return false;
     }
-    (void)now;
     return true;
 }
 
@@ -183,6 +187,7 @@ static ms_status_t apply_one(ms_sched_t *s, int gi, ms_plan_kind_t kind, int i,
             s->st.running++;
         }
         in = &ms__sched_insts(j)[j->ninst++];
+        j->placed_t = now;
         in->gpu = gr->l2g[g];
         in->start = op->start;
         in->prof = (int8_t)(ii >= 0 ? gpu->inst[ii].prof : op->prof);
@@ -209,6 +214,7 @@ static ms_status_t apply_one(ms_sched_t *s, int gi, ms_plan_kind_t kind, int i,
         in->gpu = gr->l2g[g];
         in->start = op->start;
         in->prof = (int8_t)(ii >= 0 ? gpu->inst[ii].prof : op->prof);
+        j->placed_t = now;
         if (s->cfg.track_ops && j->state == MS_JOB_RUNNING)
             j->state = MS_JOB_MIGRATING;
         s->st.migrations++;

@@ -63,6 +63,7 @@ typedef struct ms__cls {
 typedef struct ms__job {
     char *id;                      /* owned; NULL = anonymous */
     double submit_t, start_t, end_t, expires_t;
+    double placed_t;               /* its last START or MOVE */
     double duration, estimate;
     uint64_t seq;                  /* submission order */
     int32_t next, prev;            /* class queue links */
