@@ -28,6 +28,33 @@ typedef struct fixture {
     char state[128];
 } fixture_t;
 
+/* Handles a test opened and has not closed yet: a failing assertion
+ * longjmps out of the test, and teardown closes them so the fake starts
+ * the next test uninitialised. */
+static ms_nvml_t *g_open[4];
+
+static void track(ms_nvml_t *nv)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(g_open) / sizeof(g_open[0]); i++)
+        if (g_open[i] == NULL) {
+            g_open[i] = nv;
+            return;
+        }
+    fail_msg("more than 4 handles open in one test");
+}
+
+static void close_fake(ms_nvml_t *nv)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(g_open) / sizeof(g_open[0]); i++)
+        if (g_open[i] == nv)
+            g_open[i] = NULL;
+    ms_nvml_close(nv);
+}
+
 static int setup(void **state)
 {
     fixture_t *f = calloc(1, sizeof(*f));
@@ -50,7 +77,12 @@ static int teardown(void **state)
 {
     fixture_t *f = *state;
     char tmp[160];
+    size_t i;
 
+    for (i = 0; i < sizeof(g_open) / sizeof(g_open[0]); i++) {
+        ms_nvml_close(g_open[i]);
+        g_open[i] = NULL;
+    }
     unlink(f->state);
     snprintf(tmp, sizeof(tmp), "%s.tmp", f->state);
     unlink(tmp);
@@ -92,6 +124,7 @@ static ms_nvml_t *open_fake(void)
 
     if (st != MS_OK)
         fail_msg("ms_nvml_open: %s", err);
+    track(nv);
     return nv;
 }
 
@@ -179,7 +212,7 @@ static void test_gpu_info(void **state)
     assert_int_equal(g.mig_pending, 1);
     assert_int_equal(ms_nvml_gpu_info(nv, 4, &g, &e), MS_ENOENT);
     assert_int_equal(e.kind, MS_NVML_K_NOT_FOUND);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_model_for_name(void **state)
@@ -251,7 +284,7 @@ static void test_inventory_existing(void **state)
     assert_int_equal(inv.gi[2].nci, 1);
     assert_int_equal(inv.gi[2].ci[0].size, 3);
     assert_string_equal(inv.gi[2].ci[0].uuid, "MIG-test-aaaa");
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_placements_match_tables(void **state)
@@ -280,7 +313,7 @@ static void test_placements_match_tables(void **state)
     }
     /* too small a buffer is an error, not an overflow */
     assert_int_equal(ms_nvml_placements(nv, 0, 19, pl, 3, &n, &e), MS_ERANGE);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_placement_override(void **state)
@@ -299,7 +332,7 @@ static void test_placement_override(void **state)
     assert_int_equal(ms_nvml_create(nv, 0, prof("H200-141GB", "3g"), 0, NULL, &e), MS_EINVAL);
     assert_int_equal(e.kind, MS_NVML_K_INVALID);
     assert_int_equal(ms_nvml_create(nv, 0, prof("H200-141GB", "3g"), 4, NULL, &e), MS_OK);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 /* --- create and destroy -------------------------------------------------- */
@@ -345,7 +378,7 @@ static void test_create_destroy_every_placement(void **state)
             }
         }
     }
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_overlap_refused(void **state)
@@ -371,7 +404,7 @@ static void test_overlap_refused(void **state)
     assert_int_equal(ngi(nv, 0), 2);
     assert_int_equal(ms_nvml_destroy(nv, 0, prof("A100-40GB", "4g"), 0, &e), MS_ENOENT);
     assert_int_equal(e.kind, MS_NVML_K_NOT_FOUND);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 /* Random creates and destroys: the driver's answer always agrees with the
@@ -434,7 +467,7 @@ static void test_random_against_geometry(void **state)
         }
         ms_geom_destroy(g);
     }
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_profile_id_mismatch(void **state)
@@ -449,7 +482,7 @@ static void test_profile_id_mismatch(void **state)
     assert_int_equal(ms_nvml_create(nv, 0, &wrong, 0, NULL, &e), MS_ESTATE);
     assert_non_null(strstr(e.msg, "table says 7"));
     assert_int_equal(ngi(nv, 0), 0);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 /* --- faults -------------------------------------------------------------- */
@@ -468,7 +501,7 @@ static void test_insufficient_resources_injected(void **state)
     assert_int_equal(ngi(nv, 0), 0);
     /* one-shot: the second try goes through */
     assert_int_equal(ms_nvml_create(nv, 0, prof("H100-80GB", "7g"), 0, NULL, &e), MS_OK);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_no_ghost_after_failed_ci(void **state)
@@ -483,7 +516,7 @@ static void test_no_ghost_after_failed_ci(void **state)
     assert_string_equal(e.call, "nvmlGpuInstanceCreateComputeInstance");
     assert_int_equal(e.ghost, 0);
     assert_int_equal(ngi(nv, 0), 0);
-    ms_nvml_close(nv);
+    close_fake(nv);
     assert_false(state_has(state, "\ngi "));   /* not in the driver's state either */
 }
 
@@ -505,7 +538,7 @@ static void test_ghost_reported_when_rollback_fails(void **state)
     assert_int_equal(inv.ngi, 1);   /* honest: the GI is there */
     assert_int_equal(inv.gi[0].nci, 0);
     assert_int_equal(ms_nvml_destroy(nv, 0, prof("A100-40GB", "4g"), 0, &e), MS_OK);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 /* A driver error at the N-th call, for every N through a create: the
@@ -526,17 +559,19 @@ static void test_driver_error_at_every_call(void **state)
         snprintf(spec, sizeof(spec), "*:%d:999", n);
         setenv("MS_FAKE_NVML_FAULTS", spec, 1);
         st = ms_nvml_open(MS_FAKE_NVML_LIB, &nv, err, sizeof(err));
+        if (st == MS_OK)
+            track(nv);
         if (st != MS_OK) {
             assert_int_equal(st, MS_EIO);   /* nvmlDeviceGetCount_v2 failed */
             assert_non_null(strstr(err, "unknown driver error"));
             continue;
         }
         st = ms_nvml_create(nv, 0, prof("A100-40GB", "3g"), 4, NULL, &e);
-        ms_nvml_close(nv);
+        close_fake(nv);
         unsetenv("MS_FAKE_NVML_FAULTS");
         nv = open_fake();
         left = ngi(nv, 0);
-        ms_nvml_close(nv);
+        close_fake(nv);
         if (st == MS_OK) {
             oks++;
             assert_int_equal(left, 1);
@@ -569,7 +604,7 @@ static void test_gpu_lost(void **state)
     assert_int_equal(e.kind, MS_NVML_K_GPU_LOST);
     assert_int_equal(e.nvml_rc, 15);
     assert_non_null(strstr(e.msg, "fallen off the bus"));
-    ms_nvml_close(nv);
+    close_fake(nv);
 
     /* GPU 0 disappears in the middle of a session, and stays gone */
     setenv("MS_FAKE_NVML_FAULTS", "lose:0:12", 1);
@@ -581,12 +616,12 @@ static void test_gpu_lost(void **state)
     }
     assert_int_equal(st, MS_EIO);
     assert_int_equal(e.kind, MS_NVML_K_GPU_LOST);
-    ms_nvml_close(nv);
+    close_fake(nv);
     unsetenv("MS_FAKE_NVML_FAULTS");
     nv = open_fake();
     assert_int_equal(ms_nvml_inventory(nv, 0, &(ms_nvml_inventory_t){ 0 }, &e), MS_EIO);
     assert_int_equal(e.kind, MS_NVML_K_GPU_LOST);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_mig_disabled(void **state)
@@ -603,7 +638,7 @@ static void test_mig_disabled(void **state)
     assert_non_null(strstr(e.msg, "MIG mode is disabled"));
     assert_int_equal(ms_nvml_create(nv, 0, prof("A100-40GB", "7g"), 0, NULL, &e), MS_ENOTSUP);
     assert_int_equal(ms_nvml_profile_info(nv, 0, 0, &pi, &e), MS_ENOTSUP);
-    ms_nvml_close(nv);
+    close_fake(nv);
     assert_true(state_has(state, "mig=0"));   /* nothing changed the mode */
 }
 
@@ -623,7 +658,7 @@ static void test_set_mig_mode_needs_flag(void **state)
     assert_int_equal(act, 0);
     assert_int_equal(ms_nvml_gpu_info(nv, 0, &g, &e), MS_OK);
     assert_int_equal(g.mig_current, 1);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_state_persists(void **state)
@@ -636,7 +671,7 @@ static void test_state_persists(void **state)
     write_state(state, "gpu a30\n");
     nv = open_fake();
     assert_int_equal(ms_nvml_create(nv, 0, prof("A30", "2g"), 2, &gi, &e), MS_OK);
-    ms_nvml_close(nv);
+    close_fake(nv);
     nv = open_fake();
     assert_int_equal(ms_nvml_inventory(nv, 0, &inv, &e), MS_OK);
     assert_int_equal(inv.ngi, 1);
@@ -644,10 +679,10 @@ static void test_state_persists(void **state)
     assert_int_equal(inv.gi[0].id, gi.id);
     assert_string_equal(inv.gi[0].ci[0].uuid, gi.ci[0].uuid);
     assert_int_equal(ms_nvml_destroy(nv, 0, prof("A30", "2g"), 2, &e), MS_OK);
-    ms_nvml_close(nv);
+    close_fake(nv);
     nv = open_fake();
     assert_int_equal(ngi(nv, 0), 0);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 static void test_profile_info(void **state)
@@ -665,7 +700,7 @@ static void test_profile_info(void **state)
     assert_string_equal(pi.name, "3g.20gb");
     assert_int_equal(ms_nvml_profile_info(nv, 0, 0x5, &pi, &e), MS_ENOTSUP);   /* no 8-slice */
     assert_int_equal(ms_nvml_profile_info(nv, 0, 0x40, &pi, &e), MS_EINVAL);
-    ms_nvml_close(nv);
+    close_fake(nv);
 }
 
 /* --- the error table ----------------------------------------------------- */
