@@ -568,6 +568,38 @@ ms_status_t ms_nvml_inventory(ms_nvml_t *nv, int gpu, ms_nvml_inventory_t *out,
     return MS_OK;
 }
 
+ms_status_t ms_nvml_inventory_state(const ms_geom_t *g, const ms_nvml_inventory_t *inv,
+                                    ms_state_t *out, ms_nvml_err_t *err)
+{
+    const ms_model_t *m;
+    ms_state_t s = ms_geom_empty_state();
+    int i, k;
+
+    clear_err(err);
+    if (g == NULL || inv == NULL || out == NULL)
+        return set_err(err, MS_EINVAL, MS_NVML_K_LIBRARY, 0, NULL, "no geometry, inventory or output");
+    m = ms_geom_model(g);
+    for (i = 0; i < inv->ngi; i++) {
+        const ms_nvml_gi_t *gi = &inv->gi[i];
+        int active = -1;
+
+        for (k = 0; gi->prof >= 0 && gi->prof < m->nprofiles && k < ms_geom_nprofiles(g); k++)
+            if (ms_geom_profile(g, k) == &m->profiles[gi->prof])
+                active = k;
+        if (active < 0)
+            return set_err(err, MS_ESTATE, MS_NVML_K_INVALID, 0, NULL,
+                           "GI %u (profile ID %u at %u) is not an active profile of %s", gi->id,
+                           gi->profile_id, gi->start, m->name);
+        s = gi->start < MS_MAX_WIDTH ? ms_state_place(g, s, active, (int)gi->start) : MS_STATE_NONE;
+        if (s == MS_STATE_NONE)
+            return set_err(err, MS_ESTATE, MS_NVML_K_INVALID, 0, NULL,
+                           "GI %u (%s at %u) does not fit beside the GIs before it", gi->id,
+                           m->profiles[gi->prof].name, gi->start);
+    }
+    *out = s;
+    return MS_OK;
+}
+
 /* --- create / destroy ---------------------------------------------------- */
 
 static ms_status_t destroy_ci(ms_nvml_t *nv, nvmlComputeInstance_t ci, void *ctx,

@@ -162,6 +162,13 @@ typedef struct ms_nvml_inventory {
 ms_status_t ms_nvml_inventory(ms_nvml_t *nv, int gpu, ms_nvml_inventory_t *out,
                               ms_nvml_err_t *err);
 
+/* The geometry state of an inventory: the state number of g (built for the
+ * GPU's model) that the inventory's GIs make, for the scheduler to resume
+ * from after a restart. Pure. MS_ESTATE if a GI's profile is not active in
+ * g or the GIs do not form a valid layout (err->msg says which GI). */
+ms_status_t ms_nvml_inventory_state(const ms_geom_t *g, const ms_nvml_inventory_t *inv,
+                                    ms_state_t *out, ms_nvml_err_t *err);
+
 /* Create one schedulable instance of profile p (a profile of the GPU's
  * model) at memory slice start: the GI with that explicit placement, then
  * one CI of the GI's full size. The driver's profile ID for p's enum index

@@ -434,6 +434,7 @@ static void test_random_against_geometry(void **state)
             const ms_profile_t *p = ms_geom_profile(g, k);
             ms_nvml_err_t e;
             ms_nvml_inventory_t inv;
+            ms_state_t rebuilt = MS_STATE_NONE;
             uint16_t mask = 0;
             int i;
 
@@ -464,9 +465,42 @@ static void test_random_against_geometry(void **state)
             for (i = 0; i < inv.ngi; i++)
                 mask |= (uint16_t)(((1u << inv.gi[i].size) - 1u) << inv.gi[i].start);
             assert_int_equal(mask, ms_state_mask(g, s));
+            /* and the state rebuilt from the hardware is the tracked one */
+            assert_int_equal(ms_nvml_inventory_state(g, &inv, &rebuilt, &e), MS_OK);
+            assert_int_equal(rebuilt, s);
         }
         ms_geom_destroy(g);
     }
+    close_fake(nv);
+}
+
+static void test_inventory_state_refuses_foreign_gi(void **state)
+{
+    ms_geom_t *g = NULL;
+    ms_nvml_inventory_t inv;
+    ms_nvml_err_t e;
+    ms_state_t s = 0;
+    ms_nvml_t *nv;
+
+    /* 1g.10gb (ID 15) is not in the default (classic) profile set */
+    write_state(state, "gpu a100-40\ngi 1 15 6\ngi 2 9 0\n");
+    nv = open_fake();
+    assert_int_equal(ms_nvml_inventory(nv, 0, &inv, &e), MS_OK);
+    assert_int_equal(ms_geom_create(ms_model_find("A100-40GB"), 0, &g), MS_OK);
+    assert_int_equal(ms_nvml_inventory_state(g, &inv, &s, &e), MS_ESTATE);
+    assert_non_null(strstr(e.msg, "not an active profile"));
+    ms_geom_destroy(g);
+    /* with the double-memory 1g active it is a valid state */
+    {
+        uint32_t set = 0;
+        assert_int_equal(ms_geom_parse_profile_set(ms_model_find("A100-40GB"), "1g,1g.10gb,2g,3g,4g,7g",
+                                                   &set, NULL), MS_OK);
+        assert_int_equal(ms_geom_create(ms_model_find("A100-40GB"), set, &g), MS_OK);
+    }
+    assert_int_equal(ms_nvml_inventory_state(g, &inv, &s, &e), MS_OK);
+    assert_int_equal(ms_state_mask(g, s), 0xCF);
+    assert_int_equal(ms_state_compute(g, s), 4);
+    ms_geom_destroy(g);
     close_fake(nv);
 }
 
@@ -743,6 +777,7 @@ int main(void)
         T(test_create_destroy_every_placement),
         T(test_overlap_refused),
         T(test_random_against_geometry),
+        T(test_inventory_state_refuses_foreign_gi),
         T(test_profile_id_mismatch),
         T(test_insufficient_resources_injected),
         T(test_no_ghost_after_failed_ci),
