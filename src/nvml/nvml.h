@@ -26,9 +26,11 @@
  *   - Placements always come from the caller (the scheduler's plan); the
  *     driver is never asked to choose one.
  *
- * Thread safety: NVML is thread-safe; an ms_nvml_t is not shared state
- * beyond its function pointers and may be used from one thread at a time
- * (the daemon serialises hardware steps per GPU anyway).
+ * Thread safety: after ms_nvml_open() an ms_nvml_t is read-only (function
+ * pointers and the GPU count), except the MIG-mode pointer resolved on the
+ * first ms_nvml_set_mig_mode(); NVML itself is thread-safe. Concurrent
+ * steps on one GPU (a create racing a destroy) are the caller's to
+ * serialise: the daemon executes one plan step per GPU at a time.
  */
 #ifndef MIGSCHED_NVML_H
 #define MIGSCHED_NVML_H

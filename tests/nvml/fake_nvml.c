@@ -637,6 +637,10 @@ nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode,
     return save_state() ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
 }
 
+/* Built with -DFAKE_OLD_DRIVER (mk/nvml.mk: fake-nvml-old/) the fake lacks
+ * the versioned profile call, like a driver older than R470: the executor
+ * must refuse to open rather than fail later. */
+#ifndef FAKE_OLD_DRIVER
 nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
                                                   nvmlGpuInstanceProfileInfo_v2_t *info)
 {
@@ -670,6 +674,7 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned 
     }
     return NVML_ERROR_NOT_SUPPORTED;
 }
+#endif
 
 nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device,
                                                            unsigned int profileId,

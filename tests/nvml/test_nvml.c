@@ -19,8 +19,8 @@
 #include "migsched/rng.h"
 #include "nvml/nvml.h"
 
-#ifndef MS_FAKE_NVML_LIB
-#error "MS_FAKE_NVML_LIB must name the fake libnvidia-ml.so.1 (mk/nvml.mk)"
+#if !defined(MS_FAKE_NVML_LIB) || !defined(MS_FAKE_NVML_OLD_LIB)
+#error "MS_FAKE_NVML_LIB and MS_FAKE_NVML_OLD_LIB must name the fakes (mk/nvml.mk)"
 #endif
 
 typedef struct fixture {
@@ -173,6 +173,18 @@ static void test_open_library_without_symbols(void **state)
     assert_int_equal(ms_nvml_open("libm.so.6", &nv, err, sizeof(err)), MS_ENOTSUP);
     assert_null(nv);
     assert_non_null(strstr(err, "nvmlInit_v2"));
+}
+
+static void test_open_old_driver(void **state)
+{
+    char err[256];
+    ms_nvml_t *nv = NULL;
+
+    write_state(state, "gpu a100-40\n");
+    /* every symbol is checked at open, not just the first one */
+    assert_int_equal(ms_nvml_open(MS_FAKE_NVML_OLD_LIB, &nv, err, sizeof(err)), MS_ENOTSUP);
+    assert_null(nv);
+    assert_non_null(strstr(err, "lacks nvmlDeviceGetGpuInstanceProfileInfoV"));
 }
 
 static void test_open_driver_not_loaded(void **state)
@@ -768,6 +780,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_open_missing_library),
         T(test_open_library_without_symbols),
+        T(test_open_old_driver),
         T(test_open_driver_not_loaded),
         T(test_gpu_info),
         T(test_model_for_name),
