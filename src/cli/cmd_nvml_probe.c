@@ -138,7 +138,8 @@ static void probe_gpu(ms_nvml_t *nv, int gpu, pgpu_t *out)
                 add_diff(r, "compute slices");
             if (r->info.instances != p->max_count)
                 add_diff(r, "max instances");
-            if (strcasecmp(r->info.name, p->name) != 0)
+            /* a driver with only the v1 profile call gives no names */
+            if (r->info.name[0] != '\0' && strcasecmp(r->info.name, p->name) != 0)
                 add_diff(r, "name");
             probe_placements(nv, gpu, r->info.id, r);
         } else if (st == MS_ENOTSUP && out->info.mig_current) {
@@ -169,6 +170,8 @@ static void probe_gpu(ms_nvml_t *nv, int gpu, pgpu_t *out)
         r->index = idx;
         r->have_info = 1;
         r->info = info;
+        if (r->info.name[0] == '\0')
+            snprintf(r->info.name, sizeof(r->info.name), "(unnamed)");
         probe_placements(nv, gpu, info.id, r);
         add_diff(r, m != NULL ? "not in migsched's table" : "no migsched model");
     }

@@ -21,6 +21,9 @@ struct ms_nvml {
 #define MS__NVML_FIELD(ret, name, params) ms_pfn_##name name;
     MS_NVML_SYMBOLS(MS__NVML_FIELD)
 #undef MS__NVML_FIELD
+    /* one of the two profile calls (nvml_api.h): V preferred, else v1 */
+    ms_pfn_nvmlDeviceGetGpuInstanceProfileInfoV profile_v;
+    ms_pfn_nvmlDeviceGetGpuInstanceProfileInfo profile_v1;
     ms_pfn_nvmlDeviceSetMigMode set_mig;   /* looked up on first confirmed use */
 };
 
@@ -133,6 +136,16 @@ ms_status_t ms_nvml_open(const char *libpath, ms_nvml_t **out, char *err, size_t
     }
     MS_NVML_SYMBOLS(MS__NVML_RESOLVE)
 #undef MS__NVML_RESOLVE
+    if (!resolve(nv->dl, "nvmlDeviceGetGpuInstanceProfileInfoV", &nv->profile_v,
+                 sizeof(nv->profile_v)) &&
+        !resolve(nv->dl, "nvmlDeviceGetGpuInstanceProfileInfo", &nv->profile_v1,
+                 sizeof(nv->profile_v1))) {
+        put(err, errlen, "%s lacks nvmlDeviceGetGpuInstanceProfileInfo(V) (driver too old for "
+            "MIG management?)", path);
+        dlclose(nv->dl);
+        free(nv);
+        return MS_ENOTSUP;
+    }
     rc = nv->nvmlInit_v2();
     if (rc != NVML_SUCCESS) {
         put(err, errlen, "nvmlInit_v2 failed: %s (%s)", ms_nvml_rc_text(rc), ms_nvml_rc_name(rc));
@@ -187,12 +200,42 @@ static ms_status_t get_dev(ms_nvml_t *nv, int gpu, nvmlDevice_t *dev, ms_nvml_er
     return MS_OK;
 }
 
+/* GI profile info as a v2 struct, from whichever call the driver has (the
+ * v1 answer has no name: name stays ""). */
 static nvmlReturn_t profile_v2(ms_nvml_t *nv, nvmlDevice_t dev, unsigned idx,
                                nvmlGpuInstanceProfileInfo_v2_t *info)
 {
+    nvmlGpuInstanceProfileInfo_t v1;
+    nvmlReturn_t rc;
+
     memset(info, 0, sizeof(*info));
-    info->version = nvmlGpuInstanceProfileInfo_v2;
-    return nv->nvmlDeviceGetGpuInstanceProfileInfoV(dev, idx, info);
+    if (nv->profile_v != NULL) {
+        info->version = nvmlGpuInstanceProfileInfo_v2;
+        rc = nv->profile_v(dev, idx, info);
+        info->name[sizeof(info->name) - 1] = '\0';
+        return rc;
+    }
+    memset(&v1, 0, sizeof(v1));
+    rc = nv->profile_v1(dev, idx, &v1);
+    info->id = v1.id;
+    info->isP2pSupported = v1.isP2pSupported;
+    info->sliceCount = v1.sliceCount;
+    info->instanceCount = v1.instanceCount;
+    info->multiprocessorCount = v1.multiprocessorCount;
+    info->copyEngineCount = v1.copyEngineCount;
+    info->decoderCount = v1.decoderCount;
+    info->encoderCount = v1.encoderCount;
+    info->jpegCount = v1.jpegCount;
+    info->ofaCount = v1.ofaCount;
+    info->memorySizeMB = v1.memorySizeMB;
+    return rc;
+}
+
+/* The name of the profile call in use, for messages. */
+static const char *profile_call(const ms_nvml_t *nv)
+{
+    return nv->profile_v != NULL ? "nvmlDeviceGetGpuInstanceProfileInfoV"
+                                 : "nvmlDeviceGetGpuInstanceProfileInfo";
 }
 
 /* Absent profile or past the driver's last index: skip while enumerating. */
@@ -332,7 +375,7 @@ ms_status_t ms_nvml_profile_info(ms_nvml_t *nv, int gpu, unsigned index,
         return st;
     rc = profile_v2(nv, dev, index, &info);
     if (rc != NVML_SUCCESS)
-        return NVML_FAIL(err, rc, "nvmlDeviceGetGpuInstanceProfileInfoV",
+        return NVML_FAIL(err, rc, profile_call(nv),
                          "GPU %d: profile index 0x%x", gpu, index);
     out->index = index;
     out->id = info.id;
@@ -528,7 +571,7 @@ ms_status_t ms_nvml_inventory(ms_nvml_t *nv, int gpu, ms_nvml_inventory_t *out,
         if (absent(rc))
             continue;
         if (rc != NVML_SUCCESS)
-            return NVML_FAIL(err, rc, "nvmlDeviceGetGpuInstanceProfileInfoV",
+            return NVML_FAIL(err, rc, profile_call(nv),
                              "GPU %d: profile index 0x%x", gpu, idx);
         if ((st = list_gis(nv, gpu, dev, info.id, info.instanceCount, gis, &n, err)) != MS_OK)
             return st;
@@ -643,7 +686,7 @@ static ms_status_t checked_profile(ms_nvml_t *nv, int gpu, nvmlDevice_t dev,
     nvmlReturn_t rc = profile_v2(nv, dev, p->nvml_index, info);
 
     if (rc != NVML_SUCCESS)
-        return NVML_FAIL(err, rc, "nvmlDeviceGetGpuInstanceProfileInfoV",
+        return NVML_FAIL(err, rc, profile_call(nv),
                          "GPU %d: profile %s (index 0x%x)", gpu, p->name, p->nvml_index);
     if (info->id != p->gi_id)
         return set_err(err, MS_ESTATE, MS_NVML_K_INVALID, 0, NULL,

@@ -122,7 +122,7 @@ typedef struct ms_nvml_profile {
     unsigned slices;               /* compute slices */
     unsigned instances;            /* most per GPU */
     unsigned long long memory_mb;
-    char name[MS_NVML_NAME_LEN];   /* "3g.20gb" */
+    char name[MS_NVML_NAME_LEN];   /* "3g.20gb"; "" from a driver without the V call */
 } ms_nvml_profile_t;
 
 /* Profile info by enum index. MS_ENOTSUP (kind UNSUPPORTED) when this GPU

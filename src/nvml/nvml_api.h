@@ -12,12 +12,14 @@
  *   nvmlDeviceGetGpuInstancePossiblePlacements_v2, nvmlComputeInstanceGetInfo_v2
  *     the versioned names that the unversioned macros of nvml.h resolve to;
  *   nvmlDeviceGetGpuInstanceProfileInfoV with nvmlGpuInstanceProfileInfo_v2_t
- *     (version word nvmlGpuInstanceProfileInfo_v2): the v2 struct carries the
- *     driver's profile name, which the probe compares with our tables;
+ *     (version word nvmlGpuInstanceProfileInfo_v2) where the driver has it:
+ *     the v2 struct carries the driver's profile name, which the probe
+ *     compares with our tables. The R470 reference does not list it, the
+ *     R515 one does, so where it is missing the v1 call
+ *     nvmlDeviceGetGpuInstanceProfileInfo is bound instead (no name);
  *   nvmlGpuInstanceGetComputeInstanceProfileInfo (v1 struct): the V variant
  *     adds only a name, which nothing here needs.
- * All of them exist from driver R470 on; every MIG GPU in our tables needs a
- * newer driver than that (mig-hardware.md §1.1).
+ * Every other symbol is in the R470 MIG reference already.
  *
  * This header is shared by src/nvml/nvml.c (which calls through pointers,
  * never links against NVML) and by the fake driver tests/nvml/fake_nvml.c
@@ -124,6 +126,21 @@ typedef struct nvmlGpuInstancePlacement_st {
     unsigned int size;
 } nvmlGpuInstancePlacement_t;
 
+/* v1 of the GI profile description (no version word, no name). */
+typedef struct nvmlGpuInstanceProfileInfo_st {
+    unsigned int id;
+    unsigned int isP2pSupported;
+    unsigned int sliceCount;
+    unsigned int instanceCount;
+    unsigned int multiprocessorCount;
+    unsigned int copyEngineCount;
+    unsigned int decoderCount;
+    unsigned int encoderCount;
+    unsigned int jpegCount;
+    unsigned int ofaCount;
+    unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
 /* v2 of the GI profile description (the v1 struct with a leading version
  * word and a trailing name). */
 typedef struct nvmlGpuInstanceProfileInfo_v2_st {
@@ -187,6 +204,7 @@ typedef struct nvmlComputeInstanceInfo_st {
  * corrupt memory, so it fails the build instead. */
 #if defined(__LP64__)
 _Static_assert(sizeof(nvmlGpuInstancePlacement_t) == 8, "placement layout");
+_Static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48, "GI profile v1 size");
 _Static_assert(offsetof(nvmlGpuInstanceProfileInfo_v2_t, memorySizeMB) == 48, "GI profile v2 layout");
 _Static_assert(sizeof(nvmlGpuInstanceProfileInfo_v2_t) == 152, "GI profile v2 size");
 _Static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24, "GI info layout");
@@ -211,9 +229,6 @@ _Static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32, "CI info layout");
       (nvmlDevice_t device, char *uuid, unsigned int length))                         \
     X(nvmlReturn_t, nvmlDeviceGetMigMode,                                             \
       (nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode))    \
-    X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfoV,                             \
-      (nvmlDevice_t device, unsigned int profile,                                     \
-       nvmlGpuInstanceProfileInfo_v2_t *info))                                        \
     X(nvmlReturn_t, nvmlDeviceGetGpuInstancePossiblePlacements_v2,                    \
       (nvmlDevice_t device, unsigned int profileId,                                   \
        nvmlGpuInstancePlacement_t *placements, unsigned int *count))                  \
@@ -246,6 +261,15 @@ _Static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32, "CI info layout");
     X(nvmlReturn_t, nvmlDeviceGetComputeInstanceId,                                   \
       (nvmlDevice_t device, unsigned int *id))
 
+/* GI profile info: the first of these that the library has is bound (the
+ * versioned one, else v1); one of them must exist. */
+#define MS_NVML_PROFILE_SYMBOLS(X)                                                    \
+    X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfoV,                             \
+      (nvmlDevice_t device, unsigned int profile,                                     \
+       nvmlGpuInstanceProfileInfo_v2_t *info))                                        \
+    X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfo,                              \
+      (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t *info))
+
 /* Changing MIG mode is never part of a default path: this symbol is looked
  * up only when ms_nvml_set_mig_mode() is called with its explicit flag.
  * activationStatus receives why the change is pending (IN_USE,
@@ -258,6 +282,7 @@ _Static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32, "CI info layout");
     ret name params;                        \
     typedef ret(*ms_pfn_##name) params;
 MS_NVML_SYMBOLS(MS__NVML_DECLARE)
+MS_NVML_PROFILE_SYMBOLS(MS__NVML_DECLARE)
 MS_NVML_MODE_SYMBOLS(MS__NVML_DECLARE)
 #undef MS__NVML_DECLARE
 

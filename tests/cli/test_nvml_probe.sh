@@ -25,6 +25,12 @@ grep -q '^0 differences, 0 GPUs unreadable' "$tmp/out" || fail "summary"
 if grep -q DIFFERS "$tmp/out"; then fail "difference reported on matching tables"; fi
 cmp -s "$tmp/state" "$tmp/before" || fail "the probe changed the driver state"
 
+# 1b. a driver with only the v1 profile call (no names): still a full comparison
+R470=$(dirname "$M")/fake-nvml-r470/libnvidia-ml.so.1
+"$M" nvml-probe --lib "$R470" > "$tmp/out" || fail "r470 fake: exit $?"
+grep -Eq '^  4g.20gb +0x3 +5 +4 +1  0:4 +0:4 +ok' "$tmp/out" || fail "r470 4g row"
+cmp -s "$tmp/state" "$tmp/before" || fail "the probe changed the driver state (r470)"
+
 # 2. one deliberately different placement (3g only at 4 on the H200): flagged, exit 1
 printf 'gpu h200 placements=9:10\n' > "$tmp/state"
 set +e

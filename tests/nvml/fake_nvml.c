@@ -637,24 +637,18 @@ nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode,
     return save_state() ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
 }
 
-/* Built with -DFAKE_OLD_DRIVER (mk/nvml.mk: fake-nvml-old/) the fake lacks
- * the versioned profile call, like a driver older than R470: the executor
- * must refuse to open rather than fail later. */
-#ifndef FAKE_OLD_DRIVER
-nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
-                                                  nvmlGpuInstanceProfileInfo_v2_t *info)
+/* GI profile info by enum index into a v2 struct (both calls share it). */
+static nvmlReturn_t fill_profile(nvmlDevice_t device, unsigned int profile,
+                                 nvmlGpuInstanceProfileInfo_v2_t *info)
 {
     fgpu_t *g;
     nvmlReturn_t rc;
     int i;
 
-    ENTER();
     if ((rc = gpu_of(device, &g)) != NVML_SUCCESS)
         return rc;
-    if (info == NULL || profile >= NVML_GPU_INSTANCE_PROFILE_COUNT)
+    if (profile >= NVML_GPU_INSTANCE_PROFILE_COUNT)
         return NVML_ERROR_INVALID_ARGUMENT;
-    if (info->version != nvmlGpuInstanceProfileInfo_v2)
-        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     if (!g->mig)
         return NVML_ERROR_NOT_SUPPORTED;
     for (i = 0; i < g->m->nprof; i++) {
@@ -674,7 +668,48 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned 
     }
     return NVML_ERROR_NOT_SUPPORTED;
 }
+
+/* Built with -DFAKE_R470 (mk/nvml.mk: fake-nvml-r470/) the fake lacks the
+ * versioned profile call, as the R470 reference does: the executor must
+ * fall back to the v1 call. */
+#ifndef FAKE_R470
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
+                                                  nvmlGpuInstanceProfileInfo_v2_t *info)
+{
+    nvmlGpuInstanceProfileInfo_v2_t tmp;
+    nvmlReturn_t rc;
+
+    ENTER();
+    if (info == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (info->version != nvmlGpuInstanceProfileInfo_v2)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if ((rc = fill_profile(device, profile, &tmp)) == NVML_SUCCESS)
+        *info = tmp;
+    return rc;
+}
 #endif
+
+nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
+                                                 nvmlGpuInstanceProfileInfo_t *info)
+{
+    nvmlGpuInstanceProfileInfo_v2_t tmp;
+    nvmlReturn_t rc;
+
+    ENTER();
+    if (info == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if ((rc = fill_profile(device, profile, &tmp)) != NVML_SUCCESS)
+        return rc;
+    memset(info, 0, sizeof(*info));
+    info->id = tmp.id;
+    info->sliceCount = tmp.sliceCount;
+    info->instanceCount = tmp.instanceCount;
+    info->multiprocessorCount = tmp.multiprocessorCount;
+    info->copyEngineCount = tmp.copyEngineCount;
+    info->memorySizeMB = tmp.memorySizeMB;
+    return NVML_SUCCESS;
+}
 
 nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device,
                                                            unsigned int profileId,
@@ -982,6 +1017,9 @@ nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *c
     return NVML_SUCCESS;
 }
 
+/* Built with -DFAKE_BROKEN (fake-nvml-broken/) one required symbol is
+ * missing: the executor must refuse to open, naming it. */
+#ifndef FAKE_BROKEN
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
                                                  nvmlDevice_t *migDevice)
 {
@@ -1003,6 +1041,7 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
             }
     return NVML_ERROR_NOT_FOUND;
 }
+#endif
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
 {

@@ -19,8 +19,9 @@
 #include "migsched/rng.h"
 #include "nvml/nvml.h"
 
-#if !defined(MS_FAKE_NVML_LIB) || !defined(MS_FAKE_NVML_OLD_LIB)
-#error "MS_FAKE_NVML_LIB and MS_FAKE_NVML_OLD_LIB must name the fakes (mk/nvml.mk)"
+#if !defined(MS_FAKE_NVML_LIB) || !defined(MS_FAKE_NVML_R470_LIB) || \
+    !defined(MS_FAKE_NVML_BROKEN_LIB)
+#error "MS_FAKE_NVML_LIB, _R470_LIB and _BROKEN_LIB must name the fakes (mk/nvml.mk)"
 #endif
 
 typedef struct fixture {
@@ -175,16 +176,41 @@ static void test_open_library_without_symbols(void **state)
     assert_non_null(strstr(err, "nvmlInit_v2"));
 }
 
-static void test_open_old_driver(void **state)
+static void test_open_missing_symbol(void **state)
 {
     char err[256];
     ms_nvml_t *nv = NULL;
 
     write_state(state, "gpu a100-40\n");
     /* every symbol is checked at open, not just the first one */
-    assert_int_equal(ms_nvml_open(MS_FAKE_NVML_OLD_LIB, &nv, err, sizeof(err)), MS_ENOTSUP);
+    assert_int_equal(ms_nvml_open(MS_FAKE_NVML_BROKEN_LIB, &nv, err, sizeof(err)), MS_ENOTSUP);
     assert_null(nv);
-    assert_non_null(strstr(err, "lacks nvmlDeviceGetGpuInstanceProfileInfoV"));
+    assert_non_null(strstr(err, "lacks nvmlDeviceGetMigDeviceHandleByIndex"));
+}
+
+/* A driver without the V profile call: the v1 call is used, with no names. */
+static void test_r470_fallback(void **state)
+{
+    char err[256];
+    ms_nvml_t *nv = NULL;
+    ms_nvml_profile_t pi;
+    ms_nvml_gi_t gi;
+    ms_nvml_err_t e;
+
+    write_state(state, "gpu a100-40\n");
+    assert_int_equal(ms_nvml_open(MS_FAKE_NVML_R470_LIB, &nv, err, sizeof(err)), MS_OK);
+    track(nv);
+    assert_int_equal(ms_nvml_profile_info(nv, 0, 0x2, &pi, &e), MS_OK);
+    assert_int_equal(pi.id, 9);
+    assert_int_equal(pi.slices, 3);
+    assert_int_equal(pi.instances, 2);
+    assert_string_equal(pi.name, "");
+    assert_int_equal(ms_nvml_create(nv, 0, prof("A100-40GB", "3g"), 4, &gi, &e), MS_OK);
+    assert_int_equal(ms_nvml_create(nv, 0, prof("A100-40GB", "4g"), 0, NULL, &e), MS_OK);
+    assert_int_equal(ngi(nv, 0), 2);
+    assert_int_equal(ms_nvml_profile_info(nv, 0, 0x5, &pi, &e), MS_ENOTSUP);
+    assert_string_equal(e.call, "nvmlDeviceGetGpuInstanceProfileInfo");
+    close_fake(nv);
 }
 
 static void test_open_driver_not_loaded(void **state)
@@ -780,7 +806,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_open_missing_library),
         T(test_open_library_without_symbols),
-        T(test_open_old_driver),
+        T(test_open_missing_symbol),
+        T(test_r470_fallback),
         T(test_open_driver_not_loaded),
         T(test_gpu_info),
         T(test_model_for_name),
