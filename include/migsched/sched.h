@@ -264,9 +264,11 @@ size_t ms_sched_pending(const ms_sched_t *s);
 
 /* --- reservations, restricted placement, scores (the extender) --------- */
 
-/* Hold the best placement for req on one of the given nodes (NULL = any)
- * until now + ttl_s. OUT slot (state MS_JOB_RESERVED); nothing is sent to
- * the executor. MS_ENOFIT if none of the nodes can host it now. */
+/* Hold the best placement for req on one of the given nodes until now +
+ * ttl_s: with nodes NULL, the policy's own choice (its cost); with a list,
+ * the restricted-placement rule over those nodes (O(their GPUs)). OUT slot
+ * (state MS_JOB_RESERVED); nothing is sent to the executor. MS_ENOFIT if
+ * none of the nodes can host it now. */
 ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
                              const char *const *nodes, int nnodes, double ttl_s, double now,
                              int32_t *slot, ms_diag_t *diag);

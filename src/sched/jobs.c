@@ -209,16 +209,24 @@ static double prof_mem_gb(const ms_geom_t *g, int k)
     return v;
 }
 
+void ms__sched_memgb_fill(const ms_geom_t *g, double *out)
+{
+    int k;
+
+    for (k = 0; k < ms_geom_nprofiles(g); k++)
+        out[k] = prof_mem_gb(g, k);
+}
+
 /* The smallest active profile with >= mem GB and >= cs compute slices,
- * never one with extra capabilities (+me, +gfx) unless nothing else fits. */
-static int smallest_fit(const ms_geom_t *g, double mem, int cs)
+ * never one with extra capabilities (+me, +gfx). memgb: the group's table. */
+static int smallest_fit(const ms_geom_t *g, const double *memgb, double mem, int cs)
 {
     int k, best = -1, np = ms_geom_nprofiles(g);
     double bm = 0.0;
 
     for (k = 0; k < np; k++) {
         const ms_profile_t *p = ms_geom_profile(g, k);
-        double m = prof_mem_gb(g, k);
+        double m = memgb[k];
 
         if (p->cslices < cs || m + 1e-9 < mem)
             continue;
@@ -259,7 +267,7 @@ static bool parse_profile_name(const char *name, int *cs, double *mem)
     return true;
 }
 
-static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g)
+static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g, const double *memgb)
 {
     int C = ms_geom_compute(g), k;
 
@@ -277,7 +285,7 @@ static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g)
         }
         p = ms_geom_profile(pg, req->prof);
         cs = (int)ceil((double)p->cslices * C / ms_geom_compute(pg) - 1e-9);
-        return smallest_fit(g, prof_mem_gb(pg, req->prof), cs < 1 ? 1 : cs);
+        return smallest_fit(g, memgb, prof_mem_gb(pg, req->prof), cs < 1 ? 1 : cs);
     }
     if (req->profile != NULL) {
         int cs;
@@ -300,11 +308,11 @@ static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g)
                     break;
                 }
             cs = (int)ceil((double)cs * C / share - 1e-9);
-            return smallest_fit(g, mem, cs < 1 ? 1 : cs);
+            return smallest_fit(g, memgb, mem, cs < 1 ? 1 : cs);
         }
-        return smallest_fit(g, 0.0, cs);
+        return smallest_fit(g, memgb, 0.0, cs);
     }
-    return smallest_fit(g, req->mem_gb, req->cslices > 0 ? req->cslices : 1);
+    return smallest_fit(g, memgb, req->mem_gb, req->cslices > 0 ? req->cslices : 1);
 }
 
 static bool req_valid(const ms_sched_req_t *req, ms_diag_t *diag)
@@ -421,7 +429,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
             continue;
         if (gang > g->gpn || gang > g->ngpus)
             continue;
-        p = resolve_on(req, g->geom);
+        p = resolve_on(req, g->geom, g->memgb);
         c.prof[k] = (int8_t)p;
         any |= p >= 0;
     }

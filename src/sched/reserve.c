@@ -352,7 +352,17 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
         for (i = 0; i < c->norder && st == MS_ENOFIT; i++) {
             int gi = c->order[i];
 
-            st = plan_on_group(s, gi, k, nl, nnodes, NULL);
+            if (nl == NULL && c->node < 0) {
+                /* any node: the policy's own choice, at the policy's cost */
+                ms__grp_t *gr = &s->grp[gi];
+                ms_job_t v = ms__sched_view(s, k, gi);
+
+                ms_plan_clear(&s->plan);
+                st = gr->pol->place(gr->self, gr->c, &v, &s->plan);
+            } else {
+                st = plan_on_group(s, gi, k, nl != NULL ? nl : &c->node, nl != NULL ? nnodes : 1,
+                                   NULL);
+            }
             if (st == MS_OK) {
                 s->placing = k;
                 st = run_quiet(s, gi, MS_PK_PLACE, now);

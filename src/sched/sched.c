@@ -237,6 +237,7 @@ static ms_status_t create_group(ms_sched_t *s, int k, ms_diag_t *diag)
         ms_diag_set(diag, NULL, 0, "policy", "no timeslice policy for time-sliced nodes");
         return MS_ENOENT;
     }
+    ms__sched_memgb_fill(gr->geom, gr->memgb);
     memset(&cc, 0, sizeof(cc));
     cc.geom = gr->geom;
     cc.ngpus = gr->ngpus;
