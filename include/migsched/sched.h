@@ -212,6 +212,7 @@ typedef struct ms_sched_cfg {
     ms_queue_mode_t queue;
     double backfill_bound_s;         /* default 3600 */
     bool track_ops;                  /* ops stay pending until confirmed */
+    bool no_room;                    /* place only: no make_room, no on_idle */
     ms_sched_exec_t exec;
 } ms_sched_cfg_t;
 

@@ -205,7 +205,7 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
         if (st != MS_ENOFIT)
             break;
         st = MS_OK;
-        if (best == head && !tried_room) {
+        if (best == head && !tried_room && !s->cfg.no_room) {
             bool acted;
 
             tried_room = true;
@@ -227,7 +227,7 @@ ms_status_t ms__sched_schedule(ms_sched_t *s, double now)
     bool acted = false;
     int k;
 
-    if (st != MS_OK)
+    if (st != MS_OK || s->cfg.no_room)
         return st;
     for (k = 0; k < s->ngroups; k++) {
         ms__grp_t *gr = &s->grp[k];
