@@ -18,12 +18,21 @@
 
 #include "migsched/policy.h"
 
+/* What a job asks beyond its profile and gang (optional, per job): the
+ * constraints a heterogeneous cluster resolves (sched.h). */
+typedef struct ms_job_req {
+    const ms_model_t *model;   /* only this model; NULL = any */
+    uint8_t isolation;         /* ms_isolation_t: 0 any, 1 mig */
+    int32_t priority;          /* higher first */
+} ms_job_req_t;
+
 typedef struct ms_trace {
     ms_job_t *jobs;        /* [n], sorted by arrival, then input order; jobs[i].idx == i */
     size_t n;
     char *names;           /* all job ids, NUL-separated */
     size_t *name_off;      /* [n] offset of job i's id in names */
     const ms_geom_t *geom; /* borrowed: profiles are this geometry's indices */
+    ms_job_req_t *req;     /* [n] or NULL (no constraints); freed with the trace */
 } ms_trace_t;
 
 /* Read a trace from f (name is used in diagnostics). Unknown profiles are an

@@ -65,6 +65,13 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
     rq.gang = j->gang;
     rq.duration_s = j->duration;
     rq.migratable = true;
+    if (s->tr->req != NULL) {
+        const ms_job_req_t *x = &s->tr->req[jid];
+
+        rq.model = x->model != NULL ? x->model->name : NULL;
+        rq.isolation = (ms_isolation_t)x->isolation;
+        rq.priority = x->priority;
+    }
     s->jobs[jid].st = MS__J_WAITING;
     ms_diag_clear(&d);
     /* the simulator never forgets a job, so slots are handed out in order
