@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "migsched/policy.h"
+#include "migsched/geometry.h"
+#include "migsched/job.h"
 
 /* What a job asks beyond its profile and gang (optional, per job): the
  * constraints a heterogeneous cluster resolves (sched.h). */
