@@ -213,6 +213,11 @@ typedef struct ms_sched_cfg {
     double backfill_bound_s;         /* default 3600 */
     bool track_ops;                  /* ops stay pending until confirmed */
     bool no_room;                    /* place only: no make_room, no on_idle */
+    /* Optional allocator for everything the scheduler allocates itself
+     * (not its policies' and clusters'): like realloc, and fn(ctx, p, 0)
+     * frees p. NULL = libc. Tests fail the n-th allocation with it. */
+    void *(*alloc)(void *ctx, void *p, size_t n);
+    void *alloc_ctx;
     ms_sched_exec_t exec;
 } ms_sched_cfg_t;
 

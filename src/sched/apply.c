@@ -72,7 +72,7 @@ static ms_status_t grow_gops(ms_sched_t *s, int n)
     cap = s->gcap ? s->gcap : 64;
     while (cap < n)
         cap *= 2;
-    if ((v = realloc(s->gops, (size_t)cap * sizeof(*v))) == NULL)
+    if ((v = ms__srealloc(s, s->gops, (size_t)cap * sizeof(*v))) == NULL)
         return MS_ENOMEM;
     s->gops = v;
     s->gcap = cap;
@@ -239,7 +239,10 @@ ms_status_t ms__sched_run_plan(ms_sched_t *s, int gi, ms_plan_kind_t kind, doubl
     s->ncreated = 0;
     if (kind != MS_PK_STOP && kind != MS_PK_PLACE && s->plan.n > 0)
         s->st.changes++;
+    /* every allocation before the first op: a plan is applied whole or not */
     if ((st = grow_gops(s, s->plan.n)) != MS_OK)
+        return st;
+    if (s->cfg.track_ops && (st = ms__sched_pend_reserve(s, (size_t)s->plan.n)) != MS_OK)
         return st;
     for (i = 0; i < s->plan.n; i++) {
         const ms_op_t *op = &s->plan.ops[i];

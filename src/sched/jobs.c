@@ -26,7 +26,7 @@ static uint32_t hash_id(const char *id)
 static ms_status_t idmap_grow(ms_sched_t *s)
 {
     uint32_t cap = s->idcap ? s->idcap * 2 : 1024, i;
-    int32_t *m = malloc((size_t)cap * sizeof(*m));
+    int32_t *m = ms__salloc(s, (size_t)cap * sizeof(*m));
 
     if (m == NULL)
         return MS_ENOMEM;
@@ -43,7 +43,7 @@ static ms_status_t idmap_grow(ms_sched_t *s)
             ;
         m[h] = slot;
     }
-    free(s->idmap);
+    ms__sfree(s, s->idmap);
     s->idmap = m;
     s->idcap = cap;
     s->idused = 0;
@@ -121,7 +121,7 @@ ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot)
             return MS_ERANGE;
         if (s->njobs == s->capjobs) {
             int32_t cap = s->capjobs ? (s->capjobs > INT32_MAX / 2 ? INT32_MAX : s->capjobs * 2) : 1024;
-            ms__job_t *v = realloc(s->jobs, (size_t)cap * sizeof(*v));
+            ms__job_t *v = ms__srealloc(s, s->jobs, (size_t)cap * sizeof(*v));
 
             if (v == NULL)
                 return MS_ENOMEM;
@@ -139,9 +139,9 @@ ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot)
     if (id != NULL) {
         size_t n = strlen(id) + 1;
 
-        if ((j->id = malloc(n)) == NULL ||
+        if ((j->id = ms__salloc(s, n)) == NULL ||
             (memcpy(j->id, id, n), (st = idmap_put(s, k)) != MS_OK)) {
-            free(j->id);
+            ms__sfree(s, j->id);
             j->id = NULL;
             ms__sched_job_release(s, k);
             return MS_ENOMEM;
@@ -157,10 +157,10 @@ void ms__sched_job_release(ms_sched_t *s, int32_t slot)
 
     if (j->id != NULL) {
         idmap_del(s, slot);
-        free(j->id);
+        ms__sfree(s, j->id);
         j->id = NULL;
     }
-    free(j->insts);
+    ms__sfree(s, j->insts);
     j->insts = NULL;
     j->state = MS__SLOT_FREE;
     if (slot == s->njobs - 1) {
@@ -169,7 +169,7 @@ void ms__sched_job_release(ms_sched_t *s, int32_t slot)
     }
     if (s->nfree == s->capfree) {
         int32_t cap = s->capfree ? s->capfree * 2 : 64;
-        int32_t *v = realloc(s->free_slots, (size_t)cap * sizeof(*v));
+        int32_t *v = ms__srealloc(s, s->free_slots, (size_t)cap * sizeof(*v));
 
         if (v == NULL)
             return;   /* the slot stays unused: a leak of one record, not an error */
@@ -445,7 +445,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         }
     if (s->ncls == s->capcls) {
         int cap = s->capcls ? s->capcls * 2 : 16;
-        ms__cls_t *v = realloc(s->cls, (size_t)cap * sizeof(*v));
+        ms__cls_t *v = ms__srealloc(s, s->cls, (size_t)cap * sizeof(*v));
 
         if (v == NULL)
             return MS_ENOMEM;

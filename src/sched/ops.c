@@ -44,7 +44,7 @@ ms_status_t ms__sched_pend_push(ms_sched_t *s, int gi, ms_plan_kind_t kind, cons
 
     if (s->npend == s->cappend) {
         size_t cap = s->cappend ? s->cappend * 2 : 64;
-        ms__pend_t *v = realloc(s->pend, cap * sizeof(*v));
+        ms__pend_t *v = ms__srealloc(s, s->pend, cap * sizeof(*v));
 
         if (v == NULL)
             return MS_ENOMEM;
@@ -62,6 +62,22 @@ ms_status_t ms__sched_pend_push(ms_sched_t *s, int gi, ms_plan_kind_t kind, cons
     p->from_prof_persist = persist;
     p->from_prof = from_prof;
     *id = p->id;
+    return MS_OK;
+}
+
+ms_status_t ms__sched_pend_reserve(ms_sched_t *s, size_t n)
+{
+    size_t cap = s->cappend ? s->cappend : 64;
+    ms__pend_t *v;
+
+    if (s->npend + n <= s->cappend)
+        return MS_OK;
+    while (cap < s->npend + n)
+        cap *= 2;
+    if ((v = ms__srealloc(s, s->pend, cap * sizeof(*v))) == NULL)
+        return MS_ENOMEM;
+    s->pend = v;
+    s->cappend = cap;
     return MS_OK;
 }
 
@@ -230,6 +246,43 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
     }
 }
 
+/* Stop what a partly started gang holds and queue it again. */
+static ms_status_t requeue_partial(ms_sched_t *s, int32_t slot, double now)
+{
+    ms__job_t *j = &s->jobs[slot];
+    ms__grp_t *gr = &s->grp[j->group];
+    const ms_sched_inst_t *in = ms__sched_insts(j);
+    int gi = j->group, q;
+    ms_status_t st;
+
+    ms_plan_clear(&s->plan);
+    for (q = 0; q < j->ninst; q++) {
+        int g = s->g2l[in[q].gpu];
+        ms_op_t op;
+
+        memset(&op, 0, sizeof(op));
+        op.kind = MS_OP_STOP;
+        op.job = slot;
+        op.gpu = g;
+        op.start = in[q].start;
+        op.prof = in[q].prof;
+        op.from_gpu = -1;
+        op.from_start = -1;
+        if ((st = ms_plan_push(&s->plan, &op)) != MS_OK)
+            return st;
+        if (gr->c->share == MS_SHARE_MIG && !(gr->persist[g] & (1u << in[q].start)) &&
+            (st = ms_plan_destroy(&s->plan, g, in[q].start)) != MS_OK)
+            return st;
+    }
+    if ((st = ms__sched_run_plan(s, gi, MS_PK_ROLLBACK, now)) != MS_OK)
+        return st;
+    j->ninst = 0;
+    j->group = -1;
+    s->st.running--;
+    ms__sched_enqueue(s, slot);
+    return MS_OK;
+}
+
 /* Hand the executor again the pending STOP plans issued after index from
  * (it dropped them with everything after a failure). */
 static ms_status_t reissue_stops(ms_sched_t *s, size_t from, double now)
@@ -248,7 +301,7 @@ static ms_status_t reissue_stops(ms_sched_t *s, size_t from, double now)
         while (e < s->npend && s->pend[e].plan == s->pend[k].plan)
             e++;
         if (s->gcap < (int)(e - k)) {
-            ms_sched_op_t *v = realloc(s->gops, (e - k) * 2 * sizeof(*v));
+            ms_sched_op_t *v = ms__srealloc(s, s->gops, (e - k) * 2 * sizeof(*v));
 
             if (v == NULL)
                 return MS_ENOMEM;
@@ -312,6 +365,18 @@ ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
     }
     if ((st = reissue_stops(s, i + 1, now)) != MS_OK)
         return st;
+    /* a gang is all or nothing: one whose START failed after others of its
+     * STARTs were done gives those up too (STOP, job-scoped DESTROYs), then
+     * waits in the queue again */
+    for (k = i; k < s->npend; k++) {
+        const ms__pend_t *p = &s->pend[k];
+
+        if (p->done == 2 && p->op.kind == MS_OP_START && p->op.job >= 0 &&
+            p->op.job < s->njobs && s->jobs[p->op.job].ninst > 0 &&
+            s->jobs[p->op.job].ninst < s->jobs[p->op.job].gang &&
+            (st = requeue_partial(s, p->op.job, now)) != MS_OK)
+            return st;
+    }
     /* GIs the plan created (and that exist) but nothing uses now */
     ms_plan_clear(&s->plan);
     for (k = a; k < i; k++) {

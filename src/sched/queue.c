@@ -166,7 +166,7 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
 
     if (s->ncls > (int)sizeof(blocked_small)) {
         /* many request classes: a pass-local array (freed below) */
-        blocked = calloc((size_t)s->ncls, 1);
+        blocked = ms__scalloc(s, (size_t)s->ncls, 1);
         if (blocked == NULL)
             return MS_ENOMEM;
     } else {
@@ -217,7 +217,7 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
         blocked[best] = 1;
     }
     if (blocked != blocked_small)
-        free(blocked);
+        ms__sfree(s, blocked);
     return st;
 }
 
@@ -302,7 +302,7 @@ ms_status_t ms_sched_submit(ms_sched_t *s, const ms_sched_req_t *req, double now
         s->diag = NULL;
         return MS_ENOFIT;
     }
-    if (j->gang > 1 && (j->insts = calloc((size_t)j->gang, sizeof(*j->insts))) == NULL) {
+    if (j->gang > 1 && (j->insts = ms__scalloc(s, (size_t)j->gang, sizeof(*j->insts))) == NULL) {
         ms__sched_job_release(s, k);
         return MS_ENOMEM;
     }
@@ -345,7 +345,7 @@ ms_status_t ms_sched_finished(ms_sched_t *s, int32_t slot, double now)
     gi = j->group;
     n = j->ninst;
     /* the GPUs it left, for on_finish (copied: release clears them) */
-    in = n > 1 ? malloc((size_t)n * sizeof(*in)) : gpus;
+    in = n > 1 ? ms__salloc(s, (size_t)n * sizeof(*in)) : gpus;
     if (in == NULL)
         return MS_ENOMEM;
     memcpy(in, ms__sched_insts(j), (size_t)n * sizeof(*in));
@@ -370,7 +370,7 @@ ms_status_t ms_sched_finished(ms_sched_t *s, int32_t slot, double now)
         }
     }
     if (in != gpus)
-        free(in);
+        ms__sfree(s, in);
     if (st != MS_OK)
         return st;
     return ms__sched_schedule(s, now);

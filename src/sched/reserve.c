@@ -35,15 +35,10 @@ static bool grp_dynamic(const ms__grp_t *gr)
     return strncmp(n, "fa", 2) != 0 || gr->pcfg.dynamic;
 }
 
-static ms_status_t grp_frag(ms__grp_t *gr, const ms_frag_table_t **out)
+static ms_status_t grp_frag(const ms__grp_t *gr, const ms_frag_table_t **out)
 {
-    if (gr->ft == NULL) {
-        if ((gr->ft = malloc(sizeof(*gr->ft))) == NULL)
-            return MS_ENOMEM;
-        ms_frag_table_fill(gr->geom, &gr->pcfg.frag, gr->ft);
-    }
-    *out = gr->ft;
-    return MS_OK;
+    *out = gr->ft;   /* made with the group */
+    return gr->ft != NULL ? MS_OK : MS_ESTATE;
 }
 
 /* Best placement of profile k on local GPU g: its key (lower is better),
@@ -271,12 +266,12 @@ static ms_status_t node_list(const ms_sched_t *s, const char *const *names, int 
         return MS_OK;
     if (n < 0)
         return MS_EINVAL;
-    if ((*out = malloc((size_t)(n > 0 ? n : 1) * sizeof(**out))) == NULL)
+    if ((*out = ms__salloc(s, (size_t)(n > 0 ? n : 1) * sizeof(**out))) == NULL)
         return MS_ENOMEM;
     for (i = 0; i < n; i++)
         if (((*out)[i] = ms_sched_node_find(s, names[i])) < 0) {
             ms_diag_set(diag, NULL, 0, "nodes", "no node named '%s'", names[i]);
-            free(*out);
+            ms__sfree(s, *out);
             *out = NULL;
             return MS_ENOENT;
         }
@@ -287,7 +282,7 @@ static ms_status_t resv_add(ms_sched_t *s, int32_t slot)
 {
     if (s->nresv == s->capresv) {
         int cap = s->capresv ? s->capresv * 2 : 16;
-        int32_t *v = realloc(s->resv, (size_t)cap * sizeof(*v));
+        int32_t *v = ms__srealloc(s, s->resv, (size_t)cap * sizeof(*v));
 
         if (v == NULL)
             return MS_ENOMEM;
@@ -339,7 +334,7 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
     j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
     j->migratable = req->migratable;
     j->seq = s->seq++;
-    if (j->gang > 1 && (j->insts = calloc((size_t)j->gang, sizeof(*j->insts))) == NULL) {
+    if (j->gang > 1 && (j->insts = ms__scalloc(s, (size_t)j->gang, sizeof(*j->insts))) == NULL) {
         ms__sched_job_release(s, k);
         st = MS_ENOMEM;
         goto out;
@@ -386,7 +381,7 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
     }
     *slot = k;
 out:
-    free(nl);
+    ms__sfree(s, nl);
     s->diag = NULL;
     return st;
 }
@@ -421,7 +416,7 @@ ms_status_t ms_sched_bind(ms_sched_t *s, int32_t slot, double now)
             return st;
     }
     if (s->gcap < s->plan.n) {
-        ms_sched_op_t *v = realloc(s->gops, (size_t)s->plan.n * 2 * sizeof(*v));
+        ms_sched_op_t *v = ms__srealloc(s, s->gops, (size_t)s->plan.n * 2 * sizeof(*v));
 
         if (v == NULL)
             return MS_ENOMEM;
@@ -498,7 +493,7 @@ ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
         return st;
     /* a scratch job record that never enters a queue */
     if ((st = ms__sched_job_alloc(s, NULL, &k)) != MS_OK) {
-        free(nl);
+        ms__sfree(s, nl);
         return st;
     }
     s->jobs[k].cls = cls;
@@ -525,7 +520,7 @@ ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
     }
     ms_plan_clear(&s->plan);
     ms__sched_job_release(s, k);
-    free(nl);
+    ms__sfree(s, nl);
     return st == MS_ENOFIT ? MS_OK : st;
 }
 
@@ -583,7 +578,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
         s->jobs[k].migratable = job->migratable;
         s->jobs[k].seq = s->seq++;
         if (s->jobs[k].gang > 1 &&
-            (s->jobs[k].insts = calloc((size_t)s->jobs[k].gang, sizeof(*s->jobs[k].insts))) == NULL) {
+            (s->jobs[k].insts = ms__scalloc(s, (size_t)s->jobs[k].gang, sizeof(*s->jobs[k].insts))) == NULL) {
             ms__sched_job_release(s, k);
             s->diag = NULL;
             return MS_ENOMEM;

@@ -10,6 +10,7 @@
 #include "migsched/sched.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,15 +42,56 @@ void ms_sched_cfg_defaults(ms_sched_cfg_t *cfg)
     cfg->backfill_bound_s = 3600.0;
 }
 
-static void grp_fini(ms__grp_t *gr)
+/* --- allocation ---------------------------------------------------------- */
+
+static void *raw_alloc(void *(*fn)(void *, void *, size_t), void *ctx, void *p, size_t n)
+{
+    if (fn != NULL)
+        return fn(ctx, p, n);
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    return realloc(p, n);
+}
+
+void *ms__salloc(const ms_sched_t *s, size_t n)
+{
+    return raw_alloc(s->cfg.alloc, s->cfg.alloc_ctx, NULL, n > 0 ? n : 1);
+}
+
+void *ms__scalloc(const ms_sched_t *s, size_t n, size_t size)
+{
+    void *p;
+
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    p = ms__salloc(s, n * size);
+    if (p != NULL)
+        memset(p, 0, n * size > 0 ? n * size : 1);
+    return p;
+}
+
+void *ms__srealloc(const ms_sched_t *s, void *p, size_t n)
+{
+    return raw_alloc(s->cfg.alloc, s->cfg.alloc_ctx, p, n > 0 ? n : 1);
+}
+
+void ms__sfree(const ms_sched_t *s, void *p)
+{
+    if (p != NULL)
+        (void)raw_alloc(s->cfg.alloc, s->cfg.alloc_ctx, p, 0);
+}
+
+static void grp_fini(ms_sched_t *s, ms__grp_t *gr)
 {
     if (gr->self != NULL)
         gr->pol->destroy(gr->self);
     ms_cluster_destroy(gr->c);
-    free(gr->persist);
-    free(gr->ft);
-    free(gr->l2g);
-    free(gr->lnode);
+    ms__sfree(s, gr->persist);
+    ms__sfree(s, gr->ft);
+    ms__sfree(s, gr->l2g);
+    ms__sfree(s, gr->lnode);
 }
 
 void ms_sched_destroy(ms_sched_t *s)
@@ -59,34 +101,34 @@ void ms_sched_destroy(ms_sched_t *s)
     if (s == NULL)
         return;
     for (i = 0; i < s->ngroups; i++)
-        grp_fini(&s->grp[i]);
+        grp_fini(s, &s->grp[i]);
     for (i = 0; s->names != NULL && i < s->nnodes; i++)
-        free(s->names[i]);
-    free(s->names);
+        ms__sfree(s, s->names[i]);
+    ms__sfree(s, s->names);
     for (i = 0; i < s->njobs; i++) {
-        free(s->jobs[i].id);
-        free(s->jobs[i].insts);
+        ms__sfree(s, s->jobs[i].id);
+        ms__sfree(s, s->jobs[i].insts);
     }
-    free(s->nodes);
-    free(s->g2grp);
-    free(s->g2l);
-    free(s->node_grp);
-    free(s->node_first);
-    free(s->jobs);
-    free(s->free_slots);
-    free(s->idmap);
-    free(s->cls);
-    free(s->gops);
-    free(s->pend);
-    free(s->resv);
+    ms__sfree(s, s->nodes);
+    ms__sfree(s, s->g2grp);
+    ms__sfree(s, s->g2l);
+    ms__sfree(s, s->node_grp);
+    ms__sfree(s, s->node_first);
+    ms__sfree(s, s->jobs);
+    ms__sfree(s, s->free_slots);
+    ms__sfree(s, s->idmap);
+    ms__sfree(s, s->cls);
+    ms__sfree(s, s->gops);
+    ms__sfree(s, s->pend);
+    ms__sfree(s, s->resv);
     ms_plan_free(&s->plan);
-    free(s);
+    ms__sfree(s, s);
 }
 
-static char *dup_str(const char *x)
+static char *dup_str(const ms_sched_t *s, const char *x)
 {
     size_t n = strlen(x) + 1;
-    char *d = malloc(n);
+    char *d = ms__salloc(s, n);
 
     if (d != NULL)
         memcpy(d, x, n);
@@ -149,12 +191,12 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
     }
     s->ngpus = (int)total;
     s->nnodes = cfg->nnodes;
-    s->nodes = calloc((unsigned)s->nnodes, sizeof(*s->nodes));
-    s->names = calloc((unsigned)s->nnodes, sizeof(*s->names));
-    s->node_grp = malloc((unsigned)s->nnodes * sizeof(*s->node_grp));
-    s->node_first = malloc((unsigned)s->nnodes * sizeof(*s->node_first));
-    s->g2grp = malloc((unsigned)s->ngpus * sizeof(*s->g2grp));
-    s->g2l = malloc((unsigned)s->ngpus * sizeof(*s->g2l));
+    s->nodes = ms__scalloc(s, (unsigned)s->nnodes, sizeof(*s->nodes));
+    s->names = ms__scalloc(s, (unsigned)s->nnodes, sizeof(*s->names));
+    s->node_grp = ms__salloc(s, (unsigned)s->nnodes * sizeof(*s->node_grp));
+    s->node_first = ms__salloc(s, (unsigned)s->nnodes * sizeof(*s->node_first));
+    s->g2grp = ms__salloc(s, (unsigned)s->ngpus * sizeof(*s->g2grp));
+    s->g2l = ms__salloc(s, (unsigned)s->ngpus * sizeof(*s->g2l));
     if (s->nodes == NULL || s->names == NULL || s->node_grp == NULL || s->node_first == NULL || s->g2grp == NULL ||
         s->g2l == NULL)
         return MS_ENOMEM;
@@ -163,7 +205,7 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
         ms__grp_t *gr = NULL;
 
         s->nodes[i] = *n;
-        if ((s->names[i] = dup_str(n->name)) == NULL)
+        if ((s->names[i] = dup_str(s, n->name)) == NULL)
             return MS_ENOMEM;
         s->nodes[i].name = s->names[i];
         if (n->mode == MS_NODE_WHOLE)
@@ -201,9 +243,9 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
     for (k = 0; k < s->ngroups; k++) {
         ms__grp_t *gr = &s->grp[k];
 
-        gr->l2g = malloc((unsigned)gr->ngpus * sizeof(*gr->l2g));
-        gr->lnode = malloc((unsigned)gr->nnodes * sizeof(*gr->lnode));
-        gr->persist = calloc((unsigned)gr->ngpus, sizeof(*gr->persist));
+        gr->l2g = ms__salloc(s, (unsigned)gr->ngpus * sizeof(*gr->l2g));
+        gr->lnode = ms__salloc(s, (unsigned)gr->nnodes * sizeof(*gr->lnode));
+        gr->persist = ms__scalloc(s, (unsigned)gr->ngpus, sizeof(*gr->persist));
         if (gr->l2g == NULL || gr->lnode == NULL || gr->persist == NULL)
             return MS_ENOMEM;
         gr->nnodes = 0;
@@ -238,6 +280,9 @@ static ms_status_t create_group(ms_sched_t *s, int k, ms_diag_t *diag)
         return MS_ENOENT;
     }
     ms__sched_memgb_fill(gr->geom, gr->memgb);
+    if ((gr->ft = ms__salloc(s, sizeof(*gr->ft))) == NULL)
+        return MS_ENOMEM;
+    ms_frag_table_fill(gr->geom, &gr->pcfg.frag, gr->ft);
     memset(&cc, 0, sizeof(cc));
     cc.geom = gr->geom;
     cc.ngpus = gr->ngpus;
@@ -271,8 +316,9 @@ ms_status_t ms_sched_create(const ms_sched_cfg_t *cfg, double now, ms_sched_t **
         return MS_EINVAL;
     if ((st = check_cfg(cfg, diag)) != MS_OK)
         return st;
-    if ((s = calloc(1, sizeof(*s))) == NULL)
+    if ((s = raw_alloc(cfg->alloc, cfg->alloc_ctx, NULL, sizeof(*s))) == NULL)
         return MS_ENOMEM;
+    memset(s, 0, sizeof(*s));
     s->cfg = *cfg;   /* cfg.nodes is the caller's until build_groups copied it */
     s->placing = -1;
     s->next_op = 1;

@@ -45,7 +45,7 @@ typedef struct ms__grp {
     int32_t *l2g;                  /* [ngpus] local -> global GPU */
     int32_t *lnode;                /* [nnodes] local node -> global node */
     int nwait[MS_MAX_PROFILES];    /* queued jobs by their profile here */
-    ms_frag_table_t *ft;           /* FragCost per state, made on first use */
+    ms_frag_table_t *ft;           /* FragCost per state (restricted placement, scores) */
     double memgb[MS_MAX_PROFILES]; /* memory of each profile, GB */
 } ms__grp_t;
 
@@ -138,6 +138,14 @@ struct ms_sched {
     ms_diag_t *diag;               /* of the current call, may be NULL */
 };
 
+/* --- sched.c: allocation ------------------------------------------------ */
+/* Every allocation of the scheduler goes through cfg.alloc (libc's when
+ * NULL), so a test can fail the n-th one. */
+void *ms__salloc(const ms_sched_t *s, size_t n);
+void *ms__scalloc(const ms_sched_t *s, size_t n, size_t size);
+void *ms__srealloc(const ms_sched_t *s, void *p, size_t n);
+void ms__sfree(const ms_sched_t *s, void *p);
+
 /* --- jobs.c ------------------------------------------------------------- */
 void ms__sched_memgb_fill(const ms_geom_t *g, double *out);
 ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot);
@@ -184,6 +192,8 @@ ms_status_t ms__sched_place_on(ms_sched_t *s, int32_t slot, const int32_t *nodes
                                double now);
 
 /* --- ops.c -------------------------------------------------------------- */
+/* Room for n more records, so that a plan never fails half applied. */
+ms_status_t ms__sched_pend_reserve(ms_sched_t *s, size_t n);
 /* Record an applied op; rec is the op with what undoing it needs (DESTROY:
  * the GI's profile in rec->prof, persist its persist bit; MOVE: from_prof). */
 ms_status_t ms__sched_pend_push(ms_sched_t *s, int gi, ms_plan_kind_t kind, const ms_op_t *rec,
