@@ -35,14 +35,27 @@ for m in "k8s.io/kubernetes $MS_K8S_VERSION" "go.etcd.io/etcd/server/v3 $MS_ETCD
 done
 
 # -mod=readonly: go.mod and go.sum are committed and must not change here.
-export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=readonly" CGO_ENABLED=0 GOTOOLCHAIN=local
+# -buildvcs=false: the main module is this tools module inside the migsched
+# repository, whose git state says nothing about the binaries.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=readonly -buildvcs=false" CGO_ENABLED=0 GOTOOLCHAIN=local
 say "downloading modules (k8s.io/kubernetes $MS_K8S_VERSION, etcd $MS_ETCD_VERSION) with $gov"
 if ! out=$("$GO" mod download 2>&1); then
-    printf '%s\n' "$out" | tail -n 5 >&2
-    echo "skip: Go module proxy unreachable ($("$GO" env GOPROXY)); cannot build Kubernetes test binaries"
+    printf '%s\n' "$out" | tail -n 3 >&2
+    echo "skip: cannot download modules from the Go module proxy (GOPROXY=$("$GO" env GOPROXY)); no Kubernetes test binaries"
     exit 0
 fi
 
+# One build at a time per cache (several worktrees share it).
+mkdir -p "$MS_K8S_CACHE/$MS_K8S_VERSION"
+exec 9>"$MS_K8S_CACHE/$MS_K8S_VERSION/build.lock"
+if ! flock -n 9; then
+    say "another build holds $MS_K8S_CACHE/$MS_K8S_VERSION/build.lock; waiting"
+    flock 9
+fi
+if ms_k8s_bins_ok; then
+    say "built meanwhile by another process: $MS_K8S_BIN"
+    exit 0
+fi
 tmp="$MS_K8S_CACHE/$MS_K8S_VERSION/bin.tmp.$$"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp"

@@ -63,29 +63,36 @@ spawn() {
     echo "$name $!" >>"$D/pids"
 }
 
-# stop_all: TERM every recorded process that is still the one we started
-# (its command line names our DIR or binary), then KILL what remains.
+# stop_all: stops the recorded processes newest first, each before the next
+# (kube-apiserver shuts down cleanly only while etcd is still up): TERM, up
+# to 10 s, then KILL. Only a process still the one we started is signalled
+# (its command line names DIR), never a reused pid.
+alive() { # alive PID: running, not a zombie that nobody has reaped yet
+    local st
+    st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "${st%% *}" != Z ]
+}
+
 stop_all() {
-    local name pid i left
+    local name pid i
     [ -f "$D/pids" ] || return 0
-    left=()
     while read -r name pid; do
-        if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$D"; then
-            kill -TERM "$pid" 2>/dev/null && left+=("$pid")
+        [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$D" || continue
+        kill -TERM "$pid" 2>/dev/null || continue
+        for ((i = 0; i < 50; i++)); do
+            alive "$pid" || break
+            sleep 0.2
+        done
+        if alive "$pid"; then
+            echo "harness: $name ($pid) ignored TERM for 10 s; killing" >&2
+            kill -KILL "$pid" 2>/dev/null || true
         fi
     done < <(tac "$D/pids")
-    for ((i = 0; i < 50 && ${#left[@]} > 0; i++)); do
-        local still=()
-        for pid in "${left[@]}"; do kill -0 "$pid" 2>/dev/null && still+=("$pid"); done
-        left=("${still[@]+"${still[@]}"}")
-        [ ${#left[@]} -gt 0 ] && sleep 0.2
-    done
-    for pid in "${left[@]+"${left[@]}"}"; do kill -KILL "$pid" 2>/dev/null || true; done
     rm -f "$D/pids"
 }
 
 api() { # api METHOD PATH [BODY]: admin request, body from $3
-    curl -sS --fail-with-body --cacert "$D/pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
+    curl -sS --max-time 30 --fail-with-body --cacert "$D/pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" \
         -H 'Content-Type: application/json' -X "$1" "https://127.0.0.1:$API_PORT$2" ${3:+--data-binary "$3"}
 }
 
@@ -216,7 +223,7 @@ cmd_start() {
         --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
         --listen-peer-urls "http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$PEER_PORT" \
         --initial-cluster "migsched-test=http://127.0.0.1:$PEER_PORT" --unsafe-no-fsync --log-level warn
-    wait_for etcd 30 etcd curl -sf "http://127.0.0.1:$ETCD_PORT/readyz"
+    wait_for etcd 30 etcd curl -sf --max-time 5 "http://127.0.0.1:$ETCD_PORT/readyz"
 
     log "kube-apiserver ${MS_K8S_VERSION} on https://127.0.0.1:$API_PORT"
     # No kubelet and no controller-manager: TaintNodesByCondition would taint
@@ -235,7 +242,7 @@ cmd_start() {
         --disable-admission-plugins TaintNodesByCondition,ServiceAccount \
         --profiling=false --v 1
     wait_for kube-apiserver 90 kube-apiserver \
-        curl -sf --cacert "$D/pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" "https://127.0.0.1:$API_PORT/readyz"
+        curl -sf --max-time 5 --cacert "$D/pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" "https://127.0.0.1:$API_PORT/readyz"
     extender_rbac
 
     kubeconfig "$D/kubeconfig" "$ADMIN_TOKEN"
@@ -245,7 +252,7 @@ cmd_start() {
     log "kube-scheduler ${MS_K8S_VERSION} (profiles default-scheduler, migsched; extender $EXT_URL)"
     spawn kube-scheduler "$B/kube-scheduler" --config "$D/scheduler.yaml" \
         --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --cert-dir "$D/scheduler-certs" --v 2
-    wait_for kube-scheduler 60 kube-scheduler curl -sfk "https://127.0.0.1:$SCHED_PORT/readyz"
+    wait_for kube-scheduler 60 kube-scheduler curl -sfk --max-time 5 "https://127.0.0.1:$SCHED_PORT/readyz"
 
     cat >"$D/env" <<EOF
 MS_K8S_STATE=$D
@@ -273,7 +280,7 @@ cmd_standin() {
     spawn standin python3 -B "$MS_K8S_DIR/standin_extender.py" --port "$MS_K8S_EXTENDER_PORT" \
         --prefix "/${MS_K8S_EXTENDER_URL#http://127.0.0.1:*/}" --api "$MS_K8S_API" --ca "$MS_K8S_CA" \
         --token-file "$D/pki/extender.token" --log-dir "$D/contract-log"
-    wait_for standin 20 standin curl -sf "http://127.0.0.1:$MS_K8S_EXTENDER_PORT/healthz"
+    wait_for standin 20 standin curl -sf --max-time 5 "http://127.0.0.1:$MS_K8S_EXTENDER_PORT/healthz"
 }
 
 cmd_watchdog() {

@@ -8,9 +8,12 @@ MS_K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MS_K8S_CACHE=${MIGSCHED_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/migsched-k8s}
 MS_K8S_BIN=$MS_K8S_CACHE/$MS_K8S_VERSION/bin
 
-# ms_k8s_go: prints the path of a go command, or nothing.
+# ms_k8s_go: prints the path of a go command, or nothing. MIGSCHED_K8S_GO
+# names one (set but empty: none, for testing the skip).
 ms_k8s_go() {
-    if command -v go >/dev/null 2>&1; then command -v go
+    if [ -n "${MIGSCHED_K8S_GO+set}" ]; then
+        [ -z "$MIGSCHED_K8S_GO" ] || echo "$MIGSCHED_K8S_GO"
+    elif command -v go >/dev/null 2>&1; then command -v go
     elif [ -x /usr/local/go/bin/go ]; then echo /usr/local/go/bin/go
     fi
 }

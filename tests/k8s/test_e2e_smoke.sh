@@ -52,12 +52,12 @@ bash "$here/harness.sh" standin "$D"
 echo "control plane up in $(( $(date +%s) - t0 )) s"
 
 api() { # api METHOD PATH [BODY]
-    curl -sS --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
+    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
         -H 'Content-Type: application/json' -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
 }
 
 # The extender's identity has only what it needs: it may bind, not delete.
-curl -s -o /dev/null -w '%{http_code}' --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_EXT_TOKEN" \
+curl -s --max-time 30 -o /dev/null -w '%{http_code}' --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_EXT_TOKEN" \
     -X DELETE "$MS_K8S_API/api/v1/nodes/none" | grep -qx 403 || fail "extender token is not restricted by RBAC"
 
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
