@@ -39,6 +39,12 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 EOF
 }
 
+alive() { # alive PID: running, not a zombie that nobody has reaped yet
+    local st
+    st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "${st%% *}" != Z ]
+}
+
 # wait_for WHAT SECONDS PIDFILE-NAME COMMAND...: polls COMMAND until it
 # succeeds; fails early when the process named in DIR/pids has died.
 wait_for() {
@@ -47,7 +53,7 @@ wait_for() {
     pid=$(awk -v n="$name" '$1 == n {print $2}' "$D/pids")
     for ((i = 0; i < secs * 5; i++)); do
         if "$@" >/dev/null 2>&1; then log "$what ready ($((i / 5)) s)"; return 0; fi
-        kill -0 "$pid" 2>/dev/null || { tail -n 30 "$D/$name.log" >&2; die "$what exited; log: $D/$name.log"; }
+        alive "$pid" || { tail -n 30 "$D/$name.log" >&2; die "$what exited; log: $D/$name.log"; }
         sleep 0.2
     done
     tail -n 30 "$D/$name.log" >&2
@@ -67,12 +73,6 @@ spawn() {
 # (kube-apiserver shuts down cleanly only while etcd is still up): TERM, up
 # to 10 s, then KILL. Only a process still the one we started is signalled
 # (its command line names DIR), never a reused pid.
-alive() { # alive PID: running, not a zombie that nobody has reaped yet
-    local st
-    st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
-    [ -n "$st" ] && [ "${st%% *}" != Z ]
-}
-
 stop_all() {
     local name pid i
     [ -f "$D/pids" ] || return 0
@@ -285,7 +285,7 @@ cmd_standin() {
 
 cmd_watchdog() {
     local owner=$1
-    while kill -0 "$owner" 2>/dev/null; do sleep 1; done
+    while alive "$owner"; do sleep 1; done
     [ -f "$D/pids" ] || exit 0
     echo "owner $owner gone; stopping"
     # Do not TERM ourselves first: drop our own line, stop the rest.

@@ -5,7 +5,7 @@ MS_K8S_VERSION=v1.37.2
 MS_ETCD_VERSION=v3.7.0
 MS_GO_MIN=1.26
 MS_K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-MS_K8S_CACHE=${MIGSCHED_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/migsched-k8s}
+MS_K8S_CACHE=${MIGSCHED_K8S_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/migsched-k8s}
 MS_K8S_BIN=$MS_K8S_CACHE/$MS_K8S_VERSION/bin
 
 # ms_k8s_go: prints the path of a go command, or nothing. MIGSCHED_K8S_GO
