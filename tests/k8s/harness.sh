@@ -4,7 +4,8 @@
 # no kubelet, no controller-manager; nodes are API objects with capacity.
 #
 #   harness.sh start DIR     start everything, state and logs in DIR
-#   harness.sh standin DIR   start the stand-in extender (standin_extender.py)
+#   harness.sh standin DIR [ARGS]  start the stand-in extender
+#                            (standin_extender.py; ARGS are passed to it)
 #   harness.sh stop DIR      stop everything started for DIR
 #   harness.sh env DIR       print DIR/env (sourceable settings, see below)
 #
@@ -279,7 +280,7 @@ cmd_standin() {
     mkdir -p "$D/contract-log"
     spawn standin python3 -B "$MS_K8S_DIR/standin_extender.py" --port "$MS_K8S_EXTENDER_PORT" \
         --prefix "/${MS_K8S_EXTENDER_URL#http://127.0.0.1:*/}" --api "$MS_K8S_API" --ca "$MS_K8S_CA" \
-        --token-file "$D/pki/extender.token" --log-dir "$D/contract-log"
+        --token-file "$D/pki/extender.token" --log-dir "$D/contract-log" "$@"
     wait_for standin 20 standin curl -sf --max-time 5 "http://127.0.0.1:$MS_K8S_EXTENDER_PORT/healthz"
 }
 
@@ -298,7 +299,7 @@ verb=${1:-}
 D=${2:-}
 case "$verb" in
     start) cmd_start ;;
-    standin) D=$(cd "$D" && pwd); cmd_standin ;;
+    standin) D=$(cd "$D" && pwd); shift 2; cmd_standin "$@" ;;
     stop) [ -n "$D" ] && [ -d "$D" ] || exit 0; D=$(cd "$D" && pwd); stop_all; log "stopped" ;;
     env) cat "$D/env" ;;
     watchdog) cmd_watchdog "$3" ;;

@@ -18,6 +18,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from standin_extender import pod_request, qty, PREFIX  # noqa: E402
 
 
+# test_e2e_smoke.sh starts the stand-in with --fail-first-bind for this pod.
+BIND_FAIL_POD = "mig-3g.20gb-1"
+
+
 class Unmet(Exception):
     pass
 
@@ -92,6 +96,13 @@ def check_bound(d, fitting, step):
         uid = p["metadata"]["uid"]
         expect(binds.get(uid) == node, "pod %s on %s but the extender bound UID %s to %s"
                % (name, node, uid, binds.get(uid)))
+    # A bind that answers an Error: kube-scheduler reports it and tries the
+    # pod again (it is bound above, by a later bind).
+    bad = [r for r in recs if r[0] == "bind" and r[1]["PodName"] == BIND_FAIL_POD and r[2].get("Error")]
+    expect(bad, "no failed bind recorded for %s" % BIND_FAIL_POD)
+    ev = [e for e in events if e.get("regarding", {}).get("name") == BIND_FAIL_POD
+          and e.get("reason") == "FailedScheduling" and "injected bind failure" in e.get("note", "")]
+    expect(ev, "no FailedScheduling event with the bind error for %s" % BIND_FAIL_POD)
     plain = pods["plain"]
     expect(plain["spec"].get("nodeName"), "pod plain (no migsched.io resource) not bound")
     asked = {pod_name(v, q) for v, q, _, _ in recs}
@@ -126,6 +137,7 @@ SAMPLES = {
     "filter-unresolvable": ("filter", "no-4g", lambda r: r["FailedAndUnresolvableNodes"] and not r["FailedNodes"]),
     "prioritize": ("prioritize", "mig-1g.5gb-1", lambda r: len(r) > 1),
     "bind": ("bind", "mig-1g.5gb-1", lambda r: r["Error"] == ""),
+    "bind-error": ("bind", BIND_FAIL_POD, lambda r: r["Error"] != ""),
 }
 
 

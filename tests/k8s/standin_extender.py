@@ -73,10 +73,13 @@ def pod_request(pod):
 
 
 class State:
-    def __init__(self, api):
+    def __init__(self, api, fail_first_bind=()):
         self.api = api
         self.lock = threading.Lock()
         self.reserved = {}  # pod UID -> (node, request) for our binds
+        # Fault injection for the tests: the first bind of each named pod
+        # answers an Error, as a daemon whose placement went stale would.
+        self.fail_first_bind = set(fail_first_bind)
 
     def snapshot(self):
         """(allocatable per node, used per node) from the API server."""
@@ -150,6 +153,9 @@ class State:
     def bind(self, args):
         ns, name, uid, node = args["PodNamespace"], args["PodName"], args["PodUID"], args["Node"]
         with self.lock:
+            if name in self.fail_first_bind:
+                self.fail_first_bind.discard(name)
+                return {"Error": "migsched stand-in: injected bind failure for %s/%s" % (ns, name)}
             pod = self.api.call("GET", "/api/v1/namespaces/%s/pods/%s" % (ns, name))
             if pod["metadata"]["uid"] != uid:
                 return {"Error": "pod %s/%s has UID %s, not %s" % (ns, name, pod["metadata"]["uid"], uid)}
@@ -237,12 +243,14 @@ def main():
     ap.add_argument("--ca", required=True, help="CA certificate of the API server")
     ap.add_argument("--token-file", required=True, help="bearer token for the API server")
     ap.add_argument("--log-dir", default="", help="record every request and reply here")
+    ap.add_argument("--fail-first-bind", action="append", default=[], metavar="POD",
+                    help="answer the first bind of this pod with an Error (tests)")
     o = ap.parse_args()
     with open(o.token_file) as f:
         token = f.read().strip()
     srv = Server(("127.0.0.1", o.port), Handler)
     srv.prefix = "/" + o.prefix.strip("/")
-    srv.state = State(Api(o.api, o.ca, token))
+    srv.state = State(Api(o.api, o.ca, token), o.fail_first_bind)
     srv.log_dir = o.log_dir
     srv.seq, srv.seq_lock = 0, threading.Lock()
     sys.stderr.write("standin: listening on 127.0.0.1:%d%s\n" % (o.port, srv.prefix))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end smoke test of the Kubernetes integration path: real etcd,
 # kube-apiserver and kube-scheduler (harness.sh), the migsched profile's
-# HTTP extender (the stand-in for now), 4 nodes as API objects and 22 pods.
+# HTTP extender (the stand-in for now), 4 nodes as API objects and 23 pods.
 # Asserts:
 #  - the 20 pods that fit are bound, each through the extender's bind (its
 #    recorded ExtenderBindingArgs name the pod's UID and the node it got),
@@ -10,6 +10,8 @@
 #    extender and is bound by kube-scheduler itself;
 #  - the 2 pods that cannot fit stay Pending, with the extender's reasons in
 #    their PodScheduled condition and a FailedScheduling event;
+#  - a bind the extender answers with an Error is reported in a
+#    FailedScheduling event and retried until the pod is bound;
 #  - deleting a bound pod (a finished job) lets a pending one be bound;
 #  - the requests kube-scheduler sent have the shapes of the committed
 #    contract samples (tests/k8s/contract/); MS_K8S_RECORD_CONTRACT=1
@@ -47,7 +49,8 @@ cleanup() {
 trap cleanup EXIT
 t0=$(date +%s)
 bash "$here/harness.sh" start "$D"
-bash "$here/harness.sh" standin "$D"
+# The first bind of one pod fails on purpose (smoke_check.py BIND_FAIL_POD).
+bash "$here/harness.sh" standin "$D" --fail-first-bind mig-3g.20gb-1
 . "$D/env"
 echo "control plane up in $(( $(date +%s) - t0 )) s"
 
