@@ -49,6 +49,9 @@ typedef struct ms_policy_cfg {
     /* timeslice */
     int replicas;            /* jobs per GPU (default 4) */
     uint64_t seed;
+    /* fa+: what one migration costs the moved job (s); the simulator's
+     * migrate_s should be passed here. 0 = moves are free (default 10) */
+    double migrate_cost_s;
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);

@@ -70,11 +70,11 @@ static void test_registry(void **state)
 {
     int n, i, k;
     const ms_policy_ops_t *const *all = ms_policies(&n);
-    const char *want[] = {"fa", "static", "first-fit", "best-fit", "mfi", "fgd",
+    const char *want[] = {"fa", "fa+", "static", "first-fit", "best-fit", "mfi", "fgd",
                           "node-profile", "timeslice"};
 
     (void)state;
-    assert_int_equal(n, 8);
+    assert_int_equal(n, 9);
     for (i = 0; i < n; i++) {
         assert_int_equal(all[i]->abi, MS_POLICY_ABI);
         assert_non_null(all[i]->create);
@@ -85,8 +85,8 @@ static void test_registry(void **state)
         for (k = 0; k < i; k++)
             assert_string_not_equal(all[i]->name, all[k]->name);
     }
-    for (i = 0; i < 8; i++)
-        assert_non_null(ms_policy_find(want[i]));
+    for (i = 0; i < 9; i++)
+        assert_string_equal(all[i]->name, want[i]);   /* the fixed order */
     assert_null(ms_policy_find("nope"));
     assert_null(ms_policy_find(NULL));
 }
