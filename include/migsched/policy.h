@@ -49,9 +49,12 @@ typedef struct ms_policy_cfg {
     /* timeslice */
     int replicas;            /* jobs per GPU (default 4) */
     uint64_t seed;
-    /* fa+: what one migration costs the moved job (s); the simulator's
-     * migrate_s should be passed here. 0 = moves are free (default 10) */
+    /* fa+: what a migration costs, for its rule "move only when it pays":
+     * the pause of the moved job (s; pass the simulator's migrate_s,
+     * default 10) and the interference per neighbour it adds (pass the
+     * simulator's beta, default 0.05) */
     double migrate_cost_s;
+    double interference_beta;
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);

@@ -249,6 +249,7 @@ int ms_cli_simulate(int argc, char **argv)
     }
     cfg.ngpus = (int)gpus;
     cfg.pcfg.migrate_cost_s = cfg.migrate_s;   /* fa+ weighs a move by what it costs */
+    cfg.pcfg.interference_beta = cfg.beta;
     cfg.policy = ms_policy_find(pname);
     if (cfg.policy == NULL) {
         fprintf(stderr, "migsched simulate: unknown policy '%s'\n", pname);

@@ -251,11 +251,21 @@ typedef struct evict {
     int idx[MS_MAX_INST];            /* instances of the source, in r.inst */
     int dst[MS_MAX_INST], dst_start[MS_MAX_INST];
     int moved_c;                     /* compute slices moved */
+    double cost;                     /* estimated job-seconds lost */
 } evict_t;
 
-/* Evict a subset of GPU h's running jobs so that k fits on h: the subset
- * with the fewest jobs, then the least compute moved, then the first in
- * bit order, whose jobs all find a destination elsewhere. */
+/* What moving one job onto GPU d costs, in job-seconds: its migration pause
+ * and the interference it adds to d's running jobs for about half a mean
+ * job (their expected residual run time). */
+static double move_cost(const faplus_t *f, const ms_cluster_t *c, int d)
+{
+    return f->cfg.migrate_cost_s +
+           f->cfg.interference_beta * (double)ms_gpu_running(&c->gpus[d]) * 0.5 * f->mean_dur;
+}
+
+/* Evict a subset of GPU h's running jobs so that k fits on h, each job to
+ * its own least-loss destination elsewhere: the cheapest subset, then the
+ * fewest jobs, then the least compute moved, then the first in bit order. */
 static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, int max_moves,
                        evict_t *best)
 {
@@ -275,7 +285,7 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
 
         for (i = 0; i < r.n; i++)
             n += (int)((sub >> i) & 1u);
-        if (n > max_moves || (found && n > best->n))
+        if (n > max_moves)
             continue;
         for (i = 0; i < r.n && s != MS_STATE_NONE; i++)
             if ((sub >> i) & 1u) {
@@ -284,11 +294,10 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
             }
         if (s == MS_STATE_NONE || ms_state_fit(g, s, k) == 0)
             continue;
-        if (found && n == best->n && mc >= best->moved_c)
-            continue;
         e.gpu = h;
         e.n = 0;
         e.moved_c = mc;
+        e.cost = 0.0;
         ex[0] = h;
         for (i = 0; i < r.n; i++) {
             int dg, ds;
@@ -299,10 +308,15 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
             e.idx[e.n] = i;
             e.dst[e.n] = dg;
             e.dst_start[e.n] = ds;
+            e.cost += move_cost(f, c, dg);
             e.n++;
             ex[nex++] = dg;
         }
-        if (e.n == n) {
+        if (e.n != n)
+            continue;
+        if (!found || e.cost < best->cost - 1e-9 ||
+            (e.cost < best->cost + 1e-9 &&
+             (e.n < best->n || (e.n == best->n && e.moved_c < best->moved_c)))) {
             *best = e;
             found = true;
         }
@@ -316,23 +330,14 @@ static ms_status_t fp_make_room(void *self, const ms_cluster_t *c, const ms_job_
     faplus_t *f = self;
     ms__relayout_t *r, *intra;
     evict_t ev, best_ev;
-    int s, n0 = out->n, budget, i;
+    int s, n0 = out->n, i;
+    double saved = 0.5 * f->mean_dur, intra_cost = 0.0;
     ms_status_t st = MS_OK;
-    bool have_ev = false;
+    bool have_ev = false, use_intra;
 
     (void)now;
     if (!f->cfg.migration || f->cfg.max_moves <= 0 || j->gang > 1 || j->prof < 0 ||
         j->prof >= f->np)
-        return MS_ENOFIT;
-    /* moves that pay: moves * cost < expected wait saved */
-    budget = f->cfg.max_moves;
-    if (f->cfg.migrate_cost_s > 0.0) {
-        double saved = 0.5 * f->mean_dur;
-        int afford = (int)(saved / f->cfg.migrate_cost_s - 1e-9);
-        if (afford < budget)
-            budget = afford;
-    }
-    if (budget <= 0)
         return MS_ENOFIT;
     if ((r = malloc(2 * sizeof(*r))) == NULL)
         return MS_ENOMEM;
@@ -346,20 +351,25 @@ static ms_status_t fp_make_room(void *self, const ms_cluster_t *c, const ms_job_
             continue;
         if (ms_frag_ideal(f->geom, (ms_state_t)s, j->prof) > 0) {
             ms__relayout_load(c, h, r);
-            if (ms__relayout_best(f->geom, f->negcap, r, j->prof, budget) &&
+            if (ms__relayout_best(f->geom, f->negcap, r, j->prof, f->cfg.max_moves) &&
                 (intra->gpu < 0 || r->nmoves < intra->nmoves ||
                  (r->nmoves == intra->nmoves && r->cost_after < intra->cost_after - 1e-12)))
                 *intra = *r;
         }
-        if (evict_plan(f, c, h, j->prof, budget, &ev) &&
-            (!have_ev || ev.n < best_ev.n || (ev.n == best_ev.n && ev.moved_c < best_ev.moved_c))) {
+        if (evict_plan(f, c, h, j->prof, f->cfg.max_moves, &ev) &&
+            (!have_ev || ev.cost < best_ev.cost - 1e-9 ||
+             (ev.cost < best_ev.cost + 1e-9 && ev.n < best_ev.n))) {
             best_ev = ev;
             have_ev = true;
         }
     }
-    if (intra->gpu >= 0 && (!have_ev || intra->nmoves <= best_ev.n)) {
+    /* a move within a GPU adds no neighbour: it costs the pause alone */
+    if (intra->gpu >= 0)
+        intra_cost = intra->nmoves * f->cfg.migrate_cost_s;
+    use_intra = intra->gpu >= 0 && (!have_ev || intra_cost <= best_ev.cost + 1e-9);
+    if (use_intra && intra_cost < saved) {
         st = ms__relayout_emit(c, intra, out);
-    } else if (have_ev) {
+    } else if (!use_intra && have_ev && best_ev.cost < saved) {
         ms__relayout_load(c, best_ev.gpu, r);
         st = ms__destroy_idle(c, best_ev.gpu, out);
         for (i = 0; i < best_ev.n && st == MS_OK; i++) {

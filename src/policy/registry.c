@@ -60,4 +60,5 @@ void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg)
     cfg->replicas = 4;
     cfg->seed = 0;
     cfg->migrate_cost_s = 10.0;
+    cfg->interference_beta = 0.05;
 }

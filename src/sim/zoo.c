@@ -105,6 +105,7 @@ static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__
         }
     }
     v->pcfg.migrate_cost_s = v->migrate_s;
+    v->pcfg.interference_beta = zc->beta;
     return MS_OK;
 bad:
     ms_diag_set(diag, "--variants", 0, "variant",
