@@ -90,7 +90,10 @@ int ms_zoo_find_variant(const ms_zoo_t *z, const char *label);
  * (one row per run) and zoo_jct.svg, zoo_makespan.svg into dir (created if
  * missing). diag names the file on an I/O error. */
 ms_status_t ms_zoo_write(const ms_zoo_t *z, const char *dir, ms_diag_t *diag);
-/* The summary table (Markdown) to a stream. */
+/* The summary table (Markdown) to a stream: fa+ against the best of
+ * first-fit, best-fit, fgd and mfi, and against fa, per workload. */
 void ms_zoo_write_summary(FILE *f, const ms_zoo_t *z);
+/* Every variant against the best variant of each workload (Markdown). */
+void ms_zoo_write_ranking(FILE *f, const ms_zoo_t *z);
 
 #endif

@@ -118,25 +118,26 @@ void ms_zoo_write_summary(FILE *f, const ms_zoo_t *z)
     }
 }
 
-/* What migration buys: variant X against X/nomig. */
+/* What migration buys: every variant X against X/nomig, where both ran. */
 static void write_migration(FILE *f, const ms_zoo_t *z)
 {
-    static const char *const pols[] = { "fa+", "fa" };
-    int i, w, any = 0;
+    int a, w, any = 0;
 
-    for (i = 0; i < 2; i++) {
-        char nomig[MS__ZOO_LABEL];
-        int a = ms_zoo_find_variant(z, pols[i]), b;
-        size_t len = strlen(pols[i]);
-        memcpy(nomig, pols[i], len);
+    for (a = 0; a < z->nv; a++) {
+        char nomig[MS__ZOO_LABEL + 8];
+        size_t len = strlen(z->var[a].label);
+        int b;
+        if (strstr(z->var[a].label, "nomig") != NULL || len + 7 > sizeof(nomig))
+            continue;
+        memcpy(nomig, z->var[a].label, len);
         memcpy(nomig + len, "/nomig", 7);
-        if (a < 0 || (b = ms_zoo_find_variant(z, nomig)) < 0)
+        if ((b = ms_zoo_find_variant(z, nomig)) < 0)
             continue;
         if (!any++)
-            fprintf(f, "\n## What migration buys\n\nPaired difference of each policy with "
-                       "migration against the same policy without it (negative = migration "
+            fprintf(f, "\n## What migration buys\n\nPaired difference of each variant with "
+                       "migration against the same variant without it (negative = migration "
                        "helps), mean ± 95%% CI over seeds; moves = migrations per run.\n\n"
-                       "| workload | policy | mean JCT | mean wait | mean exec | makespan | moves |\n"
+                       "| workload | variant | mean JCT | mean wait | mean exec | makespan | moves |\n"
                        "|---|---|---:|---:|---:|---:|---:|\n");
         for (w = 0; w < z->nw; w++) {
             double m1, c1, m2, c2, m3, c3, m4, c4, mv, cv;
@@ -147,8 +148,47 @@ static void write_migration(FILE *f, const ms_zoo_t *z)
             ms_zoo_stat(z, w, a, MS_ZOO_MIGR, &mv, &cv);
             fprintf(f, "| %s | %s | %+.1f%% ± %.1f | %+.1f%% ± %.1f | %+.2f%% ± %.2f | "
                        "%+.1f%% ± %.1f | %.0f |\n",
-                    z->wl[w].name, pols[i], m1, c1, m2, c2, m3, c3, m4, c4, mv);
+                    z->wl[w].name, z->var[a].label, m1, c1, m2, c2, m3, c3, m4, c4, mv);
         }
+    }
+}
+
+/* Every variant against the best variant of each workload (by the mean over
+ * seeds): the mean and worst excess over workloads, and the workloads where
+ * it is the best or within 2% of it. */
+void ms_zoo_write_ranking(FILE *f, const ms_zoo_t *z)
+{
+    static const int ms[2] = { MS_ZOO_JCT, MS_ZOO_MAKESPAN };
+    int v, w, q;
+
+    fprintf(f, "| variant | mean JCT: mean excess | worst | within 2%% | makespan: mean excess | "
+               "worst | within 2%% |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (v = 0; v < z->nv; v++) {
+        fprintf(f, "| %s |", z->var[v].label);
+        for (q = 0; q < 2; q++) {
+            double sum = 0.0, worst = 0.0;
+            int near = 0;
+            for (w = 0; w < z->nw; w++) {
+                double best = INFINITY, mine, ci, x;
+                int u;
+                for (u = 0; u < z->nv; u++) {
+                    ms_zoo_stat(z, w, u, ms[q], &x, &ci);
+                    if (x < best)
+                        best = x;
+                }
+                ms_zoo_stat(z, w, v, ms[q], &mine, &ci);
+                x = best > 0.0 ? 100.0 * (mine / best - 1.0) : 0.0;
+                sum += x;
+                if (x > worst)
+                    worst = x;
+                near += x <= 2.0;
+            }
+            if (isfinite(sum))
+                fprintf(f, " %+.1f%% | %+.1f%% | %d/%d |", sum / z->nw, worst, near, z->nw);
+            else
+                fprintf(f, " stuck | stuck | %d/%d |", near, z->nw);
+        }
+        fputc('\n', f);
     }
 }
 
@@ -190,6 +230,8 @@ static ms_status_t write_md(const ms_zoo_t *z, const char *dir, ms_diag_t *diag)
     }
     fprintf(f, "\n## fa+ against the best baseline and fa\n\n");
     ms_zoo_write_summary(f, z);
+    fprintf(f, "\n## Every variant against the best of each workload\n\n");
+    ms_zoo_write_ranking(f, z);
     write_migration(f, z);
     fprintf(f, "\n## Every variant\n\nTimes in seconds; gap = makespan over the lower bound - 1 (%%).\n");
     for (w = 0; w < z->nw; w++) {
