@@ -1,8 +1,9 @@
 /* test_node_profile.c - node-profile (seed 002, reworked for issue 11): it
  * starts from static's layouts and behaves as static while nothing
  * switches; a drained node switches when another kind hosts more of what
- * waits; a nearly drained node is cordoned for that; a node that runs a job
- * is never switched (docs/policies.md). */
+ * waits; an empty node follows the arrival mix when a job lands on it; a
+ * nearly drained node is cordoned for that; a node that runs a job is never
+ * switched (docs/policies.md). */
 #include "policy_test.h"
 
 #include "migsched/rng.h"
@@ -290,8 +291,15 @@ static void test_busy_node_never_switches(void **state)
                 }
                 check_busy_nodes_kept(before, p.c);
                 live[q] = live[--nlive];
-            } else if (place(&p, step, (int)ms_rng_below(&r, 5)) >= 0) {
-                live[nlive++] = step;
+            } else {
+                /* announced first, as the simulator does: place may then
+                 * re-cut an empty node for the mix, never a busy one */
+                ms_job_t j = pt_job(step, (int)ms_rng_below(&r, 5));
+                p.ops->on_arrival(p.self, &j);
+                memcpy(before, p.c->gpus, sizeof(before));
+                if (place(&p, step, j.prof) >= 0)
+                    live[nlive++] = step;
+                check_busy_nodes_kept(before, p.c);
             }
             for (k = 0; k < 5; k++)
                 wait[k] = (int)ms_rng_below(&r, 6);
@@ -304,9 +312,41 @@ static void test_busy_node_never_switches(void **state)
     assert_true(switches > 0);   /* the property was exercised */
 }
 
+/* An empty node takes the kind that hosts the recent arrival mix at least
+ * twice as well as its layout, when a job is placed on it: after twenty 7g
+ * arrivals, node 0 (7g | 4g+3g hosts one 7g, training two) is re-cut as
+ * the first 7g starts, node 1 when the third does. Without arrivals
+ * announced (fewer than 8) nothing switches. */
+static void test_empty_node_follows_the_mix(void **state)
+{
+    np_t p = np_new(4, 2), q = np_new(4, 2);
+    ms_job_t j;
+    int i, seven;
+
+    (void)state;
+    seven = pt_prof(p.g, "7g");
+    j = pt_job(100, seven);
+    for (i = 0; i < 20; i++)
+        p.ops->on_arrival(p.self, &j);
+    assert_int_equal(place(&p, 1, seven), 0);
+    assert_int_equal(count(&p, 1, "7g"), 1);             /* node 0 training */
+    assert_int_equal(count(&p, 1, "4g"), 0);
+    assert_int_equal(count(&p, 2, "3g"), 1);             /* node 1 untouched */
+    assert_int_equal(place(&p, 2, seven), 1);
+    assert_int_equal(place(&p, 3, seven), 2);            /* node 1 re-cut now */
+    assert_int_equal(count(&p, 3, "7g"), 1);
+    /* the same jobs with no arrivals announced: static's placements */
+    assert_int_equal(place(&q, 1, seven), 0);
+    assert_int_equal(place(&q, 2, seven), -1);
+    assert_int_equal(count(&q, 1, "4g"), 1);
+    pol_free(&p, true);
+    pol_free(&q, true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty_node_follows_the_mix),
         cmocka_unit_test(test_static_until_it_switches),
         cmocka_unit_test(test_drained_node_switches),
         cmocka_unit_test(test_cordon_then_switch),
