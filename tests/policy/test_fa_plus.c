@@ -238,6 +238,34 @@ static void test_make_room_intra(void **state)
     fp_free(&p);
 }
 
+/* Lazy first while capacity is plentiful, an empty GPU kept while it is
+ * tight: GPU 0 runs a 3g (Busy at t = 0.4), GPUs 1-3 are empty. A 1g goes
+ * to an empty (Lazy) GPU while three of four GPUs are empty and nothing
+ * waits; once a job waits (on_idle said so) it goes next to the 3g. */
+static void test_tight_keeps_empty_gpus(void **state)
+{
+    int pass;
+
+    (void)state;
+    for (pass = 0; pass < 2; pass++) {
+        fp_t p = fp_new(4, NULL);
+        int wait[MS_MAX_PROFILES] = {0};
+        ms_plan_t plan;
+        ms_job_t j = pt_job(2, pt_prof(p.g, "1g"));
+
+        pt_run(p.c, 0, "3g", 0, 1);
+        ms_plan_init(&plan);
+        if (pass == 1)
+            wait[pt_prof(p.g, "7g")] = 1;
+        assert_int_equal(p.ops->on_idle(p.self, p.c, wait, 0.0, &plan), MS_OK);
+        assert_int_equal(plan.n, 0);
+        assert_int_equal(p.ops->place(p.self, p.c, &j, &plan), MS_OK);
+        assert_int_equal(plan.ops[plan.n - 1].gpu, pass == 0 ? 1 : 0);
+        ms_plan_free(&plan);
+        fp_free(&p);
+    }
+}
+
 /* Gangs and bad profiles. */
 static void test_gang_and_errors(void **state)
 {
@@ -266,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_small_jobs_keep_empty_gpus),
         cmocka_unit_test(test_make_room_frees_a_gpu),
         cmocka_unit_test(test_make_room_intra),
+        cmocka_unit_test(test_tight_keeps_empty_gpus),
         cmocka_unit_test(test_gang_and_errors),
     };
 
