@@ -42,6 +42,8 @@ static const ms_zoo_workload_t WORKLOADS[] = {
       "H100-80GB", 32, 8, 0.9, 2000, "1g=60,2g=25,7g=15", 120, 2400, 0.2, 0.5, 0.9, 14400 },
     { "a30-bimodal-32", "32 A30s, bimodal durations, load 1.0",
       "A30-24GB", 32, 4, 1.0, 1200, "1g=50,2g=30,4g=20", 90, 3000, 0.2, 0.5, 0, 0 },
+    { "saturated-64xA100", "64 A100s at load 1.1 for 60 jobs per GPU: queues that persist",
+      "A100-40GB", 64, 8, 1.1, 4000, "1g=3,2g=2,3g=1,4g=1,7g=1", 600, 0, 0, 1.0, 0, 0 },
 };
 
 const ms_zoo_workload_t *ms_zoo_workloads(int *n)
