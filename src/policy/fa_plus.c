@@ -155,9 +155,9 @@ static void fp_destroy(void *self)
     if (f == NULL)
         return;
     for (k = 0; k < MS_MAX_PROFILES; k++) {
-        ms_rank_free(&f->rank[k]);
-        ms_rank_free(&f->pack[k]);
-        ms_rank_free(&f->tight[k]);
+        ms_rank_fini(&f->rank[k]);
+        ms_rank_fini(&f->pack[k]);
+        ms_rank_fini(&f->tight[k]);
     }
     free(f->ring);
     free(f->feas);
@@ -442,7 +442,7 @@ static ms_status_t fp_make_room(void *self, const ms_cluster_t *c, const ms_job_
         st = ms__destroy_idle(c, best_ev.gpu, out);
         for (i = 0; i < best_ev.n && st == MS_OK; i++) {
             const ms_inst_t *in = &r->inst[best_ev.idx[i]];
-            st = ms_plan_move_mbb(out, in->job, best_ev.gpu, in->start, best_ev.dst[i],
+            st = ms_plan_add_move_mbb(out, in->job, best_ev.gpu, in->start, best_ev.dst[i],
                                   best_ev.dst_start[i], in->prof);
         }
     } else {

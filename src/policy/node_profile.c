@@ -436,7 +436,7 @@ static ms_status_t start_recut(np_t *p, const ms_cluster_t *c, const ms_job_t *j
     p->nodes[n].cur = kind;
     p->nodes[n].since = p->last_now;
     if ((st = node_restore(p, c, n, out)) == MS_OK)
-        st = ms_plan_start(out, j->idx, bg, bs, bp);
+        st = ms_plan_add_start(out, j->idx, bg, bs, bp);
     if (st != MS_OK)
         out->n = n0;
     return st;
@@ -455,7 +455,7 @@ static ms_status_t place_switching(np_t *p, const ms_cluster_t *c, const ms_job_
         k = mix_kind(p, c, n);
         if (k != p->nodes[n].cur && start_recut(p, c, j, n, k, out) == MS_OK)
             return MS_OK;
-        return ms_plan_start(out, j->idx, g, s,
+        return ms_plan_add_start(out, j->idx, g, s,
                              c->gpus[g].inst[ms_gpu_find_inst(&c->gpus[g], s)].prof);
     }
     for (n = 0; n < p->nnodes && p->filled >= MIX_MIN; n++)

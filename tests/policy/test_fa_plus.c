@@ -153,7 +153,7 @@ static void test_small_jobs_keep_empty_gpus(void **state)
                     assert_true(p.c->gpus[g].ninst > 0);
                 pt_apply(p.c, &plan);
             }
-            ms_plan_free(&plan);
+            ms_plan_fini(&plan);
         }
         fp_free(&p);
     }
@@ -205,7 +205,7 @@ static void test_make_room_frees_a_gpu(void **state)
             assert_int_equal(plan.ops[plan.n - 1].gpu, 1);
             pt_apply(p.c, &plan);
         }
-        ms_plan_free(&plan);
+        ms_plan_fini(&plan);
         fp_free(&p);
     }
 }
@@ -234,7 +234,7 @@ static void test_make_room_intra(void **state)
     pt_apply(p.c, &plan);
     assert_int_equal(p.ops->place(p.self, p.c, &j, &plan), MS_OK);
     pt_apply(p.c, &plan);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     fp_free(&p);
 }
 
@@ -261,7 +261,7 @@ static void test_tight_keeps_empty_gpus(void **state)
         assert_int_equal(plan.n, 0);
         assert_int_equal(p.ops->place(p.self, p.c, &j, &plan), MS_OK);
         assert_int_equal(plan.ops[plan.n - 1].gpu, pass == 0 ? 1 : 0);
-        ms_plan_free(&plan);
+        ms_plan_fini(&plan);
         fp_free(&p);
     }
 }
@@ -283,7 +283,7 @@ static void test_gang_and_errors(void **state)
     assert_int_equal(p.ops->place(p.self, p.c, &j, &plan), MS_EINVAL);
     assert_int_equal(p.ops->make_room(p.self, p.c, &j, 0.0, &plan), MS_ENOFIT);
     assert_int_equal(plan.n, 0);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     fp_free(&p);
 }
 

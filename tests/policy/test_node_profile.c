@@ -30,7 +30,7 @@ static np_t pol_new(const char *name, ms_geom_t *g, int ngpus, int per)
     ms_plan_init(&plan);
     assert_int_equal(p.ops->setup(p.self, p.c, &plan), MS_OK);
     pt_apply(p.c, &plan);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     return p;
 }
 
@@ -65,7 +65,7 @@ static int place(np_t *p, int32_t idx, int prof)
         assert_int_equal(st, MS_ENOFIT);
         assert_int_equal(plan.n, 0);
     }
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     return gpu;
 }
 
@@ -79,7 +79,7 @@ static int idle_w(np_t *p, const int *wait, double now)
     assert_int_equal(p->ops->on_idle(p->self, p->c, wait, now, &plan), MS_OK);
     len = plan.n;
     pt_apply(p->c, &plan);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     return len;
 }
 
@@ -104,7 +104,7 @@ static int finish(np_t *p, int32_t job, double now)
         assert_int_equal(p->ops->on_finish(p->self, p->c, gpus[i], now, &plan), MS_OK);
         len += plan.n;
         pt_apply(p->c, &plan);
-        ms_plan_free(&plan);
+        ms_plan_fini(&plan);
     }
     return len;
 }
@@ -287,7 +287,7 @@ static void test_busy_node_never_switches(void **state)
                     assert_int_equal(p.ops->on_finish(p.self, p.c, gpus[i], step * 100.0, &plan),
                                      MS_OK);
                     pt_apply(p.c, &plan);
-                    ms_plan_free(&plan);
+                    ms_plan_fini(&plan);
                 }
                 check_busy_nodes_kept(before, p.c);
                 live[q] = live[--nlive];

@@ -20,7 +20,7 @@ static pol_t pol_new(const char *name, const ms_policy_cfg_t *cfg, ms_cluster_t 
         ms_plan_init(&plan);
         assert_int_equal(p.ops->setup(p.self, c, &plan), MS_OK);
         pt_apply(c, &plan);
-        ms_plan_free(&plan);
+        ms_plan_fini(&plan);
     }
     return p;
 }
@@ -40,7 +40,7 @@ static ms_status_t place(pol_t *p, ms_cluster_t *c, int32_t idx, int prof, int *
         pt_apply(c, &plan);
     else
         assert_int_equal(plan.n, 0);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     pt_where(c, idx, gpu, start);
     return st;
 }
@@ -59,9 +59,9 @@ static int finish(pol_t *p, ms_cluster_t *c, int32_t job, ms_plan_t *keep)
         total += plan.n;
         if (keep != NULL)
             for (int q = 0; q < plan.n; q++)
-                assert_int_equal(ms_plan_push(keep, &plan.ops[q]), MS_OK);
+                assert_int_equal(ms_plan_add(keep, &plan.ops[q]), MS_OK);
         pt_apply(c, &plan);
-        ms_plan_free(&plan);
+        ms_plan_fini(&plan);
     }
     return total;
 }
@@ -116,7 +116,7 @@ static void test_first_best_fit(void **state)
         assert_int_equal(p.ops[0].kind, MS_OP_CREATE);
         assert_int_equal(p.ops[0].gpu, 0);
         assert_int_equal(p.ops[0].start, 2);
-        ms_plan_free(&p);
+        ms_plan_fini(&p);
     }
     assert_int_equal(place(&bf, c, 2, pt_prof(g, "2g"), &gpu, &st), MS_OK);
     assert_int_equal(gpu, 1);
@@ -192,7 +192,7 @@ static void check_min_growth(const char *name, const double *w)
             got = w != NULL ? ms_frag_fgd(g, a, w) - ms_frag_fgd(g, b, w)
                             : (double)(ms_frag_mfi(g, a) - ms_frag_mfi(g, b));
             assert_float_equal(got, best, 1e-6);
-            ms_plan_free(&plan);
+            ms_plan_fini(&plan);
         }
     }
     p.ops->destroy(p.self);
@@ -294,7 +294,7 @@ static void fa_least_cost(double t, bool balance)
         assert_int_equal(p.ops->place(p.self, c, &j, &plan), MS_OK);
         assert_float_equal(ft.cost[ms_state_place(g, c->gpus[plan.ops[0].gpu].state, k,
                                                   plan.ops[0].start)], best, 1e-9);
-        ms_plan_free(&plan);
+        ms_plan_fini(&plan);
     }
     p.ops->destroy(p.self);
     ms_cluster_destroy(c);
@@ -335,7 +335,7 @@ static void test_fa_intra_migration(void **state)
     pt_where(c, 3, &gpu, &st);
     assert_int_equal(gpu, 0);
     assert_int_equal(ms_gpu_running(&c->gpus[0]), 2);
-    ms_plan_free(&keep);
+    ms_plan_fini(&keep);
 
     /* migration off: nothing moves */
     p.ops->destroy(p.self);
@@ -346,7 +346,7 @@ static void test_fa_intra_migration(void **state)
     finish(&p, c, 4, &keep);
     for (int i = 0; i < keep.n; i++)
         assert_int_not_equal(keep.ops[i].kind, MS_OP_MOVE);
-    ms_plan_free(&keep);
+    ms_plan_fini(&keep);
     p.ops->destroy(p.self);
     ms_cluster_destroy(c);
     ms_geom_destroy(g);
@@ -380,7 +380,7 @@ static void test_fa_inter_migration(void **state)
     assert_true(moved >= 1);
     assert_true(c->gpus[1].busy > 1);
     assert_true(c->gpus[1].busy <= c->gpus[0].busy);
-    ms_plan_free(&keep);
+    ms_plan_fini(&keep);
     p.ops->destroy(p.self);
     ms_cluster_destroy(c);
     ms_geom_destroy(g);
@@ -415,7 +415,7 @@ static void test_fa_make_room(void **state)
     j = pt_job(4, pt_prof(g, "3g"));
     assert_int_equal(p.ops->make_room(p.self, c, &j, 0.0, &plan), MS_ENOFIT);
     assert_int_equal(plan.n, 0);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     p.ops->destroy(p.self);
     ms_cluster_destroy(c);
     ms_geom_destroy(g);
@@ -585,7 +585,7 @@ static void test_node_profile(void **state)
     pt_apply(c, &plan);
     assert_int_equal(c->gpus[0].ninst + c->gpus[2].ninst, 7 + 7);
     assert_int_equal(place(&p, c, 1, pt_prof(g, "1g"), &gpu, &st), MS_OK);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     p.ops->destroy(p.self);
     ms_cluster_destroy(c);
     ms_geom_destroy(g);
@@ -611,7 +611,7 @@ static void test_gang(void **state)
     assert_int_equal(plan.n, 0);
     j.gang = 3;
     assert_int_equal(ms_policy_place_gang(c, &j, &plan), MS_ENOFIT);
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     ms_cluster_destroy(c);
     ms_geom_destroy(g);
 }
