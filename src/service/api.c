@@ -57,7 +57,7 @@ static int get_num(json_t *o, const char *k, double lo, double hi, double *out, 
 {
     json_t *v = json_object_get(o, k);
 
-    if (v == NULL)
+    if (v == NULL || json_is_null(v))   /* null: absent (the canonical form writes it) */
         return 0;
     if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < lo ||
         json_number_value(v) > hi) {
@@ -72,7 +72,7 @@ static int get_int(json_t *o, const char *k, long lo, long hi, int *out, svc_err
 {
     json_t *v = json_object_get(o, k);
 
-    if (v == NULL)
+    if (v == NULL || json_is_null(v))   /* null: absent (the canonical form writes it) */
         return 0;
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
         svc_err_set(err, 400, k, "must be an integer in [%ld, %ld]", lo, hi);
@@ -86,7 +86,7 @@ static int get_str(json_t *o, const char *k, size_t max, char **out, svc_err_t *
 {
     json_t *v = json_object_get(o, k);
 
-    if (v == NULL)
+    if (v == NULL || json_is_null(v))   /* null: absent (the canonical form writes it) */
         return 0;
     if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > max ||
         strlen(json_string_value(v)) != json_string_length(v)) {
@@ -195,8 +195,8 @@ int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char 
         svc_err_set(err, 400, "profile", "give exactly one of profile (\"2g.10gb\", \"2g\") and mem_gb");
         goto out;
     }
-    c = json_pack("{s:s?,s:f,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O}", "profile", req->profile, "mem_gb",
-                  req->mem_gb, "model", req->model, "isolation",
+    c = json_pack("{s:s?,s:o,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O}", "profile", req->profile, "mem_gb",
+                  req->mem_gb > 0 ? json_real(req->mem_gb) : json_null(), "model", req->model, "isolation",
                   req->isolation == MS_ISO_MIG ? "mig" : "any", "gang", req->gang, "priority",
                   req->priority, "migratable", req->migratable, "duration_s", req->duration_s,
                   "estimate_s", req->estimate_s, "labels", req->labels);

@@ -673,10 +673,14 @@ static int load_one(void *ctx, svc_job_t *j)
     char *id = NULL, *canon = NULL;
 
     if (svc_req_parse(j->body, strlen(j->body), &id, &j->req, &canon, &err) != 0) {
-        svc_log("error", "a stored job's request does not parse",
+        /* keep it (it was acknowledged) but never run it */
+        svc_log("error", "a stored job's request does not parse; it is marked failed",
                 json_pack("{s:s,s:s}", "job", j->id, "error", err.msg));
-        svc_job_free(j);
-        return -1;
+        if (!is_terminal(j->state)) {
+            j->state = MS_JOB_FAILED;
+            snprintf(j->reason, sizeof(j->reason), "the stored request does not parse: %s", err.msg);
+            mark(j);
+        }
     }
     free(id);
     free(canon);
