@@ -180,6 +180,25 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
     return true;
 }
 
+static char *status_page(void)
+{
+    size_t n = 1, i;
+    char *s, *p;
+
+    for (i = 0; svc_status_html[i] != NULL; i++)
+        n += strlen(svc_status_html[i]);
+    if ((s = malloc(n)) == NULL)
+        return NULL;
+    for (p = s, i = 0; svc_status_html[i] != NULL; i++) {
+        size_t k = strlen(svc_status_html[i]);
+
+        memcpy(p, svc_status_html[i], k);
+        p += k;
+    }
+    *p = '\0';
+    return s;
+}
+
 static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, const char *url,
                              const char *method)
 {
@@ -191,7 +210,7 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
     if (strcmp(url, "/healthz") == 0 && get)
         return reply(h, c, r, 200, strdup("{\"ok\":true}"), NULL);
     if (strcmp(url, "/") == 0 && get)
-        return reply(h, c, r, 200, strdup(svc_status_html), "text/html; charset=utf-8");
+        return reply(h, c, r, 200, status_page(), "text/html; charset=utf-8");
     if (strcmp(url, "/v1/events") == 0 && get) {
         long since = 0, timeout = 25, limit = 1000;
 

@@ -331,6 +331,6 @@ void svc_http_stop(svc_http_t *h);
 int svc_token_load(svc_t *d);
 
 /* status_page.c */
-extern const char svc_status_html[];
+extern const char *const svc_status_html[];   /* lines, NULL-terminated */
 
 #endif
