@@ -12,3 +12,18 @@ $(SVC_OBJ): CPPFLAGS += -D_DEFAULT_SOURCE
 
 $(SVC_BIN): $(SVC_OBJ) $(LIB)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(SVC_OBJ) $(LIB) $(SVC_LIBS) $(LDLIBS)
+
+# The CLI's client commands (status, submit, jobs, cancel, watch): src/client/,
+# an archive linked into the CLI with libcurl and jansson.
+CLIENT_SRC := $(sort $(wildcard src/client/*.c))
+CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/obj/%.o)
+CLIENT_LIB := $(BUILD)/libmsclient.a
+CLI_LIBS += $(CLIENT_LIB)
+
+$(CLIENT_OBJ): CPPFLAGS += -D_DEFAULT_SOURCE
+$(CLI): LDLIBS += -lcurl -ljansson
+
+$(CLIENT_LIB): $(CLIENT_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^

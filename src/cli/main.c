@@ -15,6 +15,11 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "check", "validate a schedule against its trace", ms_cli_check },
     { "report", "turn runs into a directory of Markdown, CSV and SVG plots", ms_cli_report },
     { "bench", "placement and simulation benchmarks", ms_cli_bench },
+    { "status", "migschedd: every node's GPUs as slice maps, FragCost, the queue", ms_cli_status },
+    { "submit", "migschedd: submit a job", ms_cli_submit },
+    { "jobs", "migschedd: list jobs", ms_cli_jobs },
+    { "cancel", "migschedd: cancel jobs", ms_cli_cancel },
+    { "watch", "migschedd: follow job state changes", ms_cli_watch },
 };
 
 static void usage(FILE *f)
