@@ -20,6 +20,7 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "jobs", "migschedd: list jobs", ms_cli_jobs },
     { "cancel", "migschedd: cancel jobs", ms_cli_cancel },
     { "watch", "migschedd: follow job state changes", ms_cli_watch },
+    { "bench-api", "migschedd: a bounded load generator for the HTTP API", ms_cli_bench_api },
 };
 
 static void usage(FILE *f)
