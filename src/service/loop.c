@@ -290,8 +290,9 @@ static void sync_job(svc_t *d, svc_job_t *j, double now)
     }
     if (fresh)
         (void)svc_store_job_insert(d->store, j);
-    else if (changed)
+    else if (changed || j->need_write)
         (void)svc_store_job_update(d->store, j);
+    j->need_write = false;
     if (fresh)
         svc_event_add(d, j->id, "queued", j->submit_t);
     if (j->state != old)
@@ -678,7 +679,9 @@ static int load_one(void *ctx, svc_job_t *j)
                 json_pack("{s:s,s:s}", "job", j->id, "error", err.msg));
         if (!is_terminal(j->state)) {
             j->state = MS_JOB_FAILED;
+            j->end_t = svc_now();
             snprintf(j->reason, sizeof(j->reason), "the stored request does not parse: %s", err.msg);
+            j->need_write = true;
             mark(j);
         }
     }
@@ -816,10 +819,11 @@ static int reconcile(svc_t *d, double now)
 
         if (is_terminal(j->state) || j->slot >= 0)
             continue;
-        if (j->state != MS_JOB_QUEUED) {
-            j->state = MS_JOB_QUEUED;
+        if (j->state != MS_JOB_QUEUED) {   /* lost its instances; sync_job records the change */
             j->start_t = 0;
             j->place.node = -1;
+            j->finish_at = 0;
+            j->need_write = true;
         }
         mark(j);
         svc_job_sched_req(j, &r);
@@ -832,8 +836,10 @@ static int reconcile(svc_t *d, double now)
         else {
             j->state = MS_JOB_FAILED;
             j->end_t = now;
+            j->need_write = true;
             snprintf(j->reason, sizeof(j->reason), "after restart: %s",
                      diag.msg[0] ? diag.msg : ms_strerror(st));
+            svc_event_add(d, j->id, "failed", now);
         }
     }
     return 0;
@@ -882,11 +888,11 @@ int svc_start(svc_t *d)
     d->reconciling = true;
     if (build_sched(d, now) != 0)
         return -1;
+    if (svc_events_init(d, svc_store_last_event(d->store) + 1) != 0)
+        return -1;
     if (svc_store_load(d->store, load_one, d) != 0)
         return -1;
     d->restored_jobs = (long)d->jobs.n;
-    if (svc_events_init(d, svc_store_last_event(d->store) + 1) != 0)
-        return -1;
     unsettled = svc_store_unsettled(d->store);
     if (svc_store_begin(d->store) != 0)
         return -1;

@@ -95,6 +95,7 @@ typedef struct svc_job {
     double finish_at;              /* sim: when it ends on its own, 0 none */
     svc_place_t place;
     bool dirty, counted_wait;
+    bool need_write;               /* changed outside the scheduler's view: write it */
     char reason[300];              /* why it failed, "" */
 } svc_job_t;
 
