@@ -237,7 +237,7 @@ char *svc_metrics_text(svc_t *d)
                 busy++;
             if (mode != MS_NODE_MIG)
                 continue;
-            put(&b, "migsched_gpu_fragcost{node=\"%s\",gpu=\"%d\",UUID=\"%s\",modelName=\"%s\"} %.6f\n", ns->name,
+            put(&b, "migsched_gpu_fragcost{node=\"%s\",gpu=\"%d\",UUID=\"%s\",model=\"%s\"} %.6f\n", ns->name,
                 g, svc_backend_gpu_uuid(d->be, first + g), ms_geom_model(geom)->name,
                 ms_frag_cost(geom, gpu->state, &d->cfg->pcfg.frag));
         }
