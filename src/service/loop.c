@@ -819,7 +819,9 @@ static int reconcile(svc_t *d, double now)
 
         if (is_terminal(j->state) || j->slot >= 0)
             continue;
-        if (j->state != MS_JOB_QUEUED) {   /* lost its instances; sync_job records the change */
+        if (j->state != MS_JOB_QUEUED) {   /* lost its instances: queued again */
+            svc_event_add(d, j->id, "queued", now);
+            j->state = MS_JOB_QUEUED;
             j->start_t = 0;
             j->place.node = -1;
             j->finish_at = 0;
