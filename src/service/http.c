@@ -264,6 +264,12 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
         }
         return via_loop(h, c, r, m);
     }
+    if (strcmp(url, "/v1/jobs") == 0 || ((strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0 ||
+                                           strcmp(url, "/v1/cluster") == 0 || strcmp(url, "/v1/events") == 0 ||
+                                           strcmp(url, "/healthz") == 0 || strcmp(url, "/") == 0) && !get)) {
+        svc_msg_free(m);
+        return send_err(h, c, r, 405, "", "method not allowed");
+    }
     if (strncmp(url, "/v1/jobs/", 9) == 0) {
         const char *id = url + 9, *slash = strchr(id, '/');
         size_t n = slash != NULL ? (size_t)(slash - id) : strlen(id);

@@ -39,6 +39,11 @@ for body in '{' '[]' '{"profile":"2g","x":1}' '{"profile":"2g","mem_gb":10}' '{}
     jq -e '.error.message | type == "string"' "$SVC_TMP/out" >/dev/null || fail "body $body: no error object"
 done
 [ "$(post '{"profile":"7g","model":"A30"}')" = 422 ] || fail "a model the cluster lacks: 422"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -XPUT "$B/v1/jobs")" = 405 ] || fail "PUT /v1/jobs: 405"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -XPOST "$B/v1/cluster")" = 405 ] || fail "POST /v1/cluster: 405"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v2/nothing")" = 404 ] || fail "unknown path: 404"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v1/events?since=x")" = 400 ] || fail "bad since: 400"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v1/jobs?limit=0")" = 400 ] || fail "bad limit: 400"
 big=$(head -c 70000 /dev/zero | tr '\0' ' ')
 [ "$(post "{\"profile\":\"1g\"$big}")" = 413 ] || fail "oversized body: 413"
 wait_for sh -c "curl -s $B/v1/jobs/p1 | jq -e '.state == \"running\"' >/dev/null" || fail "p1 never runs"
