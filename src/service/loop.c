@@ -602,6 +602,44 @@ static void flush_staged(svc_t *d)
     d->staged_head = d->staged_tail = NULL;
 }
 
+static bool is_read(const svc_msg_t *m)
+{
+    return m->kind == SVC_M_GET || m->kind == SVC_M_LIST || m->kind == SVC_M_CLUSTER ||
+           m->kind == SVC_M_METRICS || m->kind == SVC_M_READY;
+}
+
+/* Split the batch: handle and answer its reads at once, return the rest in
+ * order. Once answered, a message belongs to its HTTP thread again (which
+ * frees it), so the lists are split before any is answered. */
+static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
+{
+    svc_msg_t *m, *next, *reads = NULL, **rt = &reads, *rest = NULL, **wt = &rest;
+
+    for (m = batch; m != NULL; m = next) {
+        next = m->next;
+        m->next = NULL;
+        if (is_read(m)) {
+            *rt = m;
+            rt = &m->next;
+        } else {
+            *wt = m;
+            wt = &m->next;
+        }
+    }
+    if (reads == NULL)
+        return rest;
+    for (m = reads; m != NULL; m = m->next)
+        handle(d, m, now);
+    pthread_mutex_lock(&d->mu);
+    for (m = reads; m != NULL; m = next) {
+        next = m->next;
+        m->done = true;
+    }
+    pthread_cond_broadcast(&d->reply_cv);
+    pthread_mutex_unlock(&d->mu);
+    return rest;
+}
+
 static void *loop(void *arg)
 {
     svc_t *d = arg;
@@ -630,6 +668,10 @@ static void *loop(void *arg)
             d->stopped = true;   /* under the lock svc_call checks: nothing is left waiting */
         pthread_mutex_unlock(&d->mu);
         now = svc_now();
+        /* Reads first, answered at once: at the start of a batch memory and
+         * disk agree (every earlier batch has committed), so a read sees
+         * only durable state and need not wait for this batch's fsync. */
+        batch = answer_reads(d, batch, now);
         if (svc_store_begin(d->store) != 0) {
             svc_log("error", "cannot begin a transaction; stopping", NULL);
             abort();
