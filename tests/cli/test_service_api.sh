@@ -76,5 +76,9 @@ curl -s "$B/metrics" > "$SVC_TMP/metrics"
 bash tests/service/check_metrics.sh "$SVC_TMP/metrics" || fail "metrics format"
 grep -q '^migsched_http_requests_total{code="201"}' "$SVC_TMP/metrics" || fail "http counter"
 if command -v promtool >/dev/null; then promtool check metrics < "$SVC_TMP/metrics" || fail "promtool"; fi
+# the Grafana dashboard only queries series the daemon exports
+for name in $(jq -r '.panels[].targets[].expr' deploy/grafana/migsched.json | grep -o 'migsched_[a-z_]*' | sort -u); do
+    grep -q "^$name[{ ]" "$SVC_TMP/metrics" || fail "deploy/grafana/migsched.json queries $name, which /metrics lacks"
+done
 svc_stop
 echo "test_service_api: ok"
