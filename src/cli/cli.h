@@ -26,6 +26,13 @@ int ms_cli_report(int argc, char **argv);
 int ms_cli_check(int argc, char **argv);
 int ms_cli_bench(int argc, char **argv);
 int ms_cli_nvml_probe(int argc, char **argv);
+/* clients of migschedd (src/client/client.c) */
+int ms_cli_status(int argc, char **argv);
+int ms_cli_submit(int argc, char **argv);
+int ms_cli_jobs(int argc, char **argv);
+int ms_cli_cancel(int argc, char **argv);
+int ms_cli_watch(int argc, char **argv);
+int ms_cli_bench_api(int argc, char **argv);
 
 /* Print "migsched <cmd>: <diag or status>" to stderr; returns exit code 1. */
 int ms_cli_fail(const char *cmd, ms_status_t st, const ms_diag_t *d);

@@ -17,6 +17,12 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "report", "turn runs into a directory of Markdown, CSV and SVG plots", ms_cli_report },
     { "bench", "placement and simulation benchmarks", ms_cli_bench },
     { "nvml-probe", "read-only: the driver's MIG profiles and placements vs our tables", ms_cli_nvml_probe },
+    { "status", "migschedd: every node's GPUs as slice maps, FragCost, the queue", ms_cli_status },
+    { "submit", "migschedd: submit a job", ms_cli_submit },
+    { "jobs", "migschedd: list jobs", ms_cli_jobs },
+    { "cancel", "migschedd: cancel jobs", ms_cli_cancel },
+    { "watch", "migschedd: follow job state changes", ms_cli_watch },
+    { "bench-api", "migschedd: a bounded load generator for the HTTP API", ms_cli_bench_api },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,29 @@
+# mk/service.mk - migschedd, the daemon (src/service/). Compiled only into
+# $(BUILD)/migschedd, never into libmigsched. Needs libmicrohttpd, jansson
+# and SQLite (scripts/deps/service.list).
+SVC_SRC := $(sort $(wildcard src/service/*.c))
+SVC_OBJ := $(SVC_SRC:%.c=$(BUILD)/obj/%.o)
+SVC_BIN := $(BUILD)/migschedd
+SVC_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lpthread
+
+EXTRA_ALL += $(SVC_BIN)
+
+$(SVC_OBJ): CPPFLAGS += -D_DEFAULT_SOURCE
+
+$(SVC_BIN): $(SVC_OBJ) $(LIB)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(SVC_OBJ) $(LIB) $(SVC_LIBS) $(LDLIBS)
+
+# The CLI's client commands (status, submit, jobs, cancel, watch): src/client/,
+# an archive linked into the CLI with libcurl and jansson.
+CLIENT_SRC := $(sort $(wildcard src/client/*.c))
+CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/obj/%.o)
+CLIENT_LIB := $(BUILD)/libmsclient.a
+CLI_LIBS += $(CLIENT_LIB)
+
+$(CLIENT_OBJ): CPPFLAGS += -D_DEFAULT_SOURCE
+$(CLI): LDLIBS += -lcurl -ljansson
+
+$(CLIENT_LIB): $(CLIENT_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^

@@ -1,0 +1,260 @@
+/* api.c - the JSON of the HTTP API: request validation (every malformed
+ * field is a 4xx naming the field), the canonical request used for
+ * idempotency, errors, and a job's JSON.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/svc.h"
+
+#define MAX_LABELS 32
+
+void svc_err_set(svc_err_t *e, int code, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+
+    e->code = code;
+    snprintf(e->field, sizeof(e->field), "%s", field != NULL ? field : "");
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    va_end(ap);
+}
+
+char *svc_err_body(const svc_err_t *e)
+{
+    json_t *o = json_pack("{s:{s:s?,s:s}}", "error", "field", e->field[0] ? e->field : NULL,
+                          "message", e->msg);
+    char *s = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+
+    json_decref(o);
+    return s;
+}
+
+bool svc_id_valid(const char *id)
+{
+    size_t n = strlen(id), i;
+
+    if (n == 0 || n > 127)
+        return false;
+    for (i = 0; i < n; i++) {
+        char c = id[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || c == ':'))
+            return false;
+    }
+    return true;
+}
+
+static const char *const FIELDS[] = { "id", "profile", "mem_gb", "model", "isolation", "gang",
+                                      "priority", "migratable", "duration_s", "estimate_s",
+                                      "labels", NULL };
+
+static int get_num(json_t *o, const char *k, double lo, double hi, double *out, svc_err_t *err)
+{
+    json_t *v = json_object_get(o, k);
+
+    if (v == NULL || json_is_null(v))   /* null: absent (the canonical form writes it) */
+        return 0;
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < lo ||
+        json_number_value(v) > hi) {
+        svc_err_set(err, 400, k, "must be a number in [%g, %g]", lo, hi);
+        return -1;
+    }
+    *out = json_number_value(v);
+    return 0;
+}
+
+static int get_int(json_t *o, const char *k, long lo, long hi, int *out, svc_err_t *err)
+{
+    json_t *v = json_object_get(o, k);
+
+    if (v == NULL || json_is_null(v))   /* null: absent (the canonical form writes it) */
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        svc_err_set(err, 400, k, "must be an integer in [%ld, %ld]", lo, hi);
+        return -1;
+    }
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+static int get_str(json_t *o, const char *k, size_t max, char **out, svc_err_t *err)
+{
+    json_t *v = json_object_get(o, k);
+
+    if (v == NULL || json_is_null(v))   /* null: absent (the canonical form writes it) */
+        return 0;
+    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > max ||
+        strlen(json_string_value(v)) != json_string_length(v)) {
+        svc_err_set(err, 400, k, "must be a non-empty string of at most %zu bytes", max);
+        return -1;
+    }
+    if ((*out = strdup(json_string_value(v))) == NULL) {
+        svc_err_set(err, 500, k, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int get_labels(json_t *o, json_t **out, svc_err_t *err)
+{
+    json_t *v = json_object_get(o, "labels"), *x;
+    const char *k;
+
+    *out = NULL;
+    if (v == NULL) {
+        *out = json_object();
+        return *out != NULL ? 0 : -1;
+    }
+    if (!json_is_object(v) || json_object_size(v) > MAX_LABELS) {
+        svc_err_set(err, 400, "labels", "must be an object of at most %d string values", MAX_LABELS);
+        return -1;
+    }
+    json_object_foreach(v, k, x) {
+        if (strlen(k) == 0 || strlen(k) > 63 || strchr(k, '=') != NULL || strchr(k, ',') != NULL ||
+            !json_is_string(x) || json_string_length(x) > 255 ||
+            strlen(json_string_value(x)) != json_string_length(x)) {
+            svc_err_set(err, 400, "labels",
+                        "label '%.63s': keys 1-63 bytes without '=' or ',', values strings of at most 255 bytes",
+                        k);
+            return -1;
+        }
+    }
+    *out = json_deep_copy(v);
+    return *out != NULL ? 0 : -1;
+}
+
+int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char **canon,
+                  svc_err_t *err)
+{
+    json_error_t je;
+    json_t *o, *c = NULL;
+    const char *k;
+    json_t *x;
+    char *iso = NULL;
+    int rc = -1, i;
+
+    *id = NULL;
+    *canon = NULL;
+    memset(req, 0, sizeof(*req));
+    req->gang = 1;
+    o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (o == NULL) {
+        svc_err_set(err, 400, "body", "malformed JSON at byte %d: %s", je.position, je.text);
+        return -1;
+    }
+    if (!json_is_object(o)) {
+        svc_err_set(err, 400, "body", "the body must be a JSON object");
+        goto out;
+    }
+    json_object_foreach(o, k, x) {
+        for (i = 0; FIELDS[i] != NULL && strcmp(FIELDS[i], k) != 0; i++)
+            ;
+        if (FIELDS[i] == NULL) {
+            svc_err_set(err, 400, k, "unknown field");
+            goto out;
+        }
+    }
+    if (get_str(o, "id", 127, id, err) != 0)
+        goto out;
+    if (*id != NULL && !svc_id_valid(*id)) {
+        svc_err_set(err, 400, "id", "1-127 characters of A-Z a-z 0-9 - _ . :");
+        goto out;
+    }
+    if (get_str(o, "profile", 31, &req->profile, err) != 0 ||
+        get_num(o, "mem_gb", 0.001, 100000, &req->mem_gb, err) != 0 ||
+        get_str(o, "model", 63, &req->model, err) != 0 || get_str(o, "isolation", 8, &iso, err) != 0 ||
+        get_int(o, "gang", 1, 64, &req->gang, err) != 0 ||
+        get_int(o, "priority", -1000000, 1000000, &req->priority, err) != 0 ||
+        get_num(o, "duration_s", 0, 1e9, &req->duration_s, err) != 0 ||
+        get_num(o, "estimate_s", 0, 1e9, &req->estimate_s, err) != 0 ||
+        get_labels(o, &req->labels, err) != 0)
+        goto out;
+    if ((x = json_object_get(o, "migratable")) != NULL) {
+        if (!json_is_boolean(x)) {
+            svc_err_set(err, 400, "migratable", "must be true or false");
+            goto out;
+        }
+        req->migratable = json_is_true(x);
+    }
+    if (iso != NULL) {
+        if (strcmp(iso, "any") == 0)
+            req->isolation = MS_ISO_ANY;
+        else if (strcmp(iso, "mig") == 0)
+            req->isolation = MS_ISO_MIG;
+        else {
+            svc_err_set(err, 400, "isolation", "must be \"any\" or \"mig\"");
+            goto out;
+        }
+    }
+    if ((req->profile != NULL) == (req->mem_gb > 0)) {
+        svc_err_set(err, 400, "profile", "give exactly one of profile (\"2g.10gb\", \"2g\") and mem_gb");
+        goto out;
+    }
+    c = json_pack("{s:s?,s:o,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O}", "profile", req->profile, "mem_gb",
+                  req->mem_gb > 0 ? json_real(req->mem_gb) : json_null(), "model", req->model, "isolation",
+                  req->isolation == MS_ISO_MIG ? "mig" : "any", "gang", req->gang, "priority",
+                  req->priority, "migratable", req->migratable, "duration_s", req->duration_s,
+                  "estimate_s", req->estimate_s, "labels", req->labels);
+    if (c == NULL || (*canon = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+        svc_err_set(err, 500, "", "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc != 0) {
+        free(*id);
+        *id = NULL;
+        svc_req_free(req);
+    }
+    free(iso);
+    json_decref(c);
+    json_decref(o);
+    return rc;
+}
+
+static json_t *time_or_null(double t)
+{
+    return t > 0 ? json_real(t) : json_null();
+}
+
+json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be)
+{
+    json_error_t je;
+    json_t *o, *req = json_loads(j->body, 0, &je);
+
+    o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o*}", "id", j->id, "state",
+                  ms_job_state_name((ms_job_state_t)j->state), "submitted_at", time_or_null(j->submit_t),
+                  "started_at", time_or_null(j->start_t), "ended_at", time_or_null(j->end_t),
+                  "request", req);
+    if (o == NULL)
+        return NULL;
+    if (j->req.labels != NULL)
+        json_object_set(o, "labels", j->req.labels);
+    if (j->reason[0])
+        json_object_set_new(o, "reason", json_string(j->reason));
+    if (j->place.node >= 0) {
+        json_t *p = json_pack("{s:s,s:i,s:i,s:s,s:i}", "node", j->place.node_name, "gpu",
+                              j->place.gpu, "start", j->place.start, "profile", j->place.profile,
+                              "gpus", j->place.ninst);
+
+        if (p != NULL && be != NULL) {
+            char buf[48];
+
+            json_object_set_new(p, "gpu_uuid", json_string(svc_backend_gpu_uuid(be, j->place.gpu_global)));
+            if (j->place.start >= 0) {
+                svc_backend_inst_uuid(be, j->place.gpu_global,
+                                      j->place.start, j->id, buf, sizeof(buf));
+                if (buf[0])
+                    json_object_set_new(p, "instance_uuid", json_string(buf));
+            }
+        }
+        if (p != NULL)
+            json_object_set_new(o, "placement", p);
+    }
+    return o;
+}

@@ -1,0 +1,70 @@
+/* backend.h - private to migschedd: the hardware behind one interface.
+ *
+ * A backend executes the ops of ms_sched plans on GPUs (global GPU numbers,
+ * as in plans) and answers what exists: its inventory is the truth after a
+ * restart (loop.c reconciles the scheduler's view to it). Instances carry
+ * the id of the job that runs on them (the tag), so a restarted daemon can
+ * tell which job owns which instance.
+ *
+ *   sim      simulated GPUs; state persisted in STATE_DIR/sim-inventory.json
+ *            (written atomically after every op, so it outlives kill -9);
+ *            each op takes op_delay_s; ops can be made to fail (fail spec
+ *            "KIND:N": every Nth op of KIND, e.g. "create:3"; KIND any = all)
+ *   dry-run  the same inventory model, changing no hardware; every op it
+ *            would perform is logged as one JSON line on stderr and appended
+ *            to STATE_DIR/dry-run.jsonl
+ *   nvml     not wired yet (src/nvml/ is another part): opening it fails
+ *
+ * Every function is called from one thread at a time (the executor, or the
+ * loop before the executor starts); svc_backend_inventory may be called from
+ * the loop while the executor runs (the backend locks itself).
+ */
+#ifndef MIGSCHED_SVC_BACKEND_H
+#define MIGSCHED_SVC_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "migsched/plan.h"
+
+typedef struct svc_binst {
+    int32_t gpu;            /* global */
+    int8_t start;           /* -1: a time-slice slot / whole GPU */
+    int8_t prof;            /* profile index in the GPU's geometry */
+    char job[128];          /* "" idle */
+    char uuid[48];          /* instance uuid ("MIG-..."), "" none */
+} svc_binst_t;
+
+typedef struct svc_backend svc_backend_t;
+
+typedef struct svc_backend_cfg {
+    const char *kind;       /* sim, dry-run, nvml */
+    const char *state_dir;
+    int ngpus;
+    double op_delay_s;
+    const char *fail;       /* sim fail spec, NULL none */
+    const char *const *gpu_names;   /* [ngpus] "node/index" for uuids, may be NULL */
+} svc_backend_cfg_t;
+
+/* 0 or -1 with *err set to a static message. */
+int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const char **err);
+void svc_backend_close(svc_backend_t *b);
+const char *svc_backend_kind(const svc_backend_t *b);
+
+/* Execute one op (global numbers); job is the id of op->job's job ("" none),
+ * prof_name the profile's product name. 0 ok, -1 failed (*why set). */
+int svc_backend_op(svc_backend_t *b, const ms_op_t *op, const char *job, const char *prof_name,
+                   const char **why);
+/* Direct calls used by the reconciliation at start-up. */
+int svc_backend_destroy(svc_backend_t *b, const svc_binst_t *in);
+int svc_backend_create(svc_backend_t *b, int gpu, int prof, int start);
+/* A copy of every instance: *out malloc'd (free it), *n its length. */
+int svc_backend_inventory(svc_backend_t *b, svc_binst_t **out, int *n);
+/* The GPU's uuid ("GPU-..."), "" when the backend has none. */
+const char *svc_backend_gpu_uuid(const svc_backend_t *b, int gpu);
+/* The uuid of the instance at (gpu, start) running job (NULL any), "" none;
+ * copies into buf. */
+void svc_backend_inst_uuid(svc_backend_t *b, int gpu, int start, const char *job, char *buf,
+                           size_t len);
+
+#endif

@@ -1,0 +1,341 @@
+/* config.c - migschedd's settings from the command line and --config FILE.
+ *
+ * A config file holds the same settings as the long options, one
+ * `key = value` a line (`node = a=4xA100-40GB` may repeat; flags take true or
+ * false), '#' comments. The file is read first and the command line applies
+ * on top (nodes from both add up). Every error names the option or the file
+ * and line.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/svc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: migschedd --state-dir DIR --node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole] ... [options]\n"
+            "  --listen HOST:PORT     address (default 127.0.0.1:7070; loopback unless --allow-remote)\n"
+            "  --state-dir DIR        SQLite store and the sim backend's inventory (created if missing)\n"
+            "  --backend KIND         sim (default), dry-run, or nvml (not wired yet)\n"
+            "  --node SPEC            one node; repeat (e.g. a=4xA100-40GB, c=4xA100-40GB:timeslice=4)\n"
+            "  --nodes-file FILE      nodes, one spec a line\n"
+            "  --policy NAME          fa (default), static, first-fit, best-fit, fgd, mfi, node-profile, timeslice\n"
+            "  --lb-threshold T       fa: a GPU is Lazy if busy/compute < T (default 0.4), in [0, 1]\n"
+            "  --no-balance --no-dynamic --no-migration   fa: switch a technique off\n"
+            "  --max-moves N          fa: migrations per trigger (default 4), 0..64\n"
+            "  --static-layout SPEC   static: per-GPU layout, e.g. 4g+2g+1g\n"
+            "  --replicas N           time-sliced nodes: jobs per GPU (default 4), 1..16\n"
+            "  --time-scale X         sim: a job of duration_s ends after duration_s / X s (default 1)\n"
+            "  --op-delay S           sim: seconds each op takes (default 0.005), 0..10\n"
+            "  --sim-fail KIND:N      sim: every Nth op of KIND fails (create, destroy, start, move, stop,\n"
+            "                         any); also MIGSCHEDD_SIM_FAIL\n"
+            "  --token-file FILE      require 'Authorization: Bearer TOKEN' on POST/DELETE (SIGHUP reloads)\n"
+            "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
+            "  --max-body BYTES       request bodies at most (default 65536)\n"
+            "  --max-conns N          connections at most (default 256)\n"
+            "  --allow-remote         allow a non-loopback --listen address\n"
+            "  --config FILE          settings as `key = value` lines (docs/service.md)\n");
+}
+
+static int set_str(char **dst, const char *v)
+{
+    char *s = strdup(v);
+
+    if (s == NULL)
+        return -1;
+    free(*dst);
+    *dst = s;
+    return 0;
+}
+
+static bool num(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double x;
+
+    errno = 0;
+    x = strtod(v, &end);
+    if (*v == '\0' || *end != '\0' || errno != 0 || !isfinite(x) || x < lo || x > hi)
+        return false;
+    *out = x;
+    return true;
+}
+
+static bool boolean(const char *v, bool *out)
+{
+    if (v == NULL || strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
+        *out = true;
+    else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
+        *out = false;
+    else
+        return false;
+    return true;
+}
+
+typedef struct opt {
+    const char *name;
+    bool flag;          /* takes no value on the command line */
+} opt_t;
+
+static const opt_t OPTS[] = {
+    { "listen", false }, { "state-dir", false }, { "backend", false }, { "node", false },
+    { "nodes-file", false }, { "policy", false }, { "lb-threshold", false }, { "no-balance", true },
+    { "no-dynamic", true }, { "no-migration", true }, { "max-moves", false }, { "static-layout", false },
+    { "replicas", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
+    { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
+    { "max-conns", false }, { "allow-remote", true }, { "config", false }, { NULL, false },
+};
+
+/* Apply one setting; msg receives what is wrong. */
+static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    double x;
+    bool b;
+
+#define NEED_NUM(lo, hi, what)                                                       \
+    if (!num(v, lo, hi, &x)) {                                                       \
+        snprintf(msg, mlen, "%s must be %s", k, what);                               \
+        return -1;                                                                   \
+    }
+    if (strcmp(k, "listen") == 0)
+        return set_str(&c->listen, v);
+    if (strcmp(k, "state-dir") == 0)
+        return set_str(&c->state_dir, v);
+    if (strcmp(k, "backend") == 0) {
+        if (strcmp(v, "sim") != 0 && strcmp(v, "dry-run") != 0 && strcmp(v, "nvml") != 0) {
+            snprintf(msg, mlen, "backend must be sim, dry-run or nvml");
+            return -1;
+        }
+        return set_str(&c->backend, v);
+    }
+    if (strcmp(k, "node") == 0 || strcmp(k, "nodes-file") == 0) {
+        char **n = realloc(c->nodes, (size_t)(c->nnodes + 1) * sizeof(*n));
+        size_t len = strlen(v) + 2;
+
+        if (n == NULL)
+            return -1;
+        c->nodes = n;
+        /* a leading '@' marks a nodes file */
+        if ((c->nodes[c->nnodes] = malloc(len)) == NULL)
+            return -1;
+        snprintf(c->nodes[c->nnodes], len, "%s%s", k[4] == '-' ? "@" : "", v);
+        c->nnodes++;
+        return 0;
+    }
+    if (strcmp(k, "policy") == 0) {
+        if (ms_policy_find(v) == NULL) {
+            snprintf(msg, mlen, "policy: no policy named '%s' (fa, static, first-fit, best-fit, fgd, mfi, node-profile, timeslice)", v);
+            return -1;
+        }
+        return set_str(&c->policy, v);
+    }
+    if (strcmp(k, "lb-threshold") == 0) {
+        NEED_NUM(0, 1, "in [0, 1]");
+        c->pcfg.lb_threshold = x;
+        return 0;
+    }
+    if (strcmp(k, "no-balance") == 0 || strcmp(k, "no-dynamic") == 0 || strcmp(k, "no-migration") == 0 ||
+        strcmp(k, "allow-remote") == 0) {
+        if (!boolean(v, &b)) {
+            snprintf(msg, mlen, "%s must be true or false", k);
+            return -1;
+        }
+        if (k[3] == 'b')
+            c->pcfg.balance = !b;
+        else if (k[3] == 'd')
+            c->pcfg.dynamic = !b;
+        else if (k[3] == 'm')
+            c->pcfg.migration = !b;
+        else
+            c->allow_remote = b;
+        return 0;
+    }
+    if (strcmp(k, "max-moves") == 0) {
+        NEED_NUM(0, 64, "an integer in [0, 64]");
+        c->pcfg.max_moves = (int)x;
+        return 0;
+    }
+    if (strcmp(k, "static-layout") == 0) {
+        if (set_str(&c->static_layout, v) != 0)
+            return -1;
+        c->pcfg.static_layout = c->static_layout;
+        return 0;
+    }
+    if (strcmp(k, "replicas") == 0) {
+        NEED_NUM(1, MS_MAX_INST, "an integer in [1, 16]");
+        c->pcfg.replicas = (int)x;
+        return 0;
+    }
+    if (strcmp(k, "time-scale") == 0) {
+        NEED_NUM(1e-6, 1e9, "a number in [1e-6, 1e9]");
+        c->time_scale = x;
+        return 0;
+    }
+    if (strcmp(k, "op-delay") == 0) {
+        NEED_NUM(0, 10, "seconds in [0, 10]");
+        c->op_delay_s = x;
+        return 0;
+    }
+    if (strcmp(k, "sim-fail") == 0)
+        return set_str(&c->sim_fail, v);
+    if (strcmp(k, "token-file") == 0)
+        return set_str(&c->token_file, v);
+    if (strcmp(k, "tls-cert") == 0)
+        return set_str(&c->tls_cert, v);
+    if (strcmp(k, "tls-key") == 0)
+        return set_str(&c->tls_key, v);
+    if (strcmp(k, "max-body") == 0) {
+        NEED_NUM(256, 64 << 20, "bytes in [256, 67108864]");
+        c->max_body = (long)x;
+        return 0;
+    }
+    if (strcmp(k, "max-conns") == 0) {
+        NEED_NUM(4, 10000, "an integer in [4, 10000]");
+        c->max_conns = (int)x;
+        return 0;
+    }
+    snprintf(msg, mlen, "unknown setting '%s'", k);
+    return -1;
+#undef NEED_NUM
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+static int read_file(svc_cfg_t *c, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    long no = 0;
+    int rc = 0;
+
+    if (f == NULL) {
+        fprintf(stderr, "migschedd: --config %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    while (getline(&line, &cap, f) != -1) {
+        char *s, *eq, msg[256];
+
+        no++;
+        if ((s = strchr(line, '#')) != NULL)
+            *s = '\0';
+        s = trim(line);
+        if (*s == '\0')
+            continue;
+        if ((eq = strchr(s, '=')) == NULL) {
+            fprintf(stderr, "migschedd: %s:%ld: expected `key = value`\n", path, no);
+            rc = 1;
+            break;
+        }
+        *eq = '\0';
+        msg[0] = '\0';
+        if (strcmp(trim(s), "config") == 0 || apply(c, trim(s), trim(eq + 1), msg, sizeof(msg)) != 0) {
+            fprintf(stderr, "migschedd: %s:%ld: %s\n", path, no, msg[0] ? msg : "cannot be set here");
+            rc = 1;
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
+{
+    const char *env = getenv("MIGSCHEDD_SIM_FAIL");
+    int i, k;
+
+    memset(c, 0, sizeof(*c));
+    ms_policy_cfg_defaults(&c->pcfg);
+    if (set_str(&c->listen, "127.0.0.1:7070") != 0 || set_str(&c->backend, "sim") != 0 ||
+        set_str(&c->policy, "fa") != 0)
+        return 1;
+    c->time_scale = 1.0;
+    c->op_delay_s = 0.005;
+    c->max_body = 65536;
+    c->max_conns = 256;
+    if (env != NULL && *env != '\0' && set_str(&c->sim_fail, env) != 0)
+        return 1;
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return -1;
+        }
+    for (i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--config") == 0 && read_file(c, argv[i + 1]) != 0)
+            return 2;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *val;
+        char msg[256] = "";
+
+        if (strncmp(a, "--", 2) != 0) {
+            fprintf(stderr, "migschedd: unexpected argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        for (k = 0; OPTS[k].name != NULL && strcmp(OPTS[k].name, a + 2) != 0; k++)
+            ;
+        if (OPTS[k].name == NULL) {
+            fprintf(stderr, "migschedd: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (OPTS[k].flag)
+            val = "true";
+        else if (i + 1 >= argc) {
+            fprintf(stderr, "migschedd: %s needs a value\n", a);
+            return 2;
+        } else
+            val = argv[++i];
+        if (strcmp(OPTS[k].name, "config") == 0)
+            continue;
+        if (apply(c, OPTS[k].name, val, msg, sizeof(msg)) != 0) {
+            fprintf(stderr, "migschedd: --%s\n", msg[0] ? msg : "out of memory");
+            return 2;
+        }
+    }
+    if (c->state_dir == NULL) {
+        fprintf(stderr, "migschedd: --state-dir is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (c->nnodes == 0) {
+        fprintf(stderr, "migschedd: give at least one --node (or --nodes-file)\n");
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+void svc_cfg_free(svc_cfg_t *c)
+{
+    int i;
+
+    free(c->listen);
+    free(c->state_dir);
+    free(c->backend);
+    for (i = 0; i < c->nnodes; i++)
+        free(c->nodes[i]);
+    free(c->nodes);
+    free(c->policy);
+    free(c->static_layout);
+    free(c->sim_fail);
+    free(c->token_file);
+    free(c->tls_cert);
+    free(c->tls_key);
+    memset(c, 0, sizeof(*c));
+}

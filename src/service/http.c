@@ -1,0 +1,479 @@
+/* http.c - the HTTP/JSON API on libmicrohttpd, one thread per connection.
+ *
+ * A handler collects the body (at most --max-body bytes, else 413), checks
+ * the bearer token on mutating endpoints, validates the request, and hands
+ * it to the loop (svc_call), sleeping until the loop has committed and
+ * answered. /healthz and /v1/events never touch the loop: the first says the
+ * process runs, the second waits on the event ring.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "service/svc.h"
+
+struct svc_http {
+    struct MHD_Daemon *mhd;
+    svc_t *d;
+    atomic_int active;
+    char *cert, *key;
+};
+
+typedef struct rq {
+    char *buf;
+    size_t len, cap;
+    bool too_big;
+    double t0;
+} rq_t;
+
+static char *slurp(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    char *s;
+    size_t n;
+
+    if (f == NULL)
+        return NULL;
+    if ((s = malloc(max + 1)) == NULL) {
+        fclose(f);
+        return NULL;
+    }
+    n = fread(s, 1, max, f);
+    if (ferror(f) || (n == max && fgetc(f) != EOF)) {
+        fclose(f);
+        free(s);
+        return NULL;
+    }
+    fclose(f);
+    s[n] = '\0';
+    return s;
+}
+
+int svc_token_load(svc_t *d)
+{
+    char *t;
+    size_t n;
+
+    if (d->cfg->token_file == NULL)
+        return 0;
+    if ((t = slurp(d->cfg->token_file, 4096)) == NULL) {
+        svc_log("error", "cannot read the token file (at most 4096 bytes)",
+                json_pack("{s:s}", "file", d->cfg->token_file));
+        return -1;
+    }
+    n = strlen(t);
+    while (n > 0 && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ' || t[n - 1] == '\t'))
+        t[--n] = '\0';
+    if (n < 16) {
+        svc_log("error", "the token must have at least 16 characters", json_pack("{s:s}", "file", d->cfg->token_file));
+        free(t);
+        return -1;
+    }
+    pthread_mutex_lock(&d->tmu);
+    free(d->token);
+    d->token = t;
+    d->token_len = n;
+    pthread_mutex_unlock(&d->tmu);
+    return 0;
+}
+
+/* Constant time in the length of the token: no early exit on a mismatch. */
+static bool token_ok(svc_t *d, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    size_t i, n;
+    unsigned diff;
+    bool ok;
+
+    pthread_mutex_lock(&d->tmu);
+    if (d->token == NULL) {
+        pthread_mutex_unlock(&d->tmu);
+        return true;
+    }
+    if (h == NULL || strncmp(h, "Bearer ", 7) != 0) {
+        pthread_mutex_unlock(&d->tmu);
+        return false;
+    }
+    h += 7;
+    n = strlen(h);
+    diff = (unsigned)(n ^ d->token_len);
+    for (i = 0; i < d->token_len; i++)
+        diff |= (unsigned)((unsigned char)d->token[i] ^ (unsigned char)(i < n ? h[i] : 0));
+    ok = diff == 0;
+    pthread_mutex_unlock(&d->tmu);
+    return ok;
+}
+
+static enum MHD_Result reply(svc_http_t *h, struct MHD_Connection *c, rq_t *r, int status, char *body,
+                            const char *ctype)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    if (body == NULL) {
+        status = 500;
+        body = strdup("{\"error\":{\"message\":\"out of memory\"}}");
+        if (body == NULL)
+            return MHD_NO;
+    }
+    resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", ctype != NULL ? ctype : "application/json");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    ret = MHD_queue_response(c, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    svc_metrics_http(&h->d->met, status, svc_mono() - r->t0);
+    return ret;
+}
+
+static enum MHD_Result send_err(svc_http_t *h, struct MHD_Connection *c, rq_t *r, int status,
+                                const char *field, const char *msg)
+{
+    svc_err_t e;
+
+    svc_err_set(&e, status, field, "%s", msg);
+    return reply(h, c, r, status, svc_err_body(&e), NULL);
+}
+
+static enum MHD_Result via_loop(svc_http_t *h, struct MHD_Connection *c, rq_t *r, svc_msg_t *m)
+{
+    enum MHD_Result ret;
+
+    svc_call(h->d, m);
+    ret = reply(h, c, r, m->status, m->body, m->ctype);
+    m->body = NULL;
+    svc_msg_free(m);
+    return ret;
+}
+
+static char *arg_dup(struct MHD_Connection *c, const char *k)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
+
+    return v != NULL ? strdup(v) : NULL;
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    if (s == NULL || *s == '\0')
+        return false;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static char *status_page(void)
+{
+    size_t n = 1, i;
+    char *s, *p;
+
+    for (i = 0; svc_status_html[i] != NULL; i++)
+        n += strlen(svc_status_html[i]);
+    if ((s = malloc(n)) == NULL)
+        return NULL;
+    for (p = s, i = 0; svc_status_html[i] != NULL; i++) {
+        size_t k = strlen(svc_status_html[i]);
+
+        memcpy(p, svc_status_html[i], k);
+        p += k;
+    }
+    *p = '\0';
+    return s;
+}
+
+static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, const char *url,
+                             const char *method)
+{
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    bool post = strcmp(method, "POST") == 0, del = strcmp(method, "DELETE") == 0;
+    svc_msg_t *m;
+    const char *v;
+
+    if (strcmp(url, "/healthz") == 0 && get)
+        return reply(h, c, r, 200, strdup("{\"ok\":true}"), NULL);
+    if (strcmp(url, "/") == 0 && get)
+        return reply(h, c, r, 200, status_page(), "text/html; charset=utf-8");
+    if (strcmp(url, "/v1/events") == 0 && get) {
+        long since = 0, timeout = 25, limit = 1000;
+
+        if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since")) != NULL &&
+            !parse_long(v, 0, 0x7fffffffffffffffL, &since))
+            return send_err(h, c, r, 400, "since", "an event sequence number >= 0");
+        if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeout")) != NULL &&
+            !parse_long(v, 0, 60, &timeout))
+            return send_err(h, c, r, 400, "timeout", "seconds in [0, 60]");
+        if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit")) != NULL &&
+            !parse_long(v, 1, 10000, &limit))
+            return send_err(h, c, r, 400, "limit", "an integer in [1, 10000]");
+        return reply(h, c, r, 200, svc_events_get(h->d, (uint64_t)since, (double)timeout, limit), NULL);
+    }
+    if ((m = calloc(1, sizeof(*m))) == NULL)
+        return send_err(h, c, r, 500, "", "out of memory");
+    if ((strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0 || strcmp(url, "/v1/cluster") == 0) && get) {
+        m->kind = url[1] == 'r' ? SVC_M_READY : url[1] == 'm' ? SVC_M_METRICS : SVC_M_CLUSTER;
+        return via_loop(h, c, r, m);
+    }
+    if (strcmp(url, "/v1/jobs") == 0 && post) {
+        svc_err_t e;
+
+        free(m);
+        if (!token_ok(h->d, c))
+            return send_err(h, c, r, 401, "Authorization", "a valid bearer token is required");
+        if (r->too_big)
+            return send_err(h, c, r, 413, "", "the body is too large");
+        if ((m = calloc(1, sizeof(*m))) == NULL)
+            return send_err(h, c, r, 500, "", "out of memory");
+        m->kind = SVC_M_SUBMIT;
+        if (svc_req_parse(r->buf != NULL ? r->buf : "", r->len, &m->id, &m->req, &m->canon, &e) != 0) {
+            svc_msg_free(m);
+            return reply(h, c, r, e.code, svc_err_body(&e), NULL);
+        }
+        return via_loop(h, c, r, m);
+    }
+    if (strcmp(url, "/v1/jobs") == 0 && get) {
+        m->kind = SVC_M_LIST;
+        m->q_state = arg_dup(c, "state");
+        m->q_label = arg_dup(c, "label");
+        m->q_cursor = arg_dup(c, "cursor");
+        if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit")) != NULL &&
+            !parse_long(v, 1, 1000, &m->q_limit)) {
+            svc_msg_free(m);
+            return send_err(h, c, r, 400, "limit", "an integer in [1, 1000]");
+        }
+        if (m->q_label != NULL && strchr(m->q_label, '=') == NULL) {
+            svc_msg_free(m);
+            return send_err(h, c, r, 400, "label", "KEY=VALUE");
+        }
+        return via_loop(h, c, r, m);
+    }
+    if (strcmp(url, "/v1/jobs") == 0 || ((strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0 ||
+                                           strcmp(url, "/v1/cluster") == 0 || strcmp(url, "/v1/events") == 0 ||
+                                           strcmp(url, "/healthz") == 0 || strcmp(url, "/") == 0) && !get)) {
+        svc_msg_free(m);
+        return send_err(h, c, r, 405, "", "method not allowed");
+    }
+    if (strncmp(url, "/v1/jobs/", 9) == 0) {
+        const char *id = url + 9, *slash = strchr(id, '/');
+        size_t n = slash != NULL ? (size_t)(slash - id) : strlen(id);
+        bool done = slash != NULL && strcmp(slash, "/done") == 0;
+
+        if (slash != NULL && !done) {
+            svc_msg_free(m);
+            return send_err(h, c, r, 404, "", "no such endpoint");
+        }
+        if ((m->id = malloc(n + 1)) == NULL) {
+            svc_msg_free(m);
+            return send_err(h, c, r, 500, "", "out of memory");
+        }
+        memcpy(m->id, id, n);
+        m->id[n] = '\0';
+        if (!svc_id_valid(m->id)) {
+            svc_msg_free(m);
+            return send_err(h, c, r, 400, "id", "1-127 characters of A-Z a-z 0-9 - _ . :");
+        }
+        if ((done && post) || (!done && del)) {
+            if (!token_ok(h->d, c)) {
+                svc_msg_free(m);
+                return send_err(h, c, r, 401, "Authorization", "a valid bearer token is required");
+            }
+            m->kind = done ? SVC_M_DONE : SVC_M_CANCEL;
+            return via_loop(h, c, r, m);
+        }
+        if (!done && get) {
+            m->kind = SVC_M_GET;
+            return via_loop(h, c, r, m);
+        }
+        svc_msg_free(m);
+        return send_err(h, c, r, 405, "", "method not allowed");
+    }
+    svc_msg_free(m);
+    return send_err(h, c, r, 404, "", "no such endpoint");
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    svc_http_t *h = cls;
+    rq_t *r = *con_cls;
+    enum MHD_Result ret;
+
+    (void)version;
+    if (r == NULL) {
+        if ((r = calloc(1, sizeof(*r))) == NULL)
+            return MHD_NO;
+        r->t0 = svc_mono();
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        size_t n = *upload_size;
+
+        if (!r->too_big && r->len + n > (size_t)h->d->cfg->max_body) {
+            r->too_big = true;
+            free(r->buf);
+            r->buf = NULL;
+            r->len = r->cap = 0;
+        }
+        if (!r->too_big) {
+            if (r->len + n + 1 > r->cap) {
+                size_t cap = (r->len + n + 1) * 2;
+                char *b = realloc(r->buf, cap);
+
+                if (b == NULL)
+                    return MHD_NO;
+                r->buf = b;
+                r->cap = cap;
+            }
+            memcpy(r->buf + r->len, upload, n);
+            r->len += n;
+            r->buf[r->len] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    atomic_fetch_add(&h->active, 1);
+    ret = route(h, c, r, url, method);
+    atomic_fetch_sub(&h->active, 1);
+    return ret;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    rq_t *r = *con_cls;
+
+    (void)cls;
+    (void)c;
+    (void)toe;
+    if (r != NULL) {
+        free(r->buf);
+        free(r);
+        *con_cls = NULL;
+    }
+}
+
+static int parse_listen(const char *s, bool allow_remote, struct sockaddr_in *sa)
+{
+    const char *colon = strrchr(s, ':');
+    char host[64];
+    long port;
+
+    memset(sa, 0, sizeof(*sa));
+    if (colon == NULL || (size_t)(colon - s) >= sizeof(host) || !parse_long(colon + 1, 1, 65535, &port))
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof(host), "127.0.0.1");
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+        return -1;
+    if (!allow_remote && (ntohl(sa->sin_addr.s_addr) >> 24) != 127)
+        return -2;
+    return 0;
+}
+
+int svc_http_start(svc_t *d, svc_http_t **out)
+{
+    svc_http_t *h = calloc(1, sizeof(*h));
+    struct sockaddr_in sa;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC;
+    int rc;
+
+    *out = NULL;
+    if (h == NULL)
+        return -1;
+    h->d = d;
+    if ((rc = parse_listen(d->cfg->listen, d->cfg->allow_remote, &sa)) != 0) {
+        svc_log("error", rc == -2 ? "--listen: not a loopback address (give --allow-remote to listen on it)"
+                                  : "--listen: HOST:PORT with an IPv4 address or localhost",
+                json_pack("{s:s}", "listen", d->cfg->listen));
+        free(h);
+        return -1;
+    }
+    if (d->cfg->tls_cert != NULL || d->cfg->tls_key != NULL) {
+        if (d->cfg->tls_cert == NULL || d->cfg->tls_key == NULL) {
+            svc_log("error", "TLS needs both --tls-cert and --tls-key", NULL);
+            free(h);
+            return -1;
+        }
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            svc_log("error", "this libmicrohttpd is built without TLS", NULL);
+            free(h);
+            return -1;
+        }
+        h->cert = slurp(d->cfg->tls_cert, 1 << 20);
+        h->key = slurp(d->cfg->tls_key, 1 << 20);
+        if (h->cert == NULL || h->key == NULL) {
+            svc_log("error", "cannot read the TLS certificate or key", NULL);
+            free(h->cert);
+            free(h->key);
+            free(h);
+            return -1;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    if (h->cert != NULL)
+        h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                  (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+                                  MHD_OPTION_HTTPS_MEM_CERT, h->cert, MHD_OPTION_HTTPS_MEM_KEY, h->key,
+                                  MHD_OPTION_END);
+    else
+        h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                  (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+    if (h->mhd == NULL) {
+        svc_log("error", "cannot listen", json_pack("{s:s}", "listen", d->cfg->listen));
+        free(h->cert);
+        free(h->key);
+        free(h);
+        return -1;
+    }
+    *out = h;
+    return 0;
+}
+
+/* Stop accepting, let the requests in progress finish (at most 5 s), stop. */
+void svc_http_stop(svc_http_t *h)
+{
+    double t0 = svc_mono();
+    MHD_socket s;
+
+    if (h == NULL)
+        return;
+    s = MHD_quiesce_daemon(h->mhd);
+    svc_events_wake(h->d);
+    while (atomic_load(&h->active) > 0 && svc_mono() - t0 < 5.0) {
+        struct timespec ts = { 0, 10000000L };
+
+        nanosleep(&ts, NULL);
+    }
+    MHD_stop_daemon(h->mhd);
+    if (s != MHD_INVALID_SOCKET)
+        close(s);
+    free(h->cert);
+    free(h->key);
+    free(h);
+}

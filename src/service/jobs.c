@@ -1,0 +1,147 @@
+/* jobs.c - the daemon's job table: every job it has acknowledged, in
+ * submission order, with an id -> job hash map and a slot -> job map for
+ * translating plan ops. Jobs are never removed while the daemon runs (the
+ * table is the API's history; 100,000 jobs cost a few tens of MB).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/svc.h"
+
+static size_t hash(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+void svc_jobs_init(svc_jobs_t *t)
+{
+    memset(t, 0, sizeof(*t));
+}
+
+void svc_req_free(svc_req_t *r)
+{
+    free(r->profile);
+    free(r->model);
+    json_decref(r->labels);
+    memset(r, 0, sizeof(*r));
+}
+
+void svc_job_free(svc_job_t *j)
+{
+    if (j == NULL)
+        return;
+    free(j->id);
+    free(j->body);
+    svc_req_free(&j->req);
+    free(j);
+}
+
+void svc_jobs_free(svc_jobs_t *t)
+{
+    size_t i;
+
+    for (i = 0; i < t->n; i++)
+        svc_job_free(t->v[i]);
+    free(t->v);
+    free(t->map);
+    free(t->by_slot);
+    memset(t, 0, sizeof(*t));
+}
+
+svc_job_t *svc_jobs_find(const svc_jobs_t *t, const char *id)
+{
+    size_t h;
+
+    if (t->mapcap == 0)
+        return NULL;
+    for (h = hash(id) & (t->mapcap - 1); t->map[h] != 0; h = (h + 1) & (t->mapcap - 1))
+        if (strcmp(t->v[t->map[h] - 1]->id, id) == 0)
+            return t->v[t->map[h] - 1];
+    return NULL;
+}
+
+static int rehash(svc_jobs_t *t, size_t cap)
+{
+    size_t *m = calloc(cap, sizeof(*m)), i, h;
+
+    if (m == NULL)
+        return -1;
+    for (i = 0; i < t->n; i++) {
+        for (h = hash(t->v[i]->id) & (cap - 1); m[h] != 0; h = (h + 1) & (cap - 1))
+            ;
+        m[h] = i + 1;
+    }
+    free(t->map);
+    t->map = m;
+    t->mapcap = cap;
+    return 0;
+}
+
+int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
+{
+    size_t h;
+
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        svc_job_t **v = realloc(t->v, cap * sizeof(*v));
+
+        if (v == NULL)
+            return -1;
+        t->v = v;
+        t->cap = cap;
+    }
+    if ((t->n + 1) * 2 > t->mapcap && rehash(t, t->mapcap ? t->mapcap * 2 : 2048) != 0)
+        return -1;
+    t->v[t->n++] = j;
+    for (h = hash(j->id) & (t->mapcap - 1); t->map[h] != 0; h = (h + 1) & (t->mapcap - 1))
+        ;
+    t->map[h] = t->n;
+    return 0;
+}
+
+int svc_jobs_set_slot(svc_jobs_t *t, svc_job_t *j, int32_t slot)
+{
+    if (j->slot >= 0 && j->slot < t->nslots && t->by_slot[j->slot] == j)
+        t->by_slot[j->slot] = NULL;
+    j->slot = slot;
+    if (slot < 0)
+        return 0;
+    if (slot >= t->nslots) {
+        int32_t n = t->nslots ? t->nslots : 1024, i;
+        svc_job_t **v;
+
+        while (n <= slot)
+            n *= 2;
+        if ((v = realloc(t->by_slot, (size_t)n * sizeof(*v))) == NULL)
+            return -1;
+        for (i = t->nslots; i < n; i++)
+            v[i] = NULL;
+        t->by_slot = v;
+        t->nslots = n;
+    }
+    t->by_slot[slot] = j;
+    return 0;
+}
+
+svc_job_t *svc_jobs_by_slot(const svc_jobs_t *t, int32_t slot)
+{
+    return slot >= 0 && slot < t->nslots ? t->by_slot[slot] : NULL;
+}
+
+void svc_job_sched_req(const svc_job_t *j, ms_sched_req_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->id = j->id;
+    r->profile = j->req.profile;
+    r->mem_gb = j->req.mem_gb;
+    r->gang = j->req.gang;
+    r->priority = j->req.priority;
+    r->migratable = j->req.migratable;
+    r->estimate_s = j->req.estimate_s > 0 ? j->req.estimate_s : j->req.duration_s;
+    r->model = j->req.model;
+    r->isolation = j->req.isolation;
+}

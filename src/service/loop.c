@@ -1,0 +1,986 @@
+/* loop.c - the event loop thread: the only owner of the ms_sched_t, the job
+ * table and the store.
+ *
+ * One iteration takes every message that arrived (HTTP requests and the
+ * executor's op outcomes) as a batch, handles them inside ONE transaction,
+ * lets time pass (sim jobs that reached their duration end; ms_sched_tick),
+ * writes every job whose state changed, commits, and only then answers the
+ * HTTP requests, publishes the events and hands the batch's plans to the
+ * executor. So a 201 is sent only for a job that is on disk, a plan is on
+ * disk before its first op runs, and one fsync serves the whole batch (group
+ * commit).
+ *
+ * Start-up reconciles the scheduler's view with the backend's inventory,
+ * which is the truth for what exists (docs/service.md states the rule):
+ *   - an instance tagged with a job the store knows as starting, running or
+ *     migrating, and complete (a gang on all its GPUs), is adopted
+ *     (ms_sched_adopt) and the job runs on;
+ *   - every other instance (idle, unknown job, finished job, part of a gang)
+ *     is destroyed, except an idle GI the policy's own setup wants (static
+ *     layouts), which is kept; setup GIs missing on the hardware are created;
+ *   - a job that was starting, running or migrating but has no instance is
+ *     queued again, and every queued job is submitted again in its order.
+ * A half-done migration is thereby finished (the job's tag moved) or rolled
+ * back (it did not), nothing is created twice (nothing is replayed), and the
+ * journal's unsettled ops are marked abandoned.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "service/svc.h"
+
+#define TICK_S 0.1
+
+static const char *const OPK[] = { "?", "create", "destroy", "start", "move", "stop" };
+
+void svc_msg_free(svc_msg_t *m)
+{
+    if (m == NULL)
+        return;
+    free(m->id);
+    svc_req_free(&m->req);
+    free(m->canon);
+    free(m->q_state);
+    free(m->q_label);
+    free(m->q_cursor);
+    free(m);
+}
+
+void svc_post(svc_t *d, svc_msg_t *m)
+{
+    pthread_mutex_lock(&d->mu);
+    m->next = NULL;
+    if (d->qtail != NULL)
+        d->qtail->next = m;
+    else
+        d->qhead = m;
+    d->qtail = m;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+}
+
+void svc_call(svc_t *d, svc_msg_t *m)
+{
+    pthread_mutex_lock(&d->mu);
+    if (d->stopped) {
+        pthread_mutex_unlock(&d->mu);
+        m->status = 503;
+        m->body = strdup("{\"error\":{\"message\":\"shutting down\"}}");
+        return;
+    }
+    m->next = NULL;
+    m->done = false;
+    if (d->qtail != NULL)
+        d->qtail->next = m;
+    else
+        d->qhead = m;
+    d->qtail = m;
+    pthread_cond_signal(&d->cv);
+    while (!m->done)
+        pthread_cond_wait(&d->reply_cv, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* --- small helpers ------------------------------------------------------ */
+
+static void reply_json(svc_msg_t *m, int status, json_t *o)
+{
+    m->status = status;
+    m->body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (m->body == NULL) {
+        m->status = 500;
+        m->body = strdup("{\"error\":{\"message\":\"out of memory\"}}");
+    }
+}
+
+static void reply_err(svc_msg_t *m, int status, const char *field, const char *msg)
+{
+    svc_err_t e;
+
+    svc_err_set(&e, status, field, "%s", msg);
+    m->status = status;
+    m->body = svc_err_body(&e);
+}
+
+static bool is_terminal(int st)
+{
+    return st == MS_JOB_DONE || st == MS_JOB_CANCELLED || st == MS_JOB_FAILED;
+}
+
+static bool is_live(int st)
+{
+    return st == MS_JOB_STARTING || st == MS_JOB_RUNNING || st == MS_JOB_MIGRATING;
+}
+
+typedef struct loopctx {
+    svc_job_t **dirty;
+    size_t ndirty, capdirty;
+    svc_job_t **timed;            /* jobs with finish_at > 0 */
+    size_t ntimed, captimed;
+    svc_job_t *submitting;
+} loopctx_t;
+
+static loopctx_t L;
+
+static void mark(svc_job_t *j)
+{
+    if (j == NULL || j->dirty)
+        return;
+    if (L.ndirty == L.capdirty) {
+        size_t cap = L.capdirty ? L.capdirty * 2 : 256;
+        svc_job_t **v = realloc(L.dirty, cap * sizeof(*v));
+
+        if (v == NULL)
+            return;   /* the job is synced on its next change */
+        L.dirty = v;
+        L.capdirty = cap;
+    }
+    j->dirty = true;
+    L.dirty[L.ndirty++] = j;
+}
+
+static void timed_add(svc_job_t *j)
+{
+    if (L.ntimed == L.captimed) {
+        size_t cap = L.captimed ? L.captimed * 2 : 256;
+        svc_job_t **v = realloc(L.timed, cap * sizeof(*v));
+
+        if (v == NULL)
+            return;
+        L.timed = v;
+        L.captimed = cap;
+    }
+    L.timed[L.ntimed++] = j;
+}
+
+static svc_job_t *job_of_slot(svc_t *d, int32_t slot)
+{
+    svc_job_t *j = svc_jobs_by_slot(&d->jobs, slot);
+    ms_sched_job_info_t info;
+
+    if (j != NULL)
+        return j;
+    if (L.submitting != NULL && ms_sched_job(d->sched, slot, &info) == MS_OK && info.id != NULL &&
+        strcmp(info.id, L.submitting->id) == 0)
+        return L.submitting;
+    return NULL;
+}
+
+static void prof_name(svc_t *d, int gpu, int prof, char *buf, size_t len)
+{
+    const ms_geom_t *g = NULL;
+
+    buf[0] = '\0';
+    if (gpu < 0 || gpu >= ms_sched_ngpus(d->sched))
+        return;
+    (void)ms_sched_gpu(d->sched, gpu, &g);
+    if (g != NULL && prof >= 0 && prof < ms_geom_nprofiles(g))
+        snprintf(buf, len, "%s", ms_geom_profile(g, prof)->name);
+}
+
+/* --- the executor callback: journal and stage every plan ---------------- */
+
+static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
+{
+    svc_t *d = ctx;
+    svc_xplan_t *x;
+    json_t *ops;
+    int i;
+
+    if (d->reconciling || p->n == 0)
+        return MS_OK;   /* start-up: the inventory diff does it (see above) */
+    if ((x = calloc(1, sizeof(*x))) == NULL || (x->ops = calloc((size_t)p->n, sizeof(*x->ops))) == NULL ||
+        (ops = json_array()) == NULL) {
+        svc_xplan_free(x);
+        d->sched_err = 1;
+        return MS_ENOMEM;
+    }
+    x->n = p->n;
+    x->kind = p->kind;
+    for (i = 0; i < p->n; i++) {
+        svc_xop_t *o = &x->ops[i];
+        svc_job_t *j = p->ops[i].op.job >= 0 ? job_of_slot(d, p->ops[i].op.job) : NULL;
+
+        o->op = p->ops[i].op;
+        o->op_id = p->ops[i].id;
+        o->idx = i;
+        o->jp = j;
+        snprintf(o->job, sizeof(o->job), "%s", j != NULL ? j->id : "");
+        prof_name(d, o->op.gpu, o->op.prof, o->prof_name, sizeof(o->prof_name));
+        if (j != NULL) {
+            j->inflight++;
+            mark(j);
+        }
+        json_array_append_new(ops, json_pack("{s:I,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s}", "op_id",
+                                             (json_int_t)o->op_id, "kind",
+                                             o->op.kind <= MS_OP_STOP ? OPK[o->op.kind] : "?", "gpu",
+                                             (int)o->op.gpu, "start", (int)o->op.start, "prof",
+                                             (int)o->op.prof, "from_gpu", (int)o->op.from_gpu,
+                                             "from_start", (int)o->op.from_start, "bbm",
+                                             (int)o->op.bbm, "job", o->job));
+    }
+    if (svc_store_plan(d->store, ms_plan_kind_name(p->kind), p->now, ops, &x->plan_id) != 0) {
+        svc_xplan_free(x);
+        d->sched_err = 1;
+        return MS_EIO;
+    }
+    if (d->staged_tail != NULL)
+        d->staged_tail->next = x;
+    else
+        d->staged_head = x;
+    d->staged_tail = x;
+    return MS_OK;
+}
+
+/* --- job state: from the scheduler's view into the table and store ------ */
+
+static void set_place(svc_t *d, svc_job_t *j, const ms_sched_job_info_t *info)
+{
+    int node, group, local, first;
+    const ms_geom_t *g = NULL;
+
+    if (info->ninst <= 0)
+        return;
+    ms_sched_gpu_where(d->sched, info->inst[0].gpu, &node, &group, &local);
+    first = ms_sched_node_first_gpu(d->sched, node);
+    j->place.node = node;
+    snprintf(j->place.node_name, sizeof(j->place.node_name), "%s", ms_sched_node(d->sched, node)->name);
+    j->place.gpu_global = info->inst[0].gpu;
+    j->place.gpu = info->inst[0].gpu - first;
+    j->place.start = info->inst[0].start;
+    j->place.ninst = info->ninst;
+    (void)ms_sched_gpu(d->sched, info->inst[0].gpu, &g);
+    snprintf(j->place.profile, sizeof(j->place.profile), "%s",
+             g != NULL && info->inst[0].prof >= 0 ? ms_geom_profile(g, info->inst[0].prof)->name : "");
+}
+
+static void sync_job(svc_t *d, svc_job_t *j, double now)
+{
+    ms_sched_job_info_t info;
+    bool changed = false, fresh = j->seq == 0;
+    int old = fresh ? MS_JOB_QUEUED : j->state;
+
+    j->dirty = false;
+    if (j->slot >= 0 && ms_sched_job(d->sched, j->slot, &info) == MS_OK) {
+        svc_place_t before = j->place;
+
+        if ((int)info.state != j->state) {
+            j->state = (int)info.state;
+            changed = true;
+        }
+        set_place(d, j, &info);
+        if (memcmp(&before, &j->place, sizeof(before)) != 0)
+            changed = true;
+        if (info.start_t > 0 && j->state != MS_JOB_QUEUED && j->start_t == 0) {
+            j->start_t = info.start_t;
+            changed = true;
+        }
+        if (is_terminal(j->state) && j->end_t == 0) {
+            j->end_t = info.end_t > 0 ? info.end_t : now;
+            changed = true;
+        }
+        if (j->state == MS_JOB_QUEUED && j->start_t != 0) {   /* requeued after a failed start */
+            j->start_t = 0;
+            changed = true;
+        }
+    }
+    if (fresh)
+        (void)svc_store_job_insert(d->store, j);
+    else if (changed || j->need_write)
+        (void)svc_store_job_update(d->store, j);
+    j->need_write = false;
+    if (fresh)
+        svc_event_add(d, j->id, "queued", j->submit_t);
+    if (j->state != old)
+        svc_event_add(d, j->id, ms_job_state_name((ms_job_state_t)j->state), now);
+    if (old == MS_JOB_QUEUED && j->state != MS_JOB_QUEUED && !j->counted_wait && j->start_t > 0) {
+        svc_hist_add(&d->met.wait, j->start_t - j->submit_t);
+        j->counted_wait = true;
+    }
+    if (j->state == MS_JOB_RUNNING && j->finish_at == 0 && j->req.duration_s > 0) {
+        j->finish_at = now + j->req.duration_s / d->cfg->time_scale;
+        timed_add(j);
+    }
+    if (j->state == MS_JOB_QUEUED)
+        j->finish_at = 0;
+    if (is_terminal(j->state) && j->inflight == 0 && j->slot >= 0) {
+        (void)ms_sched_forget(d->sched, j->slot);
+        (void)svc_jobs_set_slot(&d->jobs, j, -1);
+    }
+}
+
+static void sync_dirty(svc_t *d, double now)
+{
+    size_t i;
+
+    /* sync_job may mark more (never: it calls nothing that plans) */
+    for (i = 0; i < L.ndirty; i++)
+        sync_job(d, L.dirty[i], now);
+    L.ndirty = 0;
+}
+
+/* Everything a scheduler call may have changed: the jobs of its plans are
+ * marked by on_plan; the job it was about is marked here. */
+static void after_call(svc_t *d, svc_job_t *j, ms_status_t st, const char *what)
+{
+    mark(j);
+    if (st != MS_OK && st != MS_ENOFIT)
+        svc_log("error", "scheduler call failed",
+                json_pack("{s:s,s:s,s:s}", "call", what, "status", ms_status_name(st), "job",
+                          j != NULL ? j->id : ""));
+}
+
+/* --- request handlers --------------------------------------------------- */
+
+static void gen_id(svc_t *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s-%06" PRIu64, d->id_prefix, ++d->id_counter);
+}
+
+static void h_submit(svc_t *d, svc_msg_t *m, double now)
+{
+    svc_job_t *j;
+    ms_sched_req_t r;
+    ms_diag_t diag;
+    ms_status_t st;
+    int32_t slot = -1;
+    char idbuf[64];
+
+    if (m->id != NULL && (j = svc_jobs_find(&d->jobs, m->id)) != NULL) {
+        if (strcmp(j->body, m->canon) == 0)
+            reply_json(m, 200, svc_job_json(j, d->be));
+        else
+            reply_err(m, 409, "id", "a job with this id exists with another request");
+        return;
+    }
+    if (m->id == NULL) {
+        do
+            gen_id(d, idbuf, sizeof(idbuf));
+        while (svc_jobs_find(&d->jobs, idbuf) != NULL);
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL || (j->id = strdup(m->id != NULL ? m->id : idbuf)) == NULL) {
+        free(j);
+        reply_err(m, 500, "", "out of memory");
+        return;
+    }
+    j->body = m->canon;
+    m->canon = NULL;
+    j->req = m->req;
+    memset(&m->req, 0, sizeof(m->req));
+    j->slot = -1;
+    j->place.node = -1;
+    j->submit_t = now;
+    j->state = MS_JOB_QUEUED;
+    svc_job_sched_req(j, &r);
+    ms_diag_clear(&diag);
+    L.submitting = j;
+    st = ms_sched_submit(d->sched, &r, now, &slot, &diag);
+    L.submitting = NULL;
+    if (st != MS_OK && slot < 0) {
+        reply_err(m, st == MS_ENOFIT ? 422 : 400, diag.field[0] ? diag.field : "profile",
+                  diag.msg[0] ? diag.msg : ms_strerror(st));
+        svc_job_free(j);
+        return;
+    }
+    if (svc_jobs_add(&d->jobs, j) != 0 || svc_jobs_set_slot(&d->jobs, j, slot) != 0) {
+        reply_err(m, 500, "", "out of memory");
+        return;   /* the table may hold it; the store will on the next sync */
+    }
+    after_call(d, j, st, "submit");
+    sync_job(d, j, now);   /* insert: gets its seq */
+    reply_json(m, 201, svc_job_json(j, d->be));
+}
+
+static void h_get(svc_t *d, svc_msg_t *m)
+{
+    svc_job_t *j = svc_jobs_find(&d->jobs, m->id);
+
+    if (j == NULL)
+        reply_err(m, 404, "id", "no such job");
+    else
+        reply_json(m, 200, svc_job_json(j, d->be));
+}
+
+static bool label_match(const svc_job_t *j, const char *kv)
+{
+    const char *eq = strchr(kv, '='), *v;
+    char key[64];
+
+    if (eq == NULL || (size_t)(eq - kv) >= sizeof(key))
+        return false;
+    memcpy(key, kv, (size_t)(eq - kv));
+    key[eq - kv] = '\0';
+    v = json_string_value(json_object_get(j->req.labels, key));
+    return v != NULL && strcmp(v, eq + 1) == 0;
+}
+
+static void h_list(svc_t *d, svc_msg_t *m)
+{
+    json_t *o = json_object(), *arr = json_array();
+    uint64_t after = 0;
+    size_t lo = 0, hi = d->jobs.n, i;
+    long n = 0, limit = m->q_limit > 0 ? m->q_limit : 100;
+    int want = -1, k;
+    char *end;
+
+    if (m->q_state != NULL) {
+        for (k = 0; k < MS_JOB_NSTATES; k++)
+            if (strcmp(ms_job_state_name((ms_job_state_t)k), m->q_state) == 0)
+                want = k;
+        if (want < 0) {
+            json_decref(o);
+            json_decref(arr);
+            reply_err(m, 400, "state", "queued, reserved, starting, running, migrating, done, cancelled or failed");
+            return;
+        }
+    }
+    if (m->q_cursor != NULL) {
+        after = strtoull(m->q_cursor, &end, 10);
+        if (*m->q_cursor == '\0' || *end != '\0') {
+            json_decref(o);
+            json_decref(arr);
+            reply_err(m, 400, "cursor", "the cursor must be a value of \"next\" from an earlier page");
+            return;
+        }
+    }
+    while (lo < hi) {   /* the first job with seq > after */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (d->jobs.v[mid]->seq <= after)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (i = lo; i < d->jobs.n; i++) {
+        const svc_job_t *j = d->jobs.v[i];
+
+        if (want >= 0 && j->state != want)
+            continue;
+        if (m->q_label != NULL && !label_match(j, m->q_label))
+            continue;
+        if (n == limit) {
+            json_object_set_new(o, "next", json_sprintf("%" PRIu64, d->jobs.v[i - 1]->seq));
+            break;
+        }
+        json_array_append_new(arr, svc_job_json(j, d->be));
+        n++;
+    }
+    if (json_object_get(o, "next") == NULL)
+        json_object_set_new(o, "next", json_null());
+    json_object_set_new(o, "jobs", arr);
+    reply_json(m, 200, o);
+}
+
+static void h_cancel(svc_t *d, svc_msg_t *m, double now)
+{
+    svc_job_t *j = svc_jobs_find(&d->jobs, m->id);
+    ms_status_t st;
+
+    if (j == NULL) {
+        reply_err(m, 404, "id", "no such job");
+        return;
+    }
+    if (!is_terminal(j->state) && j->slot >= 0) {
+        if (j->state == MS_JOB_STARTING || j->state == MS_JOB_MIGRATING) {
+            reply_err(m, 409, "state", "the job's instance is being set up; retry in a moment");
+            return;
+        }
+        st = ms_sched_cancel(d->sched, j->slot, now);
+        after_call(d, j, st, "cancel");
+        sync_job(d, j, now);
+    }
+    reply_json(m, 200, svc_job_json(j, d->be));
+}
+
+static void h_done(svc_t *d, svc_msg_t *m, double now)
+{
+    svc_job_t *j = svc_jobs_find(&d->jobs, m->id);
+    ms_status_t st;
+
+    if (j == NULL) {
+        reply_err(m, 404, "id", "no such job");
+        return;
+    }
+    if (j->state == MS_JOB_DONE) {
+        reply_json(m, 200, svc_job_json(j, d->be));
+        return;
+    }
+    if (j->state != MS_JOB_RUNNING || j->slot < 0) {
+        reply_err(m, 409, "state", "only a running job can be done");
+        return;
+    }
+    st = ms_sched_finished(d->sched, j->slot, now);
+    after_call(d, j, st, "finished");
+    sync_job(d, j, now);
+    reply_json(m, 200, svc_job_json(j, d->be));
+}
+
+static void h_opresult(svc_t *d, svc_msg_t *m, double now)
+{
+    static const char *const RES[] = { "done", "failed", "discarded" };
+    ms_status_t st = MS_OK;
+    int k = m->op_kind >= 1 && m->op_kind <= MS_OP_STOP ? m->op_kind : 0;
+
+    (void)svc_store_op_result(d->store, m->plan_id, m->idx, RES[m->result], now);
+    d->met.ops[k][m->result]++;
+    if (k == MS_OP_MOVE && m->result < 2)
+        d->met.migrations[m->op_bbm ? 1 : 0][m->result]++;
+    if (m->result == 0)
+        st = ms_sched_op_done(d->sched, m->op_id, now);
+    else if (m->result == 1)
+        st = ms_sched_op_failed(d->sched, m->op_id, now);
+    if (m->job != NULL) {
+        m->job->inflight--;
+        mark(m->job);
+    }
+    if (st != MS_OK && st != MS_ENOENT)
+        svc_log("error", "op outcome", json_pack("{s:s}", "status", ms_status_name(st)));
+}
+
+/* Sim jobs that reached their duration end; then the scheduler's tick. */
+static void tick(svc_t *d, double now)
+{
+    size_t i = 0;
+
+    while (i < L.ntimed) {
+        svc_job_t *j = L.timed[i];
+
+        if (j->finish_at == 0 || is_terminal(j->state) || j->slot < 0) {
+            L.timed[i] = L.timed[--L.ntimed];
+            continue;
+        }
+        if (j->state == MS_JOB_RUNNING && now >= j->finish_at) {
+            ms_status_t st = ms_sched_finished(d->sched, j->slot, now);
+
+            after_call(d, j, st, "finished");
+            L.timed[i] = L.timed[--L.ntimed];
+            continue;
+        }
+        i++;
+    }
+    (void)ms_sched_tick(d->sched, now);
+}
+
+static void handle(svc_t *d, svc_msg_t *m, double now)
+{
+    json_t *o;
+
+    switch (m->kind) {
+    case SVC_M_SUBMIT: h_submit(d, m, now); break;
+    case SVC_M_GET: h_get(d, m); break;
+    case SVC_M_LIST: h_list(d, m); break;
+    case SVC_M_CANCEL: h_cancel(d, m, now); break;
+    case SVC_M_DONE: h_done(d, m, now); break;
+    case SVC_M_CLUSTER: reply_json(m, 200, svc_cluster_json(d)); break;
+    case SVC_M_METRICS:
+        m->status = 200;
+        m->ctype = "text/plain; version=0.0.4; charset=utf-8";
+        if ((m->body = svc_metrics_text(d)) == NULL)
+            reply_err(m, 500, "", "out of memory");
+        break;
+    case SVC_M_READY:
+        o = json_pack("{s:b,s:I}", "ready", d->ready, "pending_ops", (json_int_t)ms_sched_pending(d->sched));
+        reply_json(m, d->ready ? 200 : 503, o);
+        break;
+    case SVC_M_OPRESULT: h_opresult(d, m, now); break;
+    default: reply_err(m, 500, "", "unknown message");
+    }
+}
+
+static void flush_staged(svc_t *d)
+{
+    svc_xplan_t *p = d->staged_head, *n;
+
+    for (; p != NULL; p = n) {
+        n = p->next;
+        svc_exec_push(d, p);
+    }
+    d->staged_head = d->staged_tail = NULL;
+}
+
+static bool is_read(const svc_msg_t *m)
+{
+    return m->kind == SVC_M_GET || m->kind == SVC_M_LIST || m->kind == SVC_M_CLUSTER ||
+           m->kind == SVC_M_METRICS || m->kind == SVC_M_READY;
+}
+
+/* Split the batch: handle and answer its reads at once, return the rest in
+ * order. Once answered, a message belongs to its HTTP thread again (which
+ * frees it), so the lists are split before any is answered. */
+static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
+{
+    svc_msg_t *m, *next, *reads = NULL, **rt = &reads, *rest = NULL, **wt = &rest;
+
+    for (m = batch; m != NULL; m = next) {
+        next = m->next;
+        m->next = NULL;
+        if (is_read(m)) {
+            *rt = m;
+            rt = &m->next;
+        } else {
+            *wt = m;
+            wt = &m->next;
+        }
+    }
+    if (reads == NULL)
+        return rest;
+    for (m = reads; m != NULL; m = m->next)
+        handle(d, m, now);
+    pthread_mutex_lock(&d->mu);
+    for (m = reads; m != NULL; m = next) {
+        next = m->next;
+        m->done = true;
+    }
+    pthread_cond_broadcast(&d->reply_cv);
+    pthread_mutex_unlock(&d->mu);
+    return rest;
+}
+
+static void *loop(void *arg)
+{
+    svc_t *d = arg;
+    double last_tick = 0;
+
+    for (;;) {
+        svc_msg_t *batch, *m, *next;
+        struct timespec ts;
+        double now;
+        bool stop;
+
+        pthread_mutex_lock(&d->mu);
+        if (d->qhead == NULL && !d->stopping) {
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += (long)(TICK_S * 1e9);
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            (void)pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+        }
+        batch = d->qhead;
+        d->qhead = d->qtail = NULL;
+        stop = d->stopping && batch == NULL;
+        if (stop)
+            d->stopped = true;   /* under the lock svc_call checks: nothing is left waiting */
+        pthread_mutex_unlock(&d->mu);
+        now = svc_now();
+        /* Reads first, answered at once: at the start of a batch memory and
+         * disk agree (every earlier batch has committed), so a read sees
+         * only durable state and need not wait for this batch's fsync. */
+        batch = answer_reads(d, batch, now);
+        if (svc_store_begin(d->store) != 0) {
+            svc_log("error", "cannot begin a transaction; stopping", NULL);
+            abort();
+        }
+        for (m = batch; m != NULL; m = m->next)
+            handle(d, m, now);
+        if (now - last_tick >= TICK_S && !stop) {
+            tick(d, now);
+            last_tick = now;
+        }
+        sync_dirty(d, now);
+        if (svc_store_commit(d->store) != 0) {
+            /* memory is ahead of the disk: answering would acknowledge jobs
+             * that are not durable. Restarting recovers from the store. */
+            svc_log("error", "commit failed; exiting so that a restart recovers from the store", NULL);
+            abort();
+        }
+        svc_events_publish(d);
+        flush_staged(d);
+        pthread_mutex_lock(&d->mu);
+        for (m = batch; m != NULL; m = next) {
+            next = m->next;
+            if (m->kind == SVC_M_OPRESULT)
+                svc_msg_free(m);
+            else
+                m->done = true;
+        }
+        pthread_cond_broadcast(&d->reply_cv);
+        pthread_mutex_unlock(&d->mu);
+        if (stop)
+            break;
+    }
+    return NULL;
+}
+
+/* --- start-up ----------------------------------------------------------- */
+
+static int load_one(void *ctx, svc_job_t *j)
+{
+    svc_t *d = ctx;
+    svc_err_t err;
+    char *id = NULL, *canon = NULL;
+
+    if (svc_req_parse(j->body, strlen(j->body), &id, &j->req, &canon, &err) != 0) {
+        /* keep it (it was acknowledged) but never run it */
+        svc_log("error", "a stored job's request does not parse; it is marked failed",
+                json_pack("{s:s,s:s}", "job", j->id, "error", err.msg));
+        if (!is_terminal(j->state)) {
+            j->state = MS_JOB_FAILED;
+            j->end_t = svc_now();
+            snprintf(j->reason, sizeof(j->reason), "the stored request does not parse: %s", err.msg);
+            j->need_write = true;
+            mark(j);
+        }
+    }
+    free(id);
+    free(canon);
+    if (j->place.node >= 0 && (j->place.node = ms_sched_node_find(d->sched, j->place.node_name)) < 0)
+        j->place.node = -1;
+    j->counted_wait = j->start_t > 0;
+    if (svc_jobs_add(&d->jobs, j) != 0) {
+        svc_job_free(j);
+        return -1;
+    }
+    return 0;
+}
+
+static bool view_has(svc_t *d, const svc_binst_t *b)
+{
+    const ms_geom_t *g;
+    const ms_gpu_t *gpu = ms_sched_gpu(d->sched, b->gpu, &g);
+    int i;
+
+    for (i = 0; i < gpu->ninst; i++) {
+        const ms_inst_t *in = &gpu->inst[i];
+        svc_job_t *j = in->job >= 0 ? svc_jobs_by_slot(&d->jobs, in->job) : NULL;
+
+        if (in->start != b->start || in->prof != b->prof)
+            continue;
+        if (in->job < 0 && b->job[0] == '\0')
+            return true;
+        if (j != NULL && strcmp(j->id, b->job) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool inv_has(const svc_binst_t *v, int n, int gpu, const ms_inst_t *in)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (v[i].gpu == gpu && v[i].start == in->start && v[i].prof == in->prof && v[i].job[0] == '\0')
+            return true;
+    return false;
+}
+
+static int cmp_tag(const void *a, const void *b)
+{
+    const svc_binst_t *x = a, *y = b;
+    int c = strcmp(x->job, y->job);
+
+    return c != 0 ? c : (x->gpu != y->gpu ? (x->gpu < y->gpu ? -1 : 1) : 0);
+}
+
+static int reconcile(svc_t *d, double now)
+{
+    svc_binst_t *inv = NULL;
+    int n = 0, i, e, g;
+    size_t k;
+
+    if (svc_backend_inventory(d->be, &inv, &n) != 0)
+        return -1;
+    qsort(inv, (size_t)n, sizeof(*inv), cmp_tag);
+    /* adopt complete instance sets of live jobs */
+    for (i = 0; i < n; i = e) {
+        svc_job_t *j;
+        ms_sched_req_t r;
+        ms_diag_t diag;
+        bool ok;
+
+        for (e = i + 1; e < n && strcmp(inv[e].job, inv[i].job) == 0; e++)
+            ;
+        if (inv[i].job[0] == '\0')
+            continue;
+        j = svc_jobs_find(&d->jobs, inv[i].job);
+        ok = j != NULL && is_live(j->state) && e - i == (j->req.gang > 1 ? j->req.gang : 1);
+        if (!ok)
+            continue;
+        svc_job_sched_req(j, &r);
+        for (g = i; g < e && ok; g++) {
+            ms_diag_clear(&diag);
+            if (ms_sched_adopt(d->sched, inv[g].gpu, inv[g].prof, inv[g].start, &r, now, &diag) != MS_OK) {
+                svc_log("warn", "cannot adopt an instance; the job is queued again",
+                        json_pack("{s:s,s:i,s:i,s:s}", "job", j->id, "gpu", (int)inv[g].gpu, "start",
+                                  (int)inv[g].start, "why", diag.msg));
+                ok = false;
+            }
+        }
+        if (ok) {
+            int32_t slot = ms_sched_find(d->sched, j->id);
+
+            (void)svc_jobs_set_slot(&d->jobs, j, slot);
+            mark(j);
+            d->adopted++;
+            if (j->req.duration_s > 0 && j->start_t > 0) {
+                j->finish_at = j->start_t + j->req.duration_s / d->cfg->time_scale;
+                timed_add(j);
+            }
+        } else {
+            int32_t slot = ms_sched_find(d->sched, j->id);
+
+            if (slot >= 0) {   /* partly adopted gang: drop it from the view */
+                (void)ms_sched_cancel(d->sched, slot, now);
+                (void)ms_sched_forget(d->sched, slot);
+            }
+        }
+    }
+    /* the hardware follows the view */
+    for (i = 0; i < n; i++)
+        if (!view_has(d, &inv[i])) {
+            svc_log("info", "reconcile: destroying an instance nothing owns",
+                    json_pack("{s:i,s:i,s:i,s:s}", "gpu", (int)inv[i].gpu, "start", (int)inv[i].start,
+                              "prof", (int)inv[i].prof, "job", inv[i].job));
+            if (svc_backend_destroy(d->be, &inv[i]) != 0)
+                svc_log("error", "reconcile: destroy failed", NULL);
+            d->destroyed_at_start++;
+        }
+    for (g = 0; g < ms_sched_ngpus(d->sched); g++) {
+        const ms_geom_t *geom;
+        const ms_gpu_t *gpu = ms_sched_gpu(d->sched, g, &geom);
+
+        for (e = 0; e < gpu->ninst; e++)
+            if (gpu->inst[e].job < 0 && gpu->inst[e].start >= 0 && !inv_has(inv, n, g, &gpu->inst[e]) &&
+                svc_backend_create(d->be, g, gpu->inst[e].prof, gpu->inst[e].start) != 0)
+                svc_log("error", "reconcile: create failed", NULL);
+    }
+    free(inv);
+    d->reconciling = false;
+    /* jobs that lost their instances, and every queued job, in order */
+    for (k = 0; k < d->jobs.n; k++) {
+        svc_job_t *j = d->jobs.v[k];
+        ms_sched_req_t r;
+        ms_diag_t diag;
+        int32_t slot = -1;
+        ms_status_t st;
+
+        if (is_terminal(j->state) || j->slot >= 0)
+            continue;
+        if (j->state != MS_JOB_QUEUED) {   /* lost its instances: queued again */
+            svc_event_add(d, j->id, "queued", now);
+            j->state = MS_JOB_QUEUED;
+            j->start_t = 0;
+            j->place.node = -1;
+            j->finish_at = 0;
+            j->need_write = true;
+        }
+        mark(j);
+        svc_job_sched_req(j, &r);
+        ms_diag_clear(&diag);
+        L.submitting = j;
+        st = ms_sched_submit(d->sched, &r, now, &slot, &diag);
+        L.submitting = NULL;
+        if (slot >= 0)
+            (void)svc_jobs_set_slot(&d->jobs, j, slot);
+        else {
+            j->state = MS_JOB_FAILED;
+            j->end_t = now;
+            j->need_write = true;
+            snprintf(j->reason, sizeof(j->reason), "after restart: %s",
+                     diag.msg[0] ? diag.msg : ms_strerror(st));
+            svc_event_add(d, j->id, "failed", now);
+        }
+    }
+    return 0;
+}
+
+static int build_sched(svc_t *d, double now)
+{
+    ms_sched_cfg_t cfg;
+    ms_diag_t diag;
+    const ms_policy_ops_t *pol = ms_policy_find(d->cfg->policy);
+    ms_status_t st;
+
+    if (pol == NULL) {
+        svc_log("error", "unknown policy", json_pack("{s:s}", "policy", d->cfg->policy));
+        return -1;
+    }
+    ms_sched_cfg_defaults(&cfg);
+    cfg.policy = pol;
+    cfg.pcfg = d->cfg->pcfg;
+    cfg.nodes = ms_cluster_spec_nodes(d->spec);
+    cfg.nnodes = ms_cluster_spec_nnodes(d->spec);
+    cfg.track_ops = true;
+    cfg.exec.ctx = d;
+    cfg.exec.plan = on_plan;
+    ms_diag_clear(&diag);
+    if ((st = ms_sched_create(&cfg, now, &d->sched, &diag)) != MS_OK) {
+        svc_log("error", "cannot create the scheduler",
+                json_pack("{s:s,s:s,s:s}", "status", ms_status_name(st), "field", diag.field, "why", diag.msg));
+        return -1;
+    }
+    return 0;
+}
+
+int svc_start(svc_t *d)
+{
+    double now = svc_now(), t0 = svc_mono();
+    long unsettled;
+
+    memset(&L, 0, sizeof(L));
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cv, NULL);
+    pthread_cond_init(&d->reply_cv, NULL);
+    pthread_mutex_init(&d->xmu, NULL);
+    pthread_cond_init(&d->xcv, NULL);
+    svc_jobs_init(&d->jobs);
+    d->reconciling = true;
+    if (build_sched(d, now) != 0)
+        return -1;
+    if (svc_events_init(d, svc_store_last_event(d->store) + 1) != 0)
+        return -1;
+    if (svc_store_load(d->store, load_one, d) != 0)
+        return -1;
+    d->restored_jobs = (long)d->jobs.n;
+    unsettled = svc_store_unsettled(d->store);
+    if (svc_store_begin(d->store) != 0)
+        return -1;
+    if (reconcile(d, now) != 0 || svc_store_abandon(d->store, now) != 0) {
+        svc_store_rollback(d->store);
+        return -1;
+    }
+    sync_dirty(d, now);
+    if (svc_store_commit(d->store) != 0)
+        return -1;
+    svc_events_publish(d);
+    if (svc_exec_start(d) != 0)
+        return -1;
+    flush_staged(d);
+    if (pthread_create(&d->loop_th, NULL, loop, d) != 0)
+        return -1;
+    d->ready = true;
+    svc_log("info", "started",
+            json_pack("{s:I,s:I,s:I,s:I,s:f}", "jobs", (json_int_t)d->restored_jobs, "adopted",
+                      (json_int_t)d->adopted, "destroyed", (json_int_t)d->destroyed_at_start,
+                      "unsettled_ops", (json_int_t)unsettled, "seconds", svc_mono() - t0));
+    return 0;
+}
+
+void svc_stop(svc_t *d)
+{
+    svc_xplan_t *p;
+
+    svc_exec_stop(d);
+    pthread_mutex_lock(&d->mu);
+    d->stopping = true;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    pthread_join(d->loop_th, NULL);
+    while ((p = d->staged_head) != NULL) {
+        d->staged_head = p->next;
+        svc_xplan_free(p);
+    }
+    while ((p = d->xhead) != NULL) {   /* pushed after the executor stopped */
+        d->xhead = p->next;
+        svc_xplan_free(p);
+    }
+    d->xtail = NULL;
+    free(L.dirty);
+    free(L.timed);
+    memset(&L, 0, sizeof(L));
+}

@@ -1,0 +1,177 @@
+/* main.c - migschedd: the ms_sched scheduler as a crash-safe service.
+ *
+ * Start-up: settings, the state directory (locked: one daemon per
+ * directory), the cluster, the backend, the store, reconciliation (loop.c),
+ * then the HTTP server. The main thread then waits for signals: SIGHUP
+ * reloads the token file; SIGTERM or SIGINT stop the daemon: no new
+ * connections, requests in progress are answered (at most 5 s), the
+ * executor finishes the op it runs, the loop commits, everything is freed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "service/svc.h"
+
+static int build_spec(svc_cfg_t *cfg, ms_cluster_spec_t **out)
+{
+    ms_cluster_spec_t *cs;
+    ms_diag_t diag;
+    int i;
+
+    if (ms_cluster_spec_create(&cs) != MS_OK)
+        return -1;
+    for (i = 0; i < cfg->nnodes; i++) {
+        const char *t = cfg->nodes[i];
+        ms_status_t st;
+
+        ms_diag_clear(&diag);
+        st = t[0] == '@' ? ms_cluster_spec_read_file(cs, t + 1, 0, &diag) : ms_cluster_spec_add(cs, t, 0, &diag);
+        if (st != MS_OK) {
+            if (diag.file[0])
+                fprintf(stderr, "migschedd: %s:%ld: %s%s%s\n", diag.file, diag.line, diag.field,
+                        diag.field[0] ? ": " : "", diag.msg);
+            else
+                fprintf(stderr, "migschedd: --node %s: %s%s%s\n", t, diag.field, diag.field[0] ? ": " : "",
+                        diag.msg[0] ? diag.msg : ms_strerror(st));
+            ms_cluster_spec_destroy(cs);
+            return -1;
+        }
+    }
+    *out = cs;
+    return 0;
+}
+
+static int lock_dir(const char *dir)
+{
+    char path[4096];
+    int fd;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/lock", dir) >= sizeof(path))
+        return -1;
+    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return -2;
+    }
+    return fd;
+}
+
+static void id_prefix(char *buf, size_t len)
+{
+    unsigned char r[4] = { 0 };
+    FILE *f = fopen("/dev/urandom", "rb");
+
+    if (f != NULL) {
+        if (fread(r, 1, sizeof(r), f) != sizeof(r))
+            memset(r, 0, sizeof(r));
+        fclose(f);
+    }
+    snprintf(buf, len, "j%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
+}
+
+int main(int argc, char **argv)
+{
+    svc_cfg_t cfg;
+    svc_t d;
+    svc_http_t *http = NULL;
+    svc_backend_cfg_t bc;
+    sigset_t set;
+    const char *err = "";
+    int rc, lockfd = -1, sig;
+
+    memset(&d, 0, sizeof(d));
+    if ((rc = svc_cfg_parse(&cfg, argc, argv)) != 0) {
+        svc_cfg_free(&cfg);
+        return rc < 0 ? 0 : rc;
+    }
+    d.cfg = &cfg;
+    rc = 1;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);   /* every thread inherits it */
+    pthread_mutex_init(&d.tmu, NULL);
+    svc_metrics_init(&d.met);
+    if (mkdir(cfg.state_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "migschedd: --state-dir %s: %s\n", cfg.state_dir, strerror(errno));
+        goto out;
+    }
+    if ((lockfd = lock_dir(cfg.state_dir)) < 0) {
+        fprintf(stderr, "migschedd: --state-dir %s: %s\n", cfg.state_dir,
+                lockfd == -2 ? "another migschedd uses it" : "cannot create its lock file");
+        goto out;
+    }
+    if (build_spec(&cfg, &d.spec) != 0)
+        goto out;
+    if (svc_token_load(&d) != 0)
+        goto out;
+    memset(&bc, 0, sizeof(bc));
+    bc.kind = cfg.backend;
+    bc.state_dir = cfg.state_dir;
+    bc.ngpus = ms_cluster_spec_ngpus(d.spec);
+    bc.op_delay_s = cfg.op_delay_s;
+    bc.fail = cfg.sim_fail;
+    if (svc_backend_open(&bc, &d.be, &err) != 0) {
+        fprintf(stderr, "migschedd: --backend %s: %s\n", cfg.backend, err);
+        goto out;
+    }
+    if (svc_store_open(&d.store, cfg.state_dir) != 0) {
+        fprintf(stderr, "migschedd: cannot open the store in %s\n", cfg.state_dir);
+        goto out;
+    }
+    id_prefix(d.id_prefix, sizeof(d.id_prefix));
+    d.started = svc_now();
+    if (svc_start(&d) != 0) {
+        fprintf(stderr, "migschedd: start-up failed (see the log above)\n");
+        goto out_stop;
+    }
+    if (svc_http_start(&d, &http) != 0)
+        goto out_stop;
+    svc_log("info", "listening", json_pack("{s:s,s:s,s:s,s:b}", "listen", cfg.listen, "backend", cfg.backend,
+                                           "policy", cfg.policy, "tls", cfg.tls_cert != NULL));
+    for (;;) {
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            if (svc_token_load(&d) == 0)
+                svc_log("info", "SIGHUP: token file reloaded", NULL);
+            continue;
+        }
+        if (sig == SIGPIPE)
+            continue;
+        svc_log("info", "stopping", json_pack("{s:i}", "signal", sig));
+        break;
+    }
+    rc = 0;
+out_stop:
+    svc_http_stop(http);
+    if (d.loop_th != 0) {
+        svc_stop(&d);
+    }
+    svc_events_free(&d);
+    ms_sched_destroy(d.sched);
+    svc_jobs_free(&d.jobs);
+    if (rc == 0)
+        svc_log("info", "stopped", NULL);
+out:
+    svc_store_close(d.store);
+    svc_backend_close(d.be);
+    ms_cluster_spec_destroy(d.spec);
+    free(d.token);
+    pthread_mutex_destroy(&d.tmu);
+    svc_metrics_destroy(&d.met);
+    if (lockfd >= 0)
+        close(lockfd);
+    svc_cfg_free(&cfg);
+    return rc;
+}

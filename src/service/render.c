@@ -1,0 +1,285 @@
+/* render.c - GET /v1/cluster (JSON) and GET /metrics (Prometheus text
+ * format 0.0.4), both from the loop thread's view. Label names follow DCGM
+ * where they mean the same thing (UUID, modelName, GPU_I_PROFILE), so a
+ * PromQL join with dcgm-exporter's series works.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "migsched/frag.h"
+#include "service/svc.h"
+
+static double gpu_util(const ms_gpu_t *gpu, const ms_geom_t *g, ms_node_mode_t mode, int replicas)
+{
+    int i, used = 0;
+
+    if (mode == MS_NODE_MIG)
+        return (double)gpu->busy / ms_geom_compute(g);
+    for (i = 0; i < gpu->ninst; i++)
+        used += gpu->inst[i].job >= 0;
+    return replicas > 0 ? (double)used / replicas : 0.0;
+}
+
+static const char *mode_name(ms_node_mode_t m)
+{
+    return m == MS_NODE_TIMESLICE ? "timeslice" : m == MS_NODE_WHOLE ? "whole" : "mig";
+}
+
+/* Does the backend hold exactly the view's instances? Only meaningful when
+ * no op is pending. */
+static bool in_sync(svc_t *d, long *ninv)
+{
+    svc_binst_t *inv = NULL;
+    int n = 0, i, g, k, nview = 0;
+    bool ok = true;
+
+    if (svc_backend_inventory(d->be, &inv, &n) != 0)
+        return false;
+    *ninv = n;
+    for (g = 0; g < ms_sched_ngpus(d->sched); g++) {
+        const ms_geom_t *geom;
+        const ms_gpu_t *gpu = ms_sched_gpu(d->sched, g, &geom);
+
+        for (k = 0; k < gpu->ninst; k++) {
+            const ms_inst_t *in = &gpu->inst[k];
+            svc_job_t *j = in->job >= 0 ? svc_jobs_by_slot(&d->jobs, in->job) : NULL;
+            bool found = false;
+
+            nview++;
+            for (i = 0; i < n && !found; i++)
+                found = inv[i].gpu == g && inv[i].start == in->start && inv[i].prof == in->prof &&
+                        strcmp(inv[i].job, j != NULL ? j->id : "") == 0;
+            ok &= found;
+        }
+    }
+    free(inv);
+    return ok && nview == n;
+}
+
+json_t *svc_cluster_json(svc_t *d)
+{
+    json_t *o = json_object(), *nodes = json_array(), *queue = json_array();
+    ms_sched_stats_t st;
+    double t = d->cfg->pcfg.lb_threshold;
+    long lazy = 0, busy = 0, queued = 0, ninv = 0;
+    int nn = ms_sched_nnodes(d->sched), n, g, k;
+    size_t i;
+
+    for (n = 0; n < nn; n++) {
+        const ms_node_spec_t *ns = ms_sched_node(d->sched, n);
+        int first = ms_sched_node_first_gpu(d->sched, n), node, grp, local;
+        json_t *gpus = json_array();
+
+        ms_sched_gpu_where(d->sched, first, &node, &grp, &local);
+        for (g = 0; g < ns->ngpus; g++) {
+            const ms_geom_t *geom;
+            const ms_gpu_t *gpu = ms_sched_gpu(d->sched, first + g, &geom);
+            ms_node_mode_t mode = ms_sched_group_mode(d->sched, grp);
+            int replicas = ms_sched_group_cluster(d->sched, grp)->replicas;
+            double u = gpu_util(gpu, geom, mode, replicas);
+            double f = mode == MS_NODE_MIG ? ms_frag_cost(geom, gpu->state, &d->cfg->pcfg.frag) : 0.0;
+            json_t *insts = json_array(), *go;
+
+            for (k = 0; k < gpu->ninst; k++) {
+                const ms_inst_t *in = &gpu->inst[k];
+                svc_job_t *j = in->job >= 0 ? svc_jobs_by_slot(&d->jobs, in->job) : NULL;
+                const ms_profile_t *p = ms_geom_profile(geom, in->prof);
+                json_t *io = json_pack("{s:i,s:i,s:s,s:s?}", "start", (int)in->start, "size",
+                                       in->start >= 0 ? (int)p->msize : 0, "profile", p->name, "job",
+                                       j != NULL ? j->id : NULL);
+                char buf[48];
+
+                if (io != NULL && in->start >= 0) {
+                    svc_backend_inst_uuid(d->be, first + g, in->start, NULL, buf, sizeof(buf));
+                    if (buf[0])
+                        json_object_set_new(io, "uuid", json_string(buf));
+                }
+                json_array_append_new(insts, io);
+            }
+            if (u < t)
+                lazy++;
+            else
+                busy++;
+            go = json_pack("{s:i,s:i,s:s,s:i,s:i,s:f,s:f,s:s,s:o}", "gpu", g, "global", first + g, "uuid",
+                           svc_backend_gpu_uuid(d->be, first + g), "width", ms_geom_width(geom), "mask",
+                           (int)ms_state_mask(geom, gpu->state), "fragcost", f, "util", u, "load",
+                           u < t ? "lazy" : "busy", "instances", insts);
+            if (mode != MS_NODE_MIG)
+                json_object_set_new(go, "replicas", json_integer(replicas));
+            json_array_append_new(gpus, go);
+        }
+        json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:o}", "name", ns->name, "model",
+                                               ms_geom_model(ns->geom)->name, "mode", mode_name(ns->mode),
+                                               "gpus", gpus));
+    }
+    for (i = 0; i < d->jobs.n; i++)
+        if (d->jobs.v[i]->state == MS_JOB_QUEUED && queued++ < 1000)
+            json_array_append_new(queue, json_string(d->jobs.v[i]->id));
+    ms_sched_stats(d->sched, &st);
+    json_object_set_new(o, "nodes", nodes);
+    json_object_set_new(o, "queue", queue);
+    json_object_set_new(o, "queued", json_integer(queued));
+    json_object_set_new(o, "gpus", json_pack("{s:I,s:I}", "lazy", (json_int_t)lazy, "busy", (json_int_t)busy));
+    json_object_set_new(o, "policy", json_string(d->cfg->policy));
+    json_object_set_new(o, "lb_threshold", json_real(t));
+    json_object_set_new(o, "stats", json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "running", (json_int_t)st.running,
+                                              "waiting", (json_int_t)st.waiting, "reconfigurations",
+                                              (json_int_t)st.reconfigurations, "migrations",
+                                              (json_int_t)st.migrations, "ops_done", (json_int_t)st.ops_done,
+                                              "ops_failed", (json_int_t)st.ops_failed));
+    {
+        size_t pend = ms_sched_pending(d->sched);
+        bool sync = in_sync(d, &ninv);
+
+        json_object_set_new(o, "backend", json_pack("{s:s,s:I,s:I,s:o}", "kind", svc_backend_kind(d->be),
+                                                    "instances", (json_int_t)ninv, "pending_ops",
+                                                    (json_int_t)pend, "in_sync",
+                                                    pend == 0 ? json_boolean(sync) : json_null()));
+    }
+    return o;
+}
+
+/* --- the exposition ----------------------------------------------------- */
+
+typedef struct buf {
+    char *s;
+    size_t n, cap;
+    bool oom;
+} buf_t;
+
+static void put(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#include <stdarg.h>
+
+static void put(buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+
+    if (b->oom)
+        return;
+    for (;;) {
+        va_start(ap, fmt);
+        k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->oom = true;
+            return;
+        }
+        if ((size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        {
+            size_t cap = (b->cap + (size_t)k + 1) * 2;
+            char *v = realloc(b->s, cap);
+
+            if (v == NULL) {
+                b->oom = true;
+                return;
+            }
+            b->s = v;
+            b->cap = cap;
+        }
+    }
+}
+
+static void hist(buf_t *b, const char *name, const char *help, const svc_hist_t *h)
+{
+    uint64_t c = 0;
+    int i;
+
+    put(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    for (i = 0; i < h->n; i++) {
+        c += h->bucket[i];
+        put(b, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", name, h->le[i], c);
+    }
+    put(b, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.6f\n%s_count %" PRIu64 "\n", name, h->count, name,
+        h->sum, name, h->count);
+}
+
+char *svc_metrics_text(svc_t *d)
+{
+    static const char *const OPN[] = { "?", "create", "destroy", "start", "move", "stop" };
+    static const char *const RES[] = { "success", "failed", "discarded" };
+    buf_t b = { NULL, 0, 0, false };
+    ms_sched_stats_t st;
+    long nst[MS_JOB_NSTATES] = { 0 }, lazy = 0, busy = 0;
+    int n, g, k, r;
+    size_t i;
+    double t = d->cfg->pcfg.lb_threshold;
+
+    if ((b.s = malloc(4096)) == NULL)
+        return NULL;
+    b.cap = 4096;
+    b.s[0] = '\0';
+    put(&b, "# HELP migsched_build_info The daemon's version.\n# TYPE migsched_build_info gauge\n"
+            "migsched_build_info{version=\"0.1\",policy=\"%s\",backend=\"%s\"} 1\n",
+        d->cfg->policy, svc_backend_kind(d->be));
+    put(&b, "# HELP migsched_gpu_fragcost FragCost of a MIG GPU (0 best, 1 worst).\n"
+            "# TYPE migsched_gpu_fragcost gauge\n");
+    for (n = 0; n < ms_sched_nnodes(d->sched); n++) {
+        const ms_node_spec_t *ns = ms_sched_node(d->sched, n);
+        int first = ms_sched_node_first_gpu(d->sched, n), node, grp, local;
+
+        ms_sched_gpu_where(d->sched, first, &node, &grp, &local);
+        for (g = 0; g < ns->ngpus; g++) {
+            const ms_geom_t *geom;
+            const ms_gpu_t *gpu = ms_sched_gpu(d->sched, first + g, &geom);
+            ms_node_mode_t mode = ms_sched_group_mode(d->sched, grp);
+            double u = gpu_util(gpu, geom, mode, ms_sched_group_cluster(d->sched, grp)->replicas);
+
+            if (u < t)
+                lazy++;
+            else
+                busy++;
+            if (mode != MS_NODE_MIG)
+                continue;
+            put(&b, "migsched_gpu_fragcost{node=\"%s\",gpu=\"%d\",UUID=\"%s\",model=\"%s\"} %.6f\n", ns->name,
+                g, svc_backend_gpu_uuid(d->be, first + g), ms_geom_model(geom)->name,
+                ms_frag_cost(geom, gpu->state, &d->cfg->pcfg.frag));
+        }
+    }
+    put(&b, "# HELP migsched_gpus GPUs by load: lazy (busy compute below the threshold) or busy.\n"
+            "# TYPE migsched_gpus gauge\nmigsched_gpus{state=\"lazy\"} %ld\nmigsched_gpus{state=\"busy\"} %ld\n",
+        lazy, busy);
+    ms_sched_stats(d->sched, &st);
+    put(&b, "# HELP migsched_reconfigurations_total GPU instances created or destroyed outside setup.\n"
+            "# TYPE migsched_reconfigurations_total counter\nmigsched_reconfigurations_total %ld\n",
+        st.reconfigurations);
+    put(&b, "# HELP migsched_migrations_total Job migrations executed, by kind and result.\n"
+            "# TYPE migsched_migrations_total counter\n");
+    for (k = 0; k < 2; k++)
+        for (r = 0; r < 2; r++)
+            put(&b, "migsched_migrations_total{kind=\"%s\",result=\"%s\"} %" PRIu64 "\n",
+                k ? "break-before-make" : "make-before-break", RES[r], d->met.migrations[k][r]);
+    for (i = 0; i < d->jobs.n; i++)
+        nst[d->jobs.v[i]->state]++;
+    put(&b, "# HELP migsched_jobs Jobs the daemon knows, by state.\n# TYPE migsched_jobs gauge\n");
+    for (k = 0; k < MS_JOB_NSTATES; k++)
+        put(&b, "migsched_jobs{state=\"%s\"} %ld\n", ms_job_state_name((ms_job_state_t)k), nst[k]);
+    hist(&b, "migsched_job_wait_seconds", "Seconds from submission to placement.", &d->met.wait);
+    put(&b, "# HELP migsched_plan_ops_total Plan ops run by the executor, by op and result.\n"
+            "# TYPE migsched_plan_ops_total counter\n");
+    for (k = 1; k <= MS_OP_STOP; k++)
+        for (r = 0; r < 3; r++)
+            put(&b, "migsched_plan_ops_total{op=\"%s\",result=\"%s\"} %" PRIu64 "\n", OPN[k], RES[r],
+                d->met.ops[k][r]);
+    put(&b, "# HELP migsched_pending_ops Plan ops sent to the backend and not yet confirmed.\n"
+            "# TYPE migsched_pending_ops gauge\nmigsched_pending_ops %zu\n", ms_sched_pending(d->sched));
+    pthread_mutex_lock(&d->met.http_mu);
+    put(&b, "# HELP migsched_http_requests_total HTTP requests answered, by status code.\n"
+            "# TYPE migsched_http_requests_total counter\n");
+    for (k = 100; k < 600; k++)
+        if (d->met.http_codes[k] > 0)
+            put(&b, "migsched_http_requests_total{code=\"%d\"} %" PRIu64 "\n", k, d->met.http_codes[k]);
+    hist(&b, "migsched_http_request_duration_seconds", "Seconds to answer an HTTP request.", &d->met.http_dur);
+    pthread_mutex_unlock(&d->met.http_mu);
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}

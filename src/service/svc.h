@@ -1,0 +1,337 @@
+/* svc.h - private to migschedd: the daemon's shared types.
+ *
+ * Threads and ownership (docs/service.md):
+ *   - the loop thread (loop.c) owns the ms_sched_t, the job table (jobs.c)
+ *     and the store's write connection (store.c). Nothing else touches them.
+ *   - HTTP threads (http.c, one per connection) parse and validate a request,
+ *     put a message on the loop's queue and sleep until the loop has answered
+ *     it. A queue, not a mutex around ms_sched: the loop takes every message
+ *     that arrived while it was busy as one batch and commits the batch in
+ *     one SQLite transaction (group commit), so one fsync acknowledges many
+ *     submissions; a mutex would serialise one fsync per request.
+ *   - the executor thread (exec.c) runs plan ops on the backend, in order,
+ *     and posts each outcome back to the loop's queue.
+ *   - the main thread waits for signals (SIGTERM/SIGINT: stop; SIGHUP: reload
+ *     the token file).
+ */
+#ifndef MIGSCHED_SVC_H
+#define MIGSCHED_SVC_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "migsched/policy.h"
+#include "migsched/sched.h"
+#include "service/backend.h"
+
+/* --- configuration (config.c) ------------------------------------------ */
+
+typedef struct svc_cfg {
+    char *listen;                  /* "HOST:PORT" */
+    char *state_dir;
+    char *backend;                 /* sim, dry-run, nvml */
+    char **nodes;                  /* node spec texts */
+    int nnodes;
+    char *policy;
+    ms_policy_cfg_t pcfg;
+    char *static_layout;           /* owned copy behind pcfg.static_layout */
+    double time_scale;             /* sim: duration_s / time_scale real seconds */
+    double op_delay_s;             /* sim: seconds per op */
+    char *sim_fail;                /* sim: "KIND:N" every Nth op of KIND fails */
+    char *token_file, *tls_cert, *tls_key;
+    long max_body;                 /* bytes */
+    int max_conns;
+    bool allow_remote;             /* listen beyond loopback */
+} svc_cfg_t;
+
+/* Parse argv (and --config FILE). Returns 0, or prints the error and returns
+ * 2 (usage) / 1; returns -1 after --help. */
+int svc_cfg_parse(svc_cfg_t *cfg, int argc, char **argv);
+void svc_cfg_free(svc_cfg_t *cfg);
+
+/* --- logging (log.c): one JSON object a line on stderr ----------------- */
+
+/* fields may be NULL; it is stolen. */
+void svc_log(const char *level, const char *msg, json_t *fields);
+double svc_now(void);                 /* CLOCK_REALTIME, seconds */
+double svc_mono(void);                /* CLOCK_MONOTONIC, seconds */
+
+/* --- jobs (jobs.c) ------------------------------------------------------ */
+
+/* A validated request (api.c parses it). Strings owned. */
+typedef struct svc_req {
+    char *profile;
+    double mem_gb;
+    char *model;
+    ms_isolation_t isolation;
+    int gang, priority;
+    bool migratable;
+    double duration_s, estimate_s;
+    json_t *labels;                /* object of strings, owned reference */
+} svc_req_t;
+
+typedef struct svc_place {
+    int node;                      /* -1 when not placed */
+    char node_name[64];
+    int gpu;                       /* index within the node */
+    int gpu_global;
+    int start;                     /* -1 time-slice slot / whole GPU */
+    char profile[32];
+    int ninst;
+} svc_place_t;
+
+typedef struct svc_job {
+    char *id;
+    char *body;                    /* canonical request JSON: idempotency */
+    svc_req_t req;
+    int state;                     /* ms_job_state_t */
+    double submit_t, start_t, end_t;
+    int32_t slot;                  /* in ms_sched, -1 once forgotten */
+    int inflight;                  /* ops sent to the executor, not settled */
+    uint64_t seq;                  /* submission order (the store's rowid) */
+    double finish_at;              /* sim: when it ends on its own, 0 none */
+    svc_place_t place;
+    bool dirty, counted_wait;
+    bool need_write;               /* changed outside the scheduler's view: write it */
+    char reason[300];              /* why it failed, "" */
+} svc_job_t;
+
+typedef struct svc_jobs {
+    svc_job_t **v;                 /* by seq order */
+    size_t n, cap;
+    size_t *map;                   /* open addressing over v indices + 1 (0 empty) */
+    size_t mapcap;
+    svc_job_t **by_slot;           /* slot -> job */
+    int32_t nslots;
+} svc_jobs_t;
+
+void svc_jobs_init(svc_jobs_t *t);
+void svc_jobs_free(svc_jobs_t *t);
+svc_job_t *svc_jobs_find(const svc_jobs_t *t, const char *id);
+/* Add (the table owns j). */
+int svc_jobs_add(svc_jobs_t *t, svc_job_t *j);
+int svc_jobs_set_slot(svc_jobs_t *t, svc_job_t *j, int32_t slot);
+svc_job_t *svc_jobs_by_slot(const svc_jobs_t *t, int32_t slot);
+void svc_job_free(svc_job_t *j);
+void svc_req_free(svc_req_t *r);
+/* The ms_sched request of a job (borrows its strings). */
+void svc_job_sched_req(const svc_job_t *j, ms_sched_req_t *out);
+
+/* --- API parsing and rendering (api.c) ---------------------------------- */
+
+typedef struct svc_err {
+    int code;                      /* HTTP status */
+    char field[64];
+    char msg[256];
+} svc_err_t;
+
+void svc_err_set(svc_err_t *e, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* {"error": {"field": ..., "message": ...}} as a malloc'd string. */
+char *svc_err_body(const svc_err_t *e);
+/* Parse a POST /v1/jobs body: id (may be NULL), request, canonical body. */
+int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char **canon,
+                  svc_err_t *err);
+bool svc_id_valid(const char *id);
+json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be);
+
+/* --- store (store.c) ---------------------------------------------------- */
+
+typedef struct svc_store svc_store_t;
+
+int svc_store_open(svc_store_t **out, const char *dir);
+void svc_store_close(svc_store_t *s);
+int svc_store_begin(svc_store_t *s);
+int svc_store_commit(svc_store_t *s);
+void svc_store_rollback(svc_store_t *s);
+/* Insert a new job; sets j->seq. */
+int svc_store_job_insert(svc_store_t *s, svc_job_t *j);
+int svc_store_job_update(svc_store_t *s, const svc_job_t *j);
+/* Load every job, in seq order; fn takes ownership of each job. */
+int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx);
+/* Journal a plan; returns its id (> 0) in *plan_id. ops_json is stolen. */
+int svc_store_plan(svc_store_t *s, const char *kind, double t, json_t *ops_json, int64_t *plan_id);
+int svc_store_op_result(svc_store_t *s, int64_t plan_id, int idx, const char *result, double t);
+int svc_store_event(svc_store_t *s, uint64_t seq, const char *job, const char *state, double t);
+uint64_t svc_store_last_event(svc_store_t *s);
+/* Plans whose ops are not all settled (after a crash): how many. */
+long svc_store_unsettled(svc_store_t *s);
+/* Mark every unsettled op "abandoned" (reconciled from the inventory). */
+int svc_store_abandon(svc_store_t *s, double t);
+
+/* --- metrics (metrics.c) ------------------------------------------------ */
+
+#define SVC_HIST_MAX 20
+
+typedef struct svc_hist {
+    int n;
+    double le[SVC_HIST_MAX];
+    uint64_t bucket[SVC_HIST_MAX];  /* non-cumulative counts */
+    uint64_t count;
+    double sum;
+} svc_hist_t;
+
+void svc_hist_init(svc_hist_t *h, const double *le, int n);
+void svc_hist_add(svc_hist_t *h, double v);
+
+typedef struct svc_metrics {
+    svc_hist_t wait;               /* job wait seconds (loop) */
+    uint64_t ops[6][3];            /* [op kind][done, failed, abandoned] (loop) */
+    uint64_t migrations[2][2];     /* [mbb, bbm][ok, failed] (loop) */
+    pthread_mutex_t http_mu;       /* guards the rest */
+    uint64_t http_codes[600];
+    svc_hist_t http_dur;
+} svc_metrics_t;
+
+void svc_metrics_init(svc_metrics_t *m);
+void svc_metrics_destroy(svc_metrics_t *m);
+void svc_metrics_http(svc_metrics_t *m, int code, double secs);
+
+/* --- the daemon --------------------------------------------------------- */
+
+enum svc_msg_kind {
+    SVC_M_SUBMIT = 1, SVC_M_GET, SVC_M_LIST, SVC_M_CANCEL, SVC_M_DONE, SVC_M_CLUSTER,
+    SVC_M_METRICS, SVC_M_READY, SVC_M_OPRESULT
+};
+
+typedef struct svc_msg {
+    int kind;
+    struct svc_msg *next;
+    /* request */
+    char *id;
+    svc_req_t req;
+    char *canon;
+    char *q_state, *q_label, *q_cursor;
+    long q_limit;
+    /* op result (executor) */
+    int64_t plan_id;
+    int idx;
+    uint64_t op_id;
+    int result;                    /* 0 done, 1 failed, 2 discarded */
+    int op_kind, op_bbm;
+    svc_job_t *job;
+    /* reply */
+    bool done;
+    int status;
+    char *body;                    /* malloc'd; the HTTP side frees it */
+    const char *ctype;
+} svc_msg_t;
+
+/* One op as the executor runs it. */
+typedef struct svc_xop {
+    ms_op_t op;                    /* global GPU numbers */
+    uint64_t op_id;                /* ms_sched's id */
+    int idx;                       /* in its plan */
+    char job[128];                 /* the job's id ("" none); long ids cut (sim tag) */
+    svc_job_t *jp;
+    char prof_name[32];
+} svc_xop_t;
+
+typedef struct svc_xplan {
+    struct svc_xplan *next;
+    int64_t plan_id;
+    int kind;
+    int n;
+    svc_xop_t *ops;
+} svc_xplan_t;
+
+typedef struct svc_event {
+    uint64_t seq;
+    double t;
+    char job[128];
+    char state[16];
+} svc_event_t;
+
+#define SVC_EVENTS 8192
+
+typedef struct svc {
+    svc_cfg_t *cfg;
+    ms_cluster_spec_t *spec;
+    ms_sched_t *sched;
+    svc_store_t *store;
+    svc_backend_t *be;
+    svc_jobs_t jobs;
+    svc_metrics_t met;
+    uint64_t id_counter;
+    char id_prefix[24];
+
+    /* the loop's queue */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;             /* new messages */
+    pthread_cond_t reply_cv;       /* replies (broadcast; each waiter checks done) */
+    svc_msg_t *qhead, *qtail;
+    bool stopping, stopped;
+    pthread_t loop_th;
+
+    /* staged plans: journalled in the current transaction, handed to the
+     * executor after its commit */
+    svc_xplan_t *staged_head, *staged_tail;
+    bool reconciling;
+    int sched_err;
+
+    /* executor */
+    pthread_mutex_t xmu;
+    pthread_cond_t xcv;
+    svc_xplan_t *xhead, *xtail;
+    bool xstop;
+    pthread_t exec_th;
+
+    /* events */
+    pthread_mutex_t emu;
+    pthread_cond_t ecv;
+    svc_event_t *ev;               /* ring [SVC_EVENTS] */
+    uint64_t ev_next;              /* seq of the next event */
+    uint64_t ev_first;             /* oldest seq in the ring */
+    uint64_t ev_pub;               /* events < this are committed and visible */
+    bool ev_stop;                  /* shutting down: long polls return */
+
+    /* auth */
+    pthread_mutex_t tmu;
+    char *token;
+    size_t token_len;
+
+    bool ready;
+    double started;
+    long restored_jobs, adopted, destroyed_at_start;
+} svc_t;
+
+/* loop.c */
+int svc_start(svc_t *d);                 /* reconcile, then start loop + executor */
+void svc_stop(svc_t *d);                 /* drain, flush, join */
+/* Post a message and wait for its reply (HTTP threads). */
+void svc_call(svc_t *d, svc_msg_t *m);
+void svc_post(svc_t *d, svc_msg_t *m);   /* no reply wanted (executor) */
+void svc_msg_free(svc_msg_t *m);
+
+/* exec.c */
+int svc_exec_start(svc_t *d);
+void svc_exec_stop(svc_t *d);
+void svc_exec_push(svc_t *d, svc_xplan_t *p);
+void svc_xplan_free(svc_xplan_t *p);
+
+/* events.c */
+int svc_events_init(svc_t *d, uint64_t next);
+void svc_events_free(svc_t *d);
+void svc_event_add(svc_t *d, const char *job, const char *state, double t);
+void svc_events_publish(svc_t *d);   /* after a commit */
+void svc_events_wake(svc_t *d);      /* shutdown */
+/* Events with seq >= since, waiting up to timeout_s for one; JSON string. */
+char *svc_events_get(svc_t *d, uint64_t since, double timeout_s, long limit);
+
+/* render.c: /v1/cluster and /metrics (loop thread) */
+json_t *svc_cluster_json(svc_t *d);
+char *svc_metrics_text(svc_t *d);
+
+/* http.c */
+typedef struct svc_http svc_http_t;
+int svc_http_start(svc_t *d, svc_http_t **out);
+void svc_http_stop(svc_http_t *h);
+int svc_token_load(svc_t *d);
+
+/* status_page.c */
+extern const char *const svc_status_html[];   /* lines, NULL-terminated */
+
+#endif

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# migschedd's HTTP API: the examples of docs/api.md, run as written (they
+# are extracted from the doc), and the error contract.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/service/lib.sh
+command -v jq >/dev/null || { echo "jq missing (scripts/deps/service.list)"; exit 1; }
+
+D=$SVC_TMP/state
+svc_start "$SVC_TMP/log" --state-dir "$D" --node a=4xA100-40GB --node b=2xH100-80GB \
+    --node c=4xA100-40GB:timeslice=4 --op-delay 0
+
+# 1. docs/api.md's examples, in order, each with its expected status code.
+#    Lines "$ curl ..." are commands; the next "# -> CODE" line is the check.
+n=0
+while IFS= read -r line; do
+    case "$line" in
+    '$ curl'*) cmd=${line#\$ } ;;
+    '# -> '*)
+        want=${line#\# -> }
+        got=$(eval "${cmd} -o $SVC_TMP/out -w '%{http_code}'") || fail "curl failed: $cmd"
+        [ "$got" = "$want" ] || { cat "$SVC_TMP/out"; fail "docs/api.md: '$cmd' gave $got, want $want"; }
+        n=$((n + 1)) ;;
+    esac
+done < <(sed -n '/^```sh$/,/^```$/p' docs/api.md | sed "s#http://127.0.0.1:7070#$B#g")
+[ "$n" -ge 10 ] || fail "only $n examples found in docs/api.md"
+echo "docs/api.md: $n examples ok"
+
+# 2. properties of the answers
+post() { curl -s -o "$SVC_TMP/out" -w '%{http_code}' -XPOST -H 'Content-Type: application/json' "$B/v1/jobs" -d "$1"; }
+[ "$(post '{"id":"p1","profile":"2g","duration_s":600}')" = 201 ] || fail "submit p1"
+[ "$(post '{"id":"p1","profile":"2g","duration_s":600}')" = 200 ] || fail "same id, same body: 200"
+[ "$(post '{"id":"p1","profile":"3g","duration_s":600}')" = 409 ] || fail "same id, other body: 409"
+for body in '{' '[]' '{"profile":"2g","x":1}' '{"profile":"2g","mem_gb":10}' '{}' '{"profile":"2g","gang":0}' \
+            '{"profile":"2g","priority":1.5}' '{"profile":"2g","isolation":"none"}' '{"id":"a b","profile":"2g"}' \
+            '{"profile":"2g","labels":{"k":1}}' '{"profile":"2g","duration_s":-1}' '{"profile":"2g","migratable":"yes"}'; do
+    code=$(post "$body")
+    case "$code" in 4??) ;; *) fail "body $body: $code, want 4xx";; esac
+    jq -e '.error.message | type == "string"' "$SVC_TMP/out" >/dev/null || fail "body $body: no error object"
+done
+[ "$(post '{"profile":"7g","model":"A30"}')" = 422 ] || fail "a model the cluster lacks: 422"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -XPUT "$B/v1/jobs")" = 405 ] || fail "PUT /v1/jobs: 405"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -XPOST "$B/v1/cluster")" = 405 ] || fail "POST /v1/cluster: 405"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v2/nothing")" = 404 ] || fail "unknown path: 404"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v1/events?since=x")" = 400 ] || fail "bad since: 400"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v1/jobs?limit=0")" = 400 ] || fail "bad limit: 400"
+big=$(head -c 70000 /dev/zero | tr '\0' ' ')
+[ "$(post "{\"profile\":\"1g\"$big}")" = 413 ] || fail "oversized body: 413"
+wait_for sh -c "curl -s $B/v1/jobs/p1 | jq -e '.state == \"running\"' >/dev/null" || fail "p1 never runs"
+curl -s "$B/v1/jobs/p1" | jq -e '.placement.node and (.placement.gpu >= 0) and (.placement.start >= 0) and .placement.instance_uuid' \
+    >/dev/null || fail "placement fields"
+# pagination: every job exactly once
+for i in $(seq 1 7); do post "{\"id\":\"pg$i\",\"profile\":\"1g\",\"labels\":{\"set\":\"pg\"}}" >/dev/null; done
+cur=; seen=
+for i in $(seq 1 10); do
+    page=$(curl -s "$B/v1/jobs?label=set=pg&limit=3${cur:+&cursor=$cur}")
+    seen="$seen $(echo "$page" | jq -r '.jobs[].id' | tr '\n' ' ')"
+    cur=$(echo "$page" | jq -r '.next // empty')
+    [ -z "$cur" ] && break
+done
+[ "$(echo $seen | tr ' ' '\n' | sort -u | wc -l)" = 7 ] && [ "$(echo $seen | wc -w)" = 7 ] || fail "pagination: $seen"
+# events: p1 went queued -> starting -> running, in this order
+ev=$(curl -s "$B/v1/events?since=0&timeout=0&limit=10000")
+echo "$ev" | jq -e '[.events[] | select(.job == "p1") | .state] | .[0:3] == ["queued","starting","running"]' >/dev/null \
+    || fail "events of p1: $ev"
+# long poll returns when something happens
+next=$(echo "$ev" | jq .next)
+( sleep 0.3; curl -s -XDELETE "$B/v1/jobs/p1" >/dev/null ) &
+bg=$!
+lp=$(curl -s "$B/v1/events?since=$next&timeout=10")
+echo "$lp" | jq -e '[.events[] | select(.job == "p1")] | length >= 1' >/dev/null || fail "long poll: $lp"
+wait "$bg"
+wait_for check_cluster || fail "cluster not in sync after a cancel"
+# metrics: every family has HELP and TYPE, histograms end with +Inf = count
+curl -s "$B/metrics" > "$SVC_TMP/metrics"
+bash tests/service/check_metrics.sh "$SVC_TMP/metrics" || fail "metrics format"
+grep -q '^migsched_http_requests_total{code="201"}' "$SVC_TMP/metrics" || fail "http counter"
+if command -v promtool >/dev/null; then promtool check metrics < "$SVC_TMP/metrics" || fail "promtool"; fi
+# the Grafana dashboard only queries series the daemon exports
+for name in $(jq -r '.panels[].targets[].expr' deploy/grafana/migsched.json | grep -o 'migsched_[a-z_]*' | sort -u); do
+    grep -q "^$name[{ ]" "$SVC_TMP/metrics" || fail "deploy/grafana/migsched.json queries $name, which /metrics lacks"
+done
+svc_stop
+echo "test_service_api: ok"

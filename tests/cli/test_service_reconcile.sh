@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The restart rule, case by case, on hand-made hardware states (the sim's
+# inventory file edited while the daemon is down), as a crash in the middle
+# of a make-before-break migration leaves them:
+#   1. target GI created, job not moved yet  -> rolled back: the job stays on
+#      its source, the new idle GI is destroyed;
+#   2. job moved, old GI not destroyed yet   -> finished: the job runs on the
+#      target, the old idle GI is destroyed;
+#   3. an instance of a job the store does not know -> destroyed;
+#   4. a running job whose instance vanished -> queued again and placed.
+# After each restart the backend holds exactly the scheduler's view.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/service/lib.sh
+D=$SVC_TMP/state
+INV=$D/sim-inventory.json
+ARGS=(--state-dir "$D" --node a=2xA100-40GB --op-delay 0)
+place() { curl -s "$B/v1/jobs/$1" | jq -c '[.state, .placement.gpu_uuid, .placement.start]'; }
+
+svc_start "$SVC_TMP/log" "${ARGS[@]}"
+curl -sf -o /dev/null -XPOST -H 'Content-Type: application/json' "$B/v1/jobs" -d '{"id":"m1","profile":"3g.20gb","migratable":true}'
+wait_for sh -c "curl -s $B/v1/jobs/m1 | jq -e '.state == \"running\"' >/dev/null" || fail "m1 never runs"
+before=$(place m1)
+svc_stop
+src=$(jq -c '.instances[] | select(.job == "m1")' "$INV")
+sgpu=$(echo "$src" | jq .gpu); tgpu=$((1 - sgpu))
+prof=$(echo "$src" | jq .prof)
+
+# 1. the target exists (idle), the job has not moved
+jq ".instances += [{\"gpu\": $tgpu, \"start\": 0, \"prof\": $prof, \"job\": \"\", \"uuid\": \"MIG-target\"}]" "$INV" > "$INV.new" && mv "$INV.new" "$INV"
+svc_start "$SVC_TMP/log" "${ARGS[@]}"
+[ "$(place m1)" = "$before" ] || fail "case 1: m1 moved: $(place m1), was $before"
+wait_for check_cluster || fail "case 1: not in sync"
+[ "$(jq '.instances | length' "$INV")" = 1 ] || fail "case 1: the idle target survived: $(cat "$INV")"
+svc_stop
+
+# 2. the job moved to the target; the source is idle
+jq ".instances |= map(.job = \"\") | .instances += [{\"gpu\": $tgpu, \"start\": 0, \"prof\": $prof, \"job\": \"m1\", \"uuid\": \"MIG-moved\"}]" \
+    "$INV" > "$INV.new" && mv "$INV.new" "$INV"
+svc_start "$SVC_TMP/log" "${ARGS[@]}"
+curl -s "$B/v1/jobs/m1" | jq -e ".state == \"running\" and .placement.gpu == $tgpu and .placement.start == 0 and .placement.instance_uuid == \"MIG-moved\"" \
+    >/dev/null || fail "case 2: m1 is not on the target: $(curl -s "$B/v1/jobs/m1")"
+wait_for check_cluster || fail "case 2: not in sync"
+[ "$(jq '.instances | length' "$INV")" = 1 ] || fail "case 2: the idle source survived: $(cat "$INV")"
+svc_stop
+
+# 3. an instance nobody knows
+jq ".instances += [{\"gpu\": $sgpu, \"start\": 4, \"prof\": $prof, \"job\": \"ghost\", \"uuid\": \"MIG-ghost\"}]" "$INV" > "$INV.new" && mv "$INV.new" "$INV"
+svc_start "$SVC_TMP/log" "${ARGS[@]}"
+wait_for check_cluster || fail "case 3: not in sync"
+jq -e '[.instances[] | select(.job == "ghost")] | length == 0' "$INV" >/dev/null || fail "case 3: the ghost survived"
+svc_stop
+
+# 4. m1's instance is gone: it is queued again and placed anew
+jq '.instances = []' "$INV" > "$INV.new" && mv "$INV.new" "$INV"
+svc_start "$SVC_TMP/log" "${ARGS[@]}"
+wait_for sh -c "curl -s $B/v1/jobs/m1 | jq -e '.state == \"running\" and .placement.instance_uuid != \"MIG-moved\"' >/dev/null" \
+    || fail "case 4: m1 not placed again: $(curl -s "$B/v1/jobs/m1")"
+curl -s "$B/v1/events?since=0&timeout=0" | jq -e '[.events[] | select(.job == "m1") | .state] | index("queued") != null' >/dev/null \
+    || fail "case 4: no queued event for m1"
+wait_for check_cluster || fail "case 4: not in sync"
+svc_stop
+echo "test_service_reconcile: ok"
