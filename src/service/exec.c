@@ -1,7 +1,9 @@
 /* exec.c - the executor thread: runs the ops of each plan on the backend in
- * order, one plan after another, and posts every outcome to the loop. A plan
- * stops at its first failed op; its later ops are posted as discarded (the
- * scheduler rolls them back when it hears of the failure, ops.c).
+ * order, one plan after another, and posts every outcome to the loop. After
+ * a failed op, the rest of its plan and every plan made before the loop
+ * heard of the failure (same epoch or older) are posted as discarded: the
+ * scheduler rolls all of them back when it hears of it (sched/ops.c), and
+ * what it decides afterwards carries a newer epoch.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,9 @@ static void *run(void *arg)
         d->xhead = p->next;
         if (d->xhead == NULL)
             d->xtail = NULL;
+        if (d->xdiscarding && p->epoch > d->xdiscard)
+            d->xdiscarding = false;
+        failed = d->xdiscarding;
         pthread_mutex_unlock(&d->xmu);
         for (i = 0; i < p->n; i++) {
             const svc_xop_t *x = &p->ops[i];
@@ -83,6 +88,11 @@ static void *run(void *arg)
                                   x->idx, "kind", (int)x->op.kind, "gpu", (int)x->op.gpu, "start",
                                   (int)x->op.start, "job", x->job, "why", why));
                 failed = true;
+                pthread_mutex_lock(&d->xmu);
+                d->xdiscarding = true;
+                if (p->epoch > d->xdiscard)
+                    d->xdiscard = p->epoch;
+                pthread_mutex_unlock(&d->xmu);
                 post(d, p, x, 1);
                 continue;
             }

@@ -201,6 +201,9 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
     }
     x->n = p->n;
     x->kind = p->kind;
+    pthread_mutex_lock(&d->xmu);
+    x->epoch = d->xepoch;
+    pthread_mutex_unlock(&d->xmu);
     for (i = 0; i < p->n; i++) {
         svc_xop_t *o = &x->ops[i];
         svc_job_t *j = p->ops[i].op.job >= 0 ? job_of_slot(d, p->ops[i].op.job) : NULL;
@@ -529,10 +532,16 @@ static void h_opresult(svc_t *d, svc_msg_t *m, double now)
     d->met.ops[k][m->result]++;
     if (k == MS_OP_MOVE && m->result < 2)
         d->met.migrations[m->op_bbm ? 1 : 0][m->result]++;
-    if (m->result == 0)
+    if (m->result == 0) {
         st = ms_sched_op_done(d->sched, m->op_id, now);
-    else if (m->result == 1)
+    } else if (m->result == 1) {
+        /* plans made from here on come after the failure: the executor runs
+         * them (those made before are discarded, and op_failed rolls them back) */
+        pthread_mutex_lock(&d->xmu);
+        d->xepoch++;
+        pthread_mutex_unlock(&d->xmu);
         st = ms_sched_op_failed(d->sched, m->op_id, now);
+    }
     if (m->job != NULL) {
         m->job->inflight--;
         mark(m->job);

@@ -233,6 +233,7 @@ typedef struct svc_xop {
 typedef struct svc_xplan {
     struct svc_xplan *next;
     int64_t plan_id;
+    uint64_t epoch;         /* failures the loop had processed when it was made */
     int kind;
     int n;
     svc_xop_t *ops;
@@ -277,6 +278,13 @@ typedef struct svc {
     pthread_cond_t xcv;
     svc_xplan_t *xhead, *xtail;
     bool xstop;
+    /* the executor contract (docs/sched.md): after a failure every op issued
+     * before the scheduler heard of it is discarded. xepoch counts failures
+     * the loop processed (plans carry it); xdiscard: plans of an epoch up to
+     * it are discarded (set by the executor when an op fails) */
+    uint64_t xepoch;
+    uint64_t xdiscard;
+    bool xdiscarding;
     pthread_t exec_th;
 
     /* events */
