@@ -10,8 +10,9 @@ EXTRA_ALL += $(SVC_BIN)
 
 $(SVC_OBJ): CPPFLAGS += -D_DEFAULT_SOURCE
 
-$(SVC_BIN): $(SVC_OBJ) $(LIB)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(SVC_OBJ) $(LIB) $(SVC_LIBS) $(LDLIBS)
+# the nvml backend links src/nvml/ (mk/nvml.mk, included before this file)
+$(SVC_BIN): $(SVC_OBJ) $(NVML_LIB) $(LIB)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(SVC_OBJ) $(NVML_LIB) $(LIB) $(SVC_LIBS) $(LDLIBS)
 
 # The CLI's client commands (status, submit, jobs, cancel, watch): src/client/,
 # an archive linked into the CLI with libcurl and jansson.

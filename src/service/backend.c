@@ -1,4 +1,14 @@
-/* backend.c - the sim and dry-run backends (backend.h), and the nvml stub.
+/* backend.c - the sim, dry-run and nvml backends (backend.h).
+ *
+ * nvml: real GPUs through src/nvml/ (dlopen of libnvidia-ml.so.1, or the
+ * library MIGSCHEDD_NVML_LIB names: the tests' fake). Global GPU g is NVML
+ * device g; at open every configured GPU must exist, be the configured
+ * model and, on a MIG node, have MIG enabled (migschedd never changes MIG
+ * mode). The hardware is the truth for which GIs exist: the inventory is
+ * read from NVML at open and each CREATE and DESTROY is executed there
+ * first; what runs on an instance (the job tag) is the daemon's own
+ * knowledge, kept in nvml-inventory.json like the sim's inventory. A
+ * placement the hardware refuses fails the op (the scheduler rolls back).
  *
  * Both keep an inventory of instances in memory, guarded by a mutex, and
  * persist it after every op to STATE_DIR/<kind>-inventory.json by writing a
@@ -17,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "nvml/nvml.h"
 #include "service/backend.h"
 #include "service/svc.h"
 
@@ -35,6 +46,8 @@ struct svc_backend {
     svc_binst_t *v;
     int n, cap;
     char (*gpu_uuid)[48];
+    ms_nvml_t *nv;              /* nvml kind only */
+    const ms_geom_t **geom;     /* [ngpus] nvml kind only */
 };
 
 static const char *const KIND[] = { "?", "create", "destroy", "start", "move", "stop" };
@@ -189,16 +202,193 @@ static int parse_fail(svc_backend_t *b, const char *spec)
     return 0;
 }
 
+/* --- nvml ------------------------------------------------------------------ */
+
+static char nvml_err[512];   /* open's message: one open at start-up, one thread */
+
+/* nvml_err already says what failed. */
+static int nvml_fail(svc_backend_t *b, const char **err)
+{
+    *err = nvml_err;
+    svc_backend_close(b);
+    return -1;
+}
+
+/* The hardware's GIs, with the job tags of the tag file where they match. */
+static int nvml_load(svc_backend_t *b, const char **err)
+{
+    svc_binst_t *tags = b->v;
+    int ntags = b->n, g, i, t;
+
+    b->v = NULL;
+    b->n = b->cap = 0;
+    for (g = 0; g < b->ngpus; g++) {
+        ms_nvml_inventory_t inv;
+        ms_nvml_err_t e;
+        const ms_model_t *m = ms_geom_model(b->geom[g]);
+
+        if (ms_nvml_inventory(b->nv, g, &inv, &e) != MS_OK) {
+            if (e.kind == MS_NVML_K_UNSUPPORTED)
+                continue;   /* MIG off: a whole or time-sliced GPU holds no GI */
+            free(tags);
+            snprintf(nvml_err, sizeof(nvml_err), "GPU %d: cannot read its instances: %.320s", g, e.msg);
+            *err = nvml_err;
+            return -1;
+        }
+        for (i = 0; i < inv.ngi; i++) {
+            const ms_nvml_gi_t *gi = &inv.gi[i];
+            int k = gi->prof >= 0 ? ms_geom_profile_find(b->geom[g], m->profiles[gi->prof].name) : -1;
+
+            if (k < 0) {
+                /* a GI migsched cannot describe: left alone, its slices stay
+                 * taken (creates there fail, and the scheduler is told) */
+                svc_log("warn", "nvml: a GPU instance of a profile migsched does not use",
+                        json_pack("{s:i,s:i,s:i}", "gpu", g, "start", (int)gi->start,
+                                  "profile_id", (int)gi->profile_id));
+                continue;
+            }
+            if (add(b, g, (int)gi->start, k, NULL) != 0) {
+                free(tags);
+                *err = "out of memory";
+                return -1;
+            }
+            snprintf(b->v[b->n - 1].uuid, sizeof(b->v[0].uuid), "%.47s",
+                     gi->nci > 0 ? gi->ci[0].uuid : "");
+            for (t = 0; t < ntags; t++)
+                if (tags[t].gpu == g && tags[t].start == (int8_t)gi->start && tags[t].prof == k)
+                    snprintf(b->v[b->n - 1].job, sizeof(b->v[0].job), "%s", tags[t].job);
+        }
+    }
+    /* time-slice slots are the daemon's alone */
+    for (t = 0; t < ntags; t++)
+        if (tags[t].start < 0 && add(b, tags[t].gpu, -1, tags[t].prof, tags[t].job) != 0) {
+            free(tags);
+            *err = "out of memory";
+            return -1;
+        }
+    free(tags);
+    return persist(b) == 0 ? 0 : (*err = "cannot write nvml-inventory.json", -1);
+}
+
+static int nvml_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const char **err)
+{
+    svc_backend_t *b = calloc(1, sizeof(*b));
+    const char *lib = getenv("MIGSCHEDD_NVML_LIB");
+    char e[256];
+    int g;
+
+    if (b == NULL) {
+        *err = "out of memory";
+        return -1;
+    }
+    snprintf(b->kind, sizeof(b->kind), "nvml");
+    b->ngpus = cfg->ngpus;
+    pthread_mutex_init(&b->mu, NULL);
+    b->path = path_join(cfg->state_dir, "nvml-inventory.json");
+    b->tmp = path_join(cfg->state_dir, "nvml-inventory.json.tmp");
+    b->gpu_uuid = calloc((size_t)(cfg->ngpus > 0 ? cfg->ngpus : 1), sizeof(*b->gpu_uuid));
+    b->geom = calloc((size_t)(cfg->ngpus > 0 ? cfg->ngpus : 1), sizeof(*b->geom));
+    if (b->path == NULL || b->tmp == NULL || b->gpu_uuid == NULL || b->geom == NULL ||
+        cfg->gpu_geom == NULL) {
+        *err = "out of memory";
+        svc_backend_close(b);
+        return -1;
+    }
+    if (ms_nvml_open(lib != NULL && lib[0] != '\0' ? lib : NULL, &b->nv, e, sizeof(e)) != MS_OK) {
+        snprintf(nvml_err, sizeof(nvml_err), "%s", e);
+        return nvml_fail(b, err);
+    }
+    if (ms_nvml_gpu_count(b->nv) < cfg->ngpus) {
+        snprintf(nvml_err, sizeof(nvml_err), "the nodes have %d GPUs, NVML reports %d on this machine",
+                 cfg->ngpus, ms_nvml_gpu_count(b->nv));
+        return nvml_fail(b, err);
+    }
+    for (g = 0; g < cfg->ngpus; g++) {
+        ms_nvml_gpu_t gi;
+        ms_nvml_err_t ne;
+        const ms_model_t *want = ms_geom_model(cfg->gpu_geom[g]);
+
+        b->geom[g] = cfg->gpu_geom[g];
+        if (ms_nvml_gpu_info(b->nv, g, &gi, &ne) != MS_OK) {
+            snprintf(nvml_err, sizeof(nvml_err), "GPU %d: %.300s", g, ne.msg);
+            return nvml_fail(b, err);
+        }
+        if (gi.model != want) {
+            snprintf(nvml_err, sizeof(nvml_err), "GPU %d is a %.96s, the nodes say %s", g, gi.name,
+                     want->name);
+            return nvml_fail(b, err);
+        }
+        if (cfg->gpu_mig != NULL && cfg->gpu_mig[g] && gi.mig_current != 1) {
+            snprintf(nvml_err, sizeof(nvml_err),
+                     "GPU %d: MIG is disabled; migschedd never changes MIG mode (enable it with "
+                     "nvidia-smi -mig 1, or give the node :whole)", g);
+            return nvml_fail(b, err);
+        }
+        snprintf(b->gpu_uuid[g], sizeof(b->gpu_uuid[g]), "%.47s", gi.uuid);
+    }
+    if (load(b, err) != 0 || nvml_load(b, err) != 0) {
+        svc_backend_close(b);
+        return -1;
+    }
+    *out = b;
+    return 0;
+}
+
+/* CREATE and DESTROY on the hardware (b->mu held); the rest is tags. */
+static int nvml_op(svc_backend_t *b, const ms_op_t *op, const char **why)
+{
+    static __thread char msg[400];
+    ms_nvml_err_t e;
+    ms_nvml_gi_t gi;
+    const ms_profile_t *p;
+    ms_status_t st;
+    int i;
+
+    if (op->kind == MS_OP_CREATE) {
+        p = ms_geom_profile(b->geom[op->gpu], op->prof);
+        if (find(b, op->gpu, op->start, NULL) >= 0) {
+            *why = "an instance exists at that start";
+            return -1;
+        }
+        if (ms_nvml_create(b->nv, op->gpu, p, (unsigned)op->start, &gi, &e) != MS_OK) {
+            snprintf(msg, sizeof(msg), "nvml: %.320s", e.msg);
+            *why = msg;
+            return -1;
+        }
+        if (add(b, op->gpu, op->start, op->prof, NULL) != 0) {
+            *why = "out of memory";
+            return -1;
+        }
+        snprintf(b->v[b->n - 1].uuid, sizeof(b->v[0].uuid), "%.47s", gi.nci > 0 ? gi.ci[0].uuid : "");
+        return 0;
+    }
+    if ((i = find(b, op->gpu, op->start, NULL)) < 0 || op->start < 0) {
+        *why = "no such instance";
+        return -1;
+    }
+    if (b->v[i].job[0] != '\0') {
+        *why = "the instance runs a job";
+        return -1;
+    }
+    p = ms_geom_profile(b->geom[op->gpu], b->v[i].prof);
+    st = ms_nvml_destroy(b->nv, op->gpu, p, (unsigned)op->start, &e);
+    if (st != MS_OK && st != MS_ENOENT) {   /* ENOENT: gone already */
+        snprintf(msg, sizeof(msg), "nvml: %.320s", e.msg);
+        *why = msg;
+        return -1;
+    }
+    del(b, i);
+    return 0;
+}
+
 int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const char **err)
 {
     svc_backend_t *b;
     int g;
 
     *out = NULL;
-    if (strcmp(cfg->kind, "nvml") == 0) {
-        *err = "the nvml backend is not wired yet (src/nvml/ is being written); use sim or dry-run";
-        return -1;
-    }
+    if (strcmp(cfg->kind, "nvml") == 0)
+        return nvml_open(cfg, out, err);
     if (strcmp(cfg->kind, "sim") != 0 && strcmp(cfg->kind, "dry-run") != 0) {
         *err = "unknown backend (sim, dry-run, nvml)";
         return -1;
@@ -256,6 +446,8 @@ void svc_backend_close(svc_backend_t *b)
     free(b->tmp);
     free(b->log_path);
     free(b->gpu_uuid);
+    free(b->geom);
+    ms_nvml_close(b->nv);
     free(b);
 }
 
@@ -360,7 +552,10 @@ int svc_backend_op(svc_backend_t *b, const ms_op_t *op, const char *job, const c
         *why = "injected failure (sim fail spec)";
         return -1;
     }
-    rc = apply(b, op, job, why);
+    if (b->nv != NULL && (op->kind == MS_OP_CREATE || op->kind == MS_OP_DESTROY))
+        rc = nvml_op(b, op, why);
+    else
+        rc = apply(b, op, job, why);
     if (rc == 0 && persist(b) != 0) {
         *why = "cannot write the inventory file";
         rc = -1;
@@ -393,8 +588,20 @@ int svc_backend_destroy(svc_backend_t *b, const svc_binst_t *in)
 
     pthread_mutex_lock(&b->mu);
     if ((i = find(b, in->gpu, in->start, in->job)) >= 0) {
-        del(b, i);
-        rc = persist(b);
+        if (b->nv != NULL && in->start >= 0) {
+            ms_op_t op;
+            const char *why;
+
+            memset(&op, 0, sizeof(op));
+            op.kind = MS_OP_DESTROY;
+            op.gpu = in->gpu;
+            op.start = in->start;
+            b->v[i].job[0] = '\0';   /* reconciliation destroys what no job owns */
+            rc = nvml_op(b, &op, &why) == 0 ? persist(b) : -1;
+        } else {
+            del(b, i);
+            rc = persist(b);
+        }
     }
     pthread_mutex_unlock(&b->mu);
     return rc;
@@ -405,8 +612,20 @@ int svc_backend_create(svc_backend_t *b, int gpu, int prof, int start)
     int rc = -1;
 
     pthread_mutex_lock(&b->mu);
-    if (find(b, gpu, start, NULL) < 0 && add(b, gpu, start, prof, NULL) == 0)
+    if (b->nv != NULL) {
+        ms_op_t op;
+        const char *why;
+
+        memset(&op, 0, sizeof(op));
+        op.kind = MS_OP_CREATE;
+        op.gpu = gpu;
+        op.start = (int8_t)start;
+        op.prof = (int8_t)prof;
+        if (nvml_op(b, &op, &why) == 0)
+            rc = persist(b);
+    } else if (find(b, gpu, start, NULL) < 0 && add(b, gpu, start, prof, NULL) == 0) {
         rc = persist(b);
+    }
     pthread_mutex_unlock(&b->mu);
     return rc;
 }

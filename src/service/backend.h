@@ -13,7 +13,9 @@
  *   dry-run  the same inventory model, changing no hardware; every op it
  *            would perform is logged as one JSON line on stderr and appended
  *            to STATE_DIR/dry-run.jsonl
- *   nvml     not wired yet (src/nvml/ is another part): opening it fails
+ *   nvml     real GPUs through src/nvml/ (NVML via dlopen; MIGSCHEDD_NVML_LIB
+ *            overrides the library, for the tests' fake); GIs are the
+ *            hardware's, job tags in STATE_DIR/nvml-inventory.json
  *
  * Every function is called from one thread at a time (the executor, or the
  * loop before the executor starts); svc_backend_inventory may be called from
@@ -25,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "migsched/geometry.h"
 #include "migsched/plan.h"
 
 typedef struct svc_binst {
@@ -44,6 +47,8 @@ typedef struct svc_backend_cfg {
     double op_delay_s;
     const char *fail;       /* sim fail spec, NULL none */
     const char *const *gpu_names;   /* [ngpus] "node/index" for uuids, may be NULL */
+    const ms_geom_t *const *gpu_geom;   /* [ngpus] each GPU's geometry (nvml) */
+    const bool *gpu_mig;            /* [ngpus] on a MIG node (nvml checks MIG mode) */
 } svc_backend_cfg_t;
 
 /* 0 or -1 with *err set to a static message. */

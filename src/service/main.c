@@ -83,6 +83,8 @@ int main(int argc, char **argv)
     svc_t d;
     svc_http_t *http = NULL;
     svc_backend_cfg_t bc;
+    const ms_geom_t **gpu_geom = NULL;
+    bool *gpu_mig = NULL;
     sigset_t set;
     const char *err = "";
     int rc, lockfd = -1, sig;
@@ -121,6 +123,25 @@ int main(int argc, char **argv)
     bc.ngpus = ms_cluster_spec_ngpus(d.spec);
     bc.op_delay_s = cfg.op_delay_s;
     bc.fail = cfg.sim_fail;
+    {
+        /* each global GPU's geometry and whether its node is MIG (nvml) */
+        const ms_node_spec_t *nd = ms_cluster_spec_nodes(d.spec);
+        int nn = ms_cluster_spec_nnodes(d.spec), i, g, k = 0;
+
+        gpu_geom = calloc((size_t)(bc.ngpus > 0 ? bc.ngpus : 1), sizeof(*gpu_geom));
+        gpu_mig = calloc((size_t)(bc.ngpus > 0 ? bc.ngpus : 1), sizeof(*gpu_mig));
+        if (gpu_geom == NULL || gpu_mig == NULL) {
+            fprintf(stderr, "migschedd: out of memory\n");
+            goto out;
+        }
+        for (i = 0; i < nn; i++)
+            for (g = 0; g < nd[i].ngpus; g++, k++) {
+                gpu_geom[k] = nd[i].geom;
+                gpu_mig[k] = nd[i].mode == MS_NODE_MIG;
+            }
+        bc.gpu_geom = gpu_geom;
+        bc.gpu_mig = gpu_mig;
+    }
     if (svc_backend_open(&bc, &d.be, &err) != 0) {
         fprintf(stderr, "migschedd: --backend %s: %s\n", cfg.backend, err);
         goto out;
@@ -166,6 +187,8 @@ out_stop:
 out:
     svc_store_close(d.store);
     svc_backend_close(d.be);
+    free(gpu_geom);
+    free(gpu_mig);
     ms_cluster_spec_destroy(d.spec);
     free(d.token);
     pthread_mutex_destroy(&d.tmu);
