@@ -8,7 +8,11 @@
  * sorted; the trace is sorted by (arrival, row) after reading.
  *
  * A bad row is an error naming file, line and field; nothing is half-read.
- * The reader streams (one line in memory at a time).
+ * The reader streams (one line in memory at a time). It is strict: numbers
+ * are decimal (number.h), arrival_s and duration_s lie in
+ * [0, MS_TRACE_MAX_S], job ids are unique, a row may not have more fields
+ * than the header, a NUL byte is an error, a UTF-8 byte-order mark is
+ * skipped.
  */
 #ifndef MIGSCHED_TRACE_H
 #define MIGSCHED_TRACE_H
@@ -17,6 +21,11 @@
 #include <stdio.h>
 
 #include "migsched/policy.h"
+
+/* The largest arrival or duration a trace may hold: about 31.7 years. It
+ * keeps every simulated time below 2^53 microseconds, so the schedule's six
+ * decimals are exact and a short job is never lost to rounding. */
+#define MS_TRACE_MAX_S 1e9
 
 typedef struct ms_trace {
     ms_job_t *jobs;        /* [n], sorted by arrival, then input order; jobs[i].idx == i */
