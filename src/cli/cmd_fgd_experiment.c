@@ -380,7 +380,15 @@ int ms_cli_fgd_experiment(int argc, char **argv)
 
         st = run_policy(&nodes, &pods, &cls, p, seeds, nseeds, tune, progress, &aggs[nagg]);
         if (st != MS_OK) {
-            rc = ms_cli_fail("fgd-experiment", st, NULL);
+            ms_diag_clear(&d);
+            if (st == MS_EINVAL && tune > 0)
+                ms_diag_set(&d, pods_path, 0, "", "the pod list has no GPU demand (every pod "
+                            "asks for 0 GPUs): there is nothing to fill the cluster with");
+            else if (st == MS_ERANGE)
+                ms_diag_set(&d, pods_path, 0, "", "the pod list is far too small to fill the "
+                            "cluster (more than %zu pods after tuning)",
+                            MS_FGD_TUNE_MAX(pods.n));
+            rc = ms_cli_fail("fgd-experiment", st, &d);
             goto out;
         }
         nagg++;

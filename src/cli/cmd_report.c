@@ -175,7 +175,7 @@ static ms_status_t load_run(run_t *r, size_t idx, const char *src, bool is_dir,
         return MS_ENOMEM;
     f = fopen(path, "r");
     if (f != NULL) {
-        double *arr = NULL;
+        ms_report_arrival_t *arr = NULL;
         size_t na = 0;
         st = ms_report_read_arrivals(f, path, &arr, &na, d);
         fclose(f);

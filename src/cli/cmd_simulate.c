@@ -7,9 +7,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <limits.h>
+
 #include "cli/cli.h"
 #include "migsched/schedule.h"
 #include "migsched/sim.h"
+
+#define C "simulate"
 
 static void usage(FILE *f)
 {
@@ -18,31 +22,35 @@ static void usage(FILE *f)
 
     fprintf(f,
         "usage: migsched simulate --trace T.csv --gpus N --policy P [options]\n"
-        "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus])\n"
-        "  --gpus N            number of GPUs\n"
+        "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus]);\n"
+        "                      '-' = stdin\n"
+        "  --gpus N            number of GPUs, 1..100000000\n"
         "  --policy P          placement policy (see below)\n"
         "  --model M           GPU model (default A100-40GB)\n"
         "  --profiles LIST     active profile set (default: the classic ones)\n"
-        "  --gpus-per-node K   GPUs per node (default: all on one node)\n"
-        "  --lb-threshold T    fa: Lazy if busy/compute < T (default 0.4)\n"
+        "  --gpus-per-node K   GPUs per node, 1..100000000 (default: all on one node)\n"
+        "  --lb-threshold T    fa: Lazy if busy/compute < T, 0..1 (default 0.4)\n"
         "  --no-balance        fa: no conditional load balancing\n"
         "  --no-dynamic        fa: static layout instead of dynamic partitioning\n"
         "  --no-migration      fa: no migration\n"
-        "  --max-moves N       fa: migrations per trigger (default 4)\n"
+        "  --max-moves N       fa: migrations per trigger, 0..1000000 (default 4)\n"
         "  --static-layout L   static layout, e.g. 4g+2g+1g or 7g;4g+3g (cycled per GPU)\n"
-        "  --replicas R        timeslice: jobs per GPU (default 4)\n"
-        "  --hysteresis S      node-profile: seconds a node keeps a layout (default 300)\n"
-        "  --beta B            interference per other running instance (default 0.05)\n"
-        "  --create-s S        GI creation delay (default 2)\n"
-        "  --migrate-s S       migration pause (default 10)\n"
+        "  --replicas R        timeslice: jobs per GPU, 1..%d (default 4)\n"
+        "  --hysteresis S      node-profile: seconds a node keeps a layout, 0..1e9\n"
+        "                      (default 300)\n"
+        "  --beta B            interference per other running instance, 0..10\n"
+        "                      (default 0.05)\n"
+        "  --create-s S        GI creation delay, 0..1e6 seconds (default 2)\n"
+        "  --migrate-s S       migration pause, 0..1e6 seconds (default 10)\n"
         "  --queue Q           backfill | fifo (default backfill)\n"
-        "  --backfill-bound S  the head may be passed for S seconds at most (default 3600)\n"
+        "  --backfill-bound S  the head may be passed for S seconds at most, 0..1e9\n"
+        "                      (default 3600)\n"
         "  --index I           bucket | scan (default bucket; same schedule)\n"
-        "  --seed S            policy seed (default 0)\n"
-        "  --schedule-out FILE schedule CSV, one row per segment\n"
+        "  --seed S            policy seed, any 64-bit integer (default 0)\n"
+        "  --schedule-out FILE schedule CSV, one row per segment ('-' = stdout)\n"
         "  --metrics-out FILE  metrics JSON ('-' = stdout)\n"
         "  --quiet             no summary\n"
-        "policies:");
+        "policies:", MS_MAX_INST);
     for (i = 0; i < n; i++)
         fprintf(f, " %s", all[i]->name);
     fprintf(f, "\n");
@@ -168,37 +176,36 @@ int ms_cli_simulate(int argc, char **argv)
 
         switch (c) {
         case O_TRACE: trace_path = optarg; break;
-        case O_GPUS: ok = ms_cli_parse_long(optarg, &gpus) && gpus > 0 && gpus <= 100000000; break;
+        case O_GPUS: ok = ms_cli_opt_long(C, "gpus", optarg, 1, 100000000, &gpus); break;
         case O_POLICY: pname = optarg; break;
         case O_MODEL: model = optarg; break;
         case O_PROFILES: profiles = optarg; break;
         case O_GPN:
-            ok = ms_cli_parse_long(optarg, &v) && v > 0 && v <= 100000000;
+            ok = ms_cli_opt_long(C, "gpus-per-node", optarg, 1, 100000000, &v);
             cfg.gpus_per_node = (int)v;
             break;
         case O_LBT:
-            ok = ms_cli_parse_double(optarg, &cfg.pcfg.lb_threshold) &&
-                 cfg.pcfg.lb_threshold >= 0 && cfg.pcfg.lb_threshold <= 1;
+            ok = ms_cli_opt_double(C, "lb-threshold", optarg, 0, 1, &cfg.pcfg.lb_threshold);
             break;
         case O_NOBAL: cfg.pcfg.balance = false; break;
         case O_NODYN: cfg.pcfg.dynamic = false; break;
         case O_NOMIG: cfg.pcfg.migration = false; break;
         case O_MAXMOVES:
-            ok = ms_cli_parse_long(optarg, &v) && v >= 0 && v <= 1000000;
+            ok = ms_cli_opt_long(C, "max-moves", optarg, 0, 1000000, &v);
             cfg.pcfg.max_moves = (int)v;
             break;
         case O_LAYOUT: cfg.pcfg.static_layout = optarg; break;
         case O_REPLICAS:
-            ok = ms_cli_parse_long(optarg, &v) && v >= 1 && v <= MS_MAX_INST;
+            ok = ms_cli_opt_long(C, "replicas", optarg, 1, MS_MAX_INST, &v);
             cfg.pcfg.replicas = (int)v;
             break;
         case O_HYST:
-            ok = ms_cli_parse_double(optarg, &cfg.pcfg.hysteresis_s) && cfg.pcfg.hysteresis_s >= 0;
+            ok = ms_cli_opt_double(C, "hysteresis", optarg, 0, 1e9, &cfg.pcfg.hysteresis_s);
             break;
-        case O_BETA: ok = ms_cli_parse_double(optarg, &cfg.beta) && cfg.beta >= 0; break;
-        case O_CREATE: ok = ms_cli_parse_double(optarg, &cfg.create_s) && cfg.create_s >= 0; break;
+        case O_BETA: ok = ms_cli_opt_double(C, "beta", optarg, 0, 10, &cfg.beta); break;
+        case O_CREATE: ok = ms_cli_opt_double(C, "create-s", optarg, 0, 1e6, &cfg.create_s); break;
         case O_MIGRATE:
-            ok = ms_cli_parse_double(optarg, &cfg.migrate_s) && cfg.migrate_s >= 0;
+            ok = ms_cli_opt_double(C, "migrate-s", optarg, 0, 1e6, &cfg.migrate_s);
             break;
         case O_QUEUE:
             if (strcmp(optarg, "backfill") == 0)
@@ -209,7 +216,7 @@ int ms_cli_simulate(int argc, char **argv)
                 ok = false;
             break;
         case O_BOUND:
-            ok = ms_cli_parse_double(optarg, &cfg.backfill_bound_s) && cfg.backfill_bound_s >= 0;
+            ok = ms_cli_opt_double(C, "backfill-bound", optarg, 0, 1e9, &cfg.backfill_bound_s);
             break;
         case O_INDEX:
             if (strcmp(optarg, "bucket") == 0)
@@ -220,7 +227,7 @@ int ms_cli_simulate(int argc, char **argv)
                 ok = false;
             break;
         case O_SEED:
-            ok = ms_cli_parse_long(optarg, &v);
+            ok = ms_cli_opt_long(C, "seed", optarg, LONG_MIN, LONG_MAX, &v);
             cfg.pcfg.seed = (uint64_t)v;
             break;
         case O_SCHED: sched_path = optarg; break;
@@ -230,20 +237,16 @@ int ms_cli_simulate(int argc, char **argv)
         default: usage(stderr); return 2;
         }
         if (!ok) {
-            const struct option *o = opts;
-
-            while (o->name != NULL && o->val != c)
-                o++;
-            fprintf(stderr, "migsched simulate: bad value '%s' for --%s\n", optarg,
-                    o->name != NULL ? o->name : "?");
+            if (c == O_QUEUE || c == O_INDEX)
+                fprintf(stderr, "migsched simulate: --%s: '%s' is not one of %s\n",
+                        c == O_QUEUE ? "queue" : "index", optarg,
+                        c == O_QUEUE ? "backfill, fifo" : "bucket, scan");
             return 2;
         }
     }
     if (optind != argc || trace_path == NULL || gpus <= 0 || pname == NULL) {
-        if (optind != argc)
-            fprintf(stderr, "migsched simulate: unexpected argument '%s'\n", argv[optind]);
-        else
-            fprintf(stderr, "migsched simulate: --trace, --gpus and --policy are required\n");
+        ms_cli_usage_error(C, optind != argc ? argv[optind] : NULL,
+                           "--trace, --gpus and --policy are required");
         usage(stderr);
         return 2;
     }
@@ -260,14 +263,36 @@ int ms_cli_simulate(int argc, char **argv)
     if (cfg.pcfg.static_layout != NULL &&
         (st = ms_policy_layout_check(g, cfg.pcfg.static_layout, &d)) != MS_OK) {
         ms_geom_destroy(g);
-        return ms_cli_fail("simulate", st, &d);
+        ms_cli_fail("simulate", st, &d);
+        return 2;   /* an option value: usage */
     }
-    if ((st = ms_trace_read_file(trace_path, g, &t, &d)) != MS_OK) {
+    if (sched_path != NULL && (ms_cli_same_file(sched_path, trace_path) ||
+                               (metrics_path != NULL &&
+                                ms_cli_same_file(sched_path, metrics_path)))) {
+        fprintf(stderr, "migsched simulate: --schedule-out '%s' is the trace or the metrics "
+                        "file; it would overwrite it\n", sched_path);
+        ms_geom_destroy(g);
+        return 2;
+    }
+    if (metrics_path != NULL && ms_cli_same_file(metrics_path, trace_path)) {
+        fprintf(stderr, "migsched simulate: --metrics-out '%s' is the trace; it would "
+                        "overwrite it\n", metrics_path);
+        ms_geom_destroy(g);
+        return 2;
+    }
+    if (sched_path != NULL && metrics_path != NULL && strcmp(sched_path, "-") == 0 &&
+        strcmp(metrics_path, "-") == 0) {
+        fprintf(stderr, "migsched simulate: --schedule-out and --metrics-out cannot both be "
+                        "stdout\n");
+        ms_geom_destroy(g);
+        return 2;
+    }
+    if ((st = ms_cli_read_trace(trace_path, g, &t, &d)) != MS_OK) {
         ms_geom_destroy(g);
         return ms_cli_fail("simulate", st, &d);
     }
     if (sched_path != NULL) {
-        sf = fopen(sched_path, "w");
+        sf = strcmp(sched_path, "-") == 0 ? stdout : fopen(sched_path, "w");
         if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK) {
             ms_diag_set(&d, sched_path, 0, "schedule-out", "cannot create the file");
             rc = ms_cli_fail("simulate", MS_EIO, &d);
@@ -289,7 +314,7 @@ int ms_cli_simulate(int argc, char **argv)
     if (r.w != NULL) {
         st = ms_schedule_writer_close(r.w);
         r.w = NULL;
-        if (fclose(sf) != 0)
+        if (sf != stdout ? fclose(sf) != 0 : fflush(sf) != 0)
             st = MS_EIO;
         sf = NULL;
         if (st != MS_OK) {
@@ -313,12 +338,13 @@ int ms_cli_simulate(int argc, char **argv)
             goto out;
         }
     }
-    if (!quiet && !(metrics_path != NULL && strcmp(metrics_path, "-") == 0))
+    if (!quiet && !(metrics_path != NULL && strcmp(metrics_path, "-") == 0) &&
+        !(sched_path != NULL && strcmp(sched_path, "-") == 0))
         summary(&cfg, m, &x);
 out:
     if (r.w != NULL)
         (void)ms_schedule_writer_close(r.w);
-    if (sf != NULL)
+    if (sf != NULL && sf != stdout)
         fclose(sf);
     ms_trace_free(t);
     ms_geom_destroy(g);

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "io/csv.h"
+#include "io/report_int.h"
+#include "migsched/number.h"
 
 /* --- metrics JSON ------------------------------------------------------ */
 
@@ -104,18 +106,30 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
                     *(double *)(void *)((char *)m + DKEYS[i].off) = NAN;
             p += 4;
         } else {
-            char *end;
+            const char *end;
             double v;
-            errno = 0;
-            v = strtod(p, &end);
-            if (end == p)
-                goto bad;
+
+            end = ms_csv_json_number(p, buf + len, &v);
+            if (end == NULL) {
+                ms_diag_set(diag, name, 0, key, "not a finite JSON number near byte %ld",
+                            (long)(p - buf));
+                free(buf);
+                return MS_EPARSE;
+            }
             for (i = 0; i < sizeof(DKEYS) / sizeof(DKEYS[0]); i++)
                 if (strcmp(key, DKEYS[i].key) == 0)
                     *(double *)(void *)((char *)m + DKEYS[i].off) = v;
-            for (i = 0; i < sizeof(LKEYS) / sizeof(LKEYS[0]); i++)
-                if (strcmp(key, LKEYS[i].key) == 0)
-                    *(long *)(void *)((char *)m + LKEYS[i].off) = (long)v;
+            for (i = 0; i < sizeof(LKEYS) / sizeof(LKEYS[0]); i++) {
+                if (strcmp(key, LKEYS[i].key) != 0)
+                    continue;
+                /* a count: whole, in [0, 1e15]; never a cast out of range */
+                if (v != floor(v) || !ms_number_fits_int(v, 0, 1000000000000000)) {
+                    ms_diag_set(diag, name, 0, key, "%g is not a count in [0, 1e15]", v);
+                    free(buf);
+                    return MS_EPARSE;
+                }
+                *(long *)(void *)((char *)m + LKEYS[i].off) = (long)v;
+            }
             p = end;
         }
         p = skip_ws(p);
@@ -323,16 +337,20 @@ ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segmen
     uev_t *ev;
     int *load;
     double *ot, *ou, total = 0.0, cap;
-    size_t i, k = 0, ne = 0;
+    size_t i, k = 0, ne = 0, nd = 0;
+    int32_t *dg = NULL;
+    ms_status_t rc;
     int C;
 
     if (g == NULL || ngpus <= 0 || (n > 0 && segs == NULL) || t == NULL || u == NULL ||
         npts == NULL || n > SIZE_MAX / 4 / sizeof(uev_t))
         return MS_EINVAL;
+    if ((rc = ms__report_dense_gpus(segs, n, ngpus, &dg, &nd)) != MS_OK)
+        return rc;
     C = ms_geom_compute(g);
     cap = (double)C * ngpus;
     ev = malloc((2 * n + 1) * sizeof(*ev));
-    load = calloc((size_t)ngpus, sizeof(*load));
+    load = calloc(nd > 0 ? nd : 1, sizeof(*load));
     ot = malloc((2 * n + 2) * sizeof(*ot));
     ou = malloc((2 * n + 2) * sizeof(*ou));
     if (ev == NULL || load == NULL || ot == NULL || ou == NULL) {
@@ -340,19 +358,20 @@ ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segmen
         free(load);
         free(ot);
         free(ou);
+        free(dg);
         return MS_ENOMEM;
     }
     for (i = 0; i < n; i++) {
         int c;
-        if (segs[i].gpu < 0 || segs[i].gpu >= ngpus || segs[i].prof < 0 ||
+        if (dg[i] < 0 || segs[i].prof < 0 ||
             segs[i].prof >= ms_geom_nprofiles(g) || !(segs[i].end_s > segs[i].begin_s))
             continue;
         c = ms_geom_profile(g, segs[i].prof)->cslices;
         ev[ne].t = segs[i].begin_s;
-        ev[ne].gpu = segs[i].gpu;
+        ev[ne].gpu = dg[i];
         ev[ne++].delta = c;
         ev[ne].t = segs[i].end_s;
-        ev[ne].gpu = segs[i].gpu;
+        ev[ne].gpu = dg[i];
         ev[ne++].delta = -c;
     }
     qsort(ev, ne, sizeof(*ev), cmp_uev);
@@ -371,6 +390,7 @@ ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segmen
     }
     free(ev);
     free(load);
+    free(dg);
     *t = ot;
     *u = ou;
     *npts = k;

@@ -452,8 +452,13 @@ ms_status_t ms_svg_gantt(FILE *f, const ms_svg_chart_t *ch, const ms_geom_t *g,
     size_t i;
     const char *names[MS_MAX_PROFILES];
 
+    int all;
+
     if (f == NULL || g == NULL || ngpus <= 0 || (n > 0 && segs == NULL))
         return MS_EINVAL;
+    all = ngpus;
+    if (ngpus > MS_SVG_GANTT_MAX_GPUS)
+        ngpus = MS_SVG_GANTT_MAX_GPUS;   /* segments on later GPUs are left out below */
     w = ms_geom_width(g);
     np = ms_geom_nprofiles(g);
     for (i = 0; i < n; i++)
@@ -505,7 +510,13 @@ ms_status_t ms_svg_gantt(FILE *f, const ms_svg_chart_t *ch, const ms_geom_t *g,
             fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">",
                     (fr.px0 + fr.px1) / 2.0, fr.h - 12.0);
             ms_svg_escape(f, ax.xlabel);
+            if (all > ngpus)
+                fprintf(f, " (GPUs 0-%d of %d shown)", ngpus - 1, all);
             fputs("</text>\n", f);
+        } else if (all > ngpus) {
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">"
+                       "GPUs 0-%d of %d shown</text>\n",
+                    (fr.px0 + fr.px1) / 2.0, fr.h - 12.0, ngpus - 1, all);
         }
     }
     for (i = 0; i < n; i++) {
