@@ -27,6 +27,8 @@ void ms_csv_close(ms_csv_t *c)
 
 int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
 {
+    /* Each pass reads one line (getline) and returns unless it is empty:
+     * bounded by the stream's lines. */
     for (;;) {
         ssize_t len;
         char *p;

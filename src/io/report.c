@@ -86,6 +86,8 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
         return MS_EPARSE;
     }
     p = skip_ws(p + 1);
+    /* Each pass consumes a key, a colon and a value or fails: p only moves
+     * forward through the NUL-terminated buffer, so the loop ends. */
     while (*p != '}') {
         const char *q = parse_str(p, key, sizeof(key));
         if (q == NULL)

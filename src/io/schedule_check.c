@@ -60,6 +60,8 @@ static int32_t idmap_get(const idmap_t *m, const ms_trace_t *t, const char *id)
 {
     size_t h = hash_str(id) & (m->cap - 1);
 
+    /* the table is at most half full (idmap_build), so a free slot ends
+     * every probe */
     while (m->slot[h] >= 0) {
         if (strcmp(ms_trace_name(t, (size_t)m->slot[h]), id) == 0)
             return m->slot[h];
