@@ -10,6 +10,7 @@
 #include <limits.h>
 
 #include "cli/cli.h"
+#include "migsched/report.h"
 #include "migsched/schedule.h"
 #include "migsched/sim.h"
 
@@ -49,6 +50,8 @@ static void usage(FILE *f)
         "  --seed S            policy seed, any 64-bit integer (default 0)\n"
         "  --schedule-out FILE schedule CSV, one row per segment ('-' = stdout)\n"
         "  --metrics-out FILE  metrics JSON ('-' = stdout)\n"
+        "  --out DIR           a run directory for `migsched report --runs DIR`:\n"
+        "                      DIR/schedule.csv, DIR/metrics.json, DIR/trace.csv\n"
         "  --quiet             no summary\n"
         "policies:", MS_MAX_INST);
     for (i = 0; i < n; i++)
@@ -121,7 +124,8 @@ int ms_cli_simulate(int argc, char **argv)
     enum {
         O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
         O_NODYN, O_NOMIG, O_MAXMOVES, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
-        O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP
+        O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP,
+        O_OUT
     };
     static const struct option opts[] = {
         { "trace", required_argument, NULL, O_TRACE },
@@ -148,11 +152,13 @@ int ms_cli_simulate(int argc, char **argv)
         { "schedule-out", required_argument, NULL, O_SCHED },
         { "metrics-out", required_argument, NULL, O_METRICS },
         { "quiet", no_argument, NULL, O_QUIET },
+        { "out", required_argument, NULL, O_OUT },
         { "help", no_argument, NULL, O_HELP },
         { NULL, 0, NULL, 0 },
     };
     const char *trace_path = NULL, *model = "A100-40GB", *profiles = "", *pname = NULL;
-    const char *sched_path = NULL, *metrics_path = NULL;
+    const char *sched_path = NULL, *metrics_path = NULL, *out_dir = NULL;
+    char *own_sched = NULL, *own_metrics = NULL;
     long v, gpus = 0;
     int c, rc = 0, quiet = 0;
     const ms_model_t *m;
@@ -233,6 +239,7 @@ int ms_cli_simulate(int argc, char **argv)
         case O_SCHED: sched_path = optarg; break;
         case O_METRICS: metrics_path = optarg; break;
         case O_QUIET: quiet = 1; break;
+        case O_OUT: out_dir = optarg; break;
         case O_HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -250,46 +257,91 @@ int ms_cli_simulate(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (out_dir != NULL) {
+        size_t n = strlen(out_dir) + 16;
+
+        if (sched_path != NULL || metrics_path != NULL) {
+            fprintf(stderr, "migsched simulate: --out writes the schedule and the metrics; "
+                            "leave off --schedule-out and --metrics-out\n");
+            return 2;
+        }
+        own_sched = malloc(n);
+        own_metrics = malloc(n);
+        if (own_sched == NULL || own_metrics == NULL || ms_report_mkdirs(out_dir) != MS_OK) {
+            fprintf(stderr, "migsched simulate: cannot create the directory '%s'\n", out_dir);
+            free(own_sched);
+            free(own_metrics);
+            return 1;
+        }
+        snprintf(own_sched, n, "%s/schedule.csv", out_dir);
+        snprintf(own_metrics, n, "%s/metrics.json", out_dir);
+        sched_path = own_sched;
+        metrics_path = own_metrics;
+    }
     cfg.ngpus = (int)gpus;
     cfg.policy = ms_policy_find(pname);
     if (cfg.policy == NULL) {
         fprintf(stderr, "migsched simulate: unknown policy '%s'\n", pname);
         usage(stderr);
-        return 2;
+        rc = 2;
+        goto out;
     }
     if ((rc = ms_cli_geom("simulate", model, profiles, &g)) != 0)
-        return rc;
+        goto out;
     m = ms_geom_model(g);
     if (cfg.pcfg.static_layout != NULL &&
         (st = ms_policy_layout_check(g, cfg.pcfg.static_layout, &d)) != MS_OK) {
-        ms_geom_destroy(g);
         ms_cli_fail("simulate", st, &d);
-        return 2;   /* an option value: usage */
+        rc = 2;   /* an option value: usage */
+        goto out;
     }
     if (sched_path != NULL && (ms_cli_same_file(sched_path, trace_path) ||
                                (metrics_path != NULL &&
                                 ms_cli_same_file(sched_path, metrics_path)))) {
         fprintf(stderr, "migsched simulate: --schedule-out '%s' is the trace or the metrics "
                         "file; it would overwrite it\n", sched_path);
-        ms_geom_destroy(g);
-        return 2;
+        rc = 2;
+        goto out;
     }
     if (metrics_path != NULL && ms_cli_same_file(metrics_path, trace_path)) {
         fprintf(stderr, "migsched simulate: --metrics-out '%s' is the trace; it would "
                         "overwrite it\n", metrics_path);
-        ms_geom_destroy(g);
-        return 2;
+        rc = 2;
+        goto out;
     }
     if (sched_path != NULL && metrics_path != NULL && strcmp(sched_path, "-") == 0 &&
         strcmp(metrics_path, "-") == 0) {
         fprintf(stderr, "migsched simulate: --schedule-out and --metrics-out cannot both be "
                         "stdout\n");
-        ms_geom_destroy(g);
-        return 2;
+        rc = 2;
+        goto out;
     }
     if ((st = ms_cli_read_trace(trace_path, g, &t, &d)) != MS_OK) {
-        ms_geom_destroy(g);
-        return ms_cli_fail("simulate", st, &d);
+        rc = ms_cli_fail("simulate", st, &d);
+        goto out;
+    }
+    if (out_dir != NULL) {   /* the trace beside its run, for the report's wait times */
+        size_t n = strlen(out_dir) + 16;
+        char *tp = malloc(n);
+        FILE *tf = NULL;
+
+        if (tp != NULL) {
+            snprintf(tp, n, "%s/trace.csv", out_dir);
+            if (ms_cli_same_file(tp, trace_path))
+                tf = NULL;   /* the run's own trace: already there */
+            else if ((tf = fopen(tp, "w")) == NULL || ms_trace_write(tf, t) != MS_OK ||
+                     fclose(tf) != 0) {
+                ms_diag_set(&d, tp, 0, "out", "cannot write the trace copy");
+                free(tp);
+                rc = ms_cli_fail("simulate", MS_EIO, &d);
+                goto out;
+            }
+        }
+        free(tp);
+        if (tp == NULL) {
+            rc = ms_cli_fail("simulate", MS_ENOMEM, NULL);
+            goto out;
+        }
     }
     if (sched_path != NULL) {
         sf = strcmp(sched_path, "-") == 0 ? stdout : fopen(sched_path, "w");
@@ -348,5 +400,7 @@ out:
         fclose(sf);
     ms_trace_free(t);
     ms_geom_destroy(g);
+    free(own_sched);
+    free(own_metrics);
     return rc;
 }
