@@ -49,7 +49,8 @@ static inline const char *ms_trace_name(const ms_trace_t *t, size_t i)
 }
 
 /* Build a trace in memory (tests, generators): jobs are copied and sorted;
- * names may be NULL (ids become "0", "1", ...). */
+ * names may be NULL (ids become "0", "1", ...). Jobs outside the reader's
+ * rules (times in [0, MS_TRACE_MAX_S]) or two equal names: MS_EINVAL. */
 ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t n,
                                const char *const *names, ms_trace_t **out);
 

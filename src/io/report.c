@@ -202,6 +202,13 @@ ms_status_t ms_report_read_schedule(FILE *f, const char *name, const ms_geom_t *
         col[i] = -1;
     while ((got = getline(&line, &cap, f)) != -1) {
         lineno++;
+        if (memchr(line, '\0', (size_t)got) != NULL) {
+            ms_diag_set(diag, name, lineno, "", "NUL byte in the line (not a text file?)");
+            st = MS_EPARSE;
+            break;
+        }
+        if (lineno == 1 && got >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+            memmove(line, line + 3, (size_t)got - 2);   /* a UTF-8 byte-order mark */
         chomp(line);
         if (line[0] == '\0')
             continue;
@@ -242,42 +249,43 @@ ms_status_t ms_report_read_schedule(FILE *f, const char *name, const ms_geom_t *
             long gpu, start, job;
             double b, e;
             int prof = ms_geom_profile_find(g, fields[col[C_PROF]]);
-            char *end;
 
-            errno = 0;
-            gpu = strtol(fields[col[C_GPU]], &end, 10);
-            if (*end != '\0' || end == fields[col[C_GPU]] || gpu < 0 || gpu > INT32_MAX - 1) {
+            int64_t iv;
+
+            if (ms_number_int(fields[col[C_GPU]], 0, INT32_MAX - 1, &iv) != MS_OK) {
                 ms_diag_set(diag, name, lineno, "gpu", "bad GPU '%s'", fields[col[C_GPU]]);
                 st = MS_EPARSE;
                 break;
             }
-            start = strtol(fields[col[C_START]], &end, 10);
-            if (*end != '\0' || end == fields[col[C_START]] || start < -1 ||
-                start >= ms_geom_width(g)) {
+            gpu = (long)iv;
+            if (ms_number_int(fields[col[C_START]], -1, ms_geom_width(g) - 1, &iv) != MS_OK) {
                 ms_diag_set(diag, name, lineno, "start", "bad start '%s'", fields[col[C_START]]);
                 st = MS_EPARSE;
                 break;
             }
+            start = (long)iv;
             if (prof < 0) {
                 ms_diag_set(diag, name, lineno, "profile", "unknown profile '%s' for %s",
                             fields[col[C_PROF]], ms_geom_model(g)->name);
                 st = MS_EPARSE;
                 break;
             }
-            b = strtod(fields[col[C_BEGIN]], &end);
-            if (*end != '\0' || end == fields[col[C_BEGIN]] || !isfinite(b)) {
-                ms_diag_set(diag, name, lineno, "begin_s", "bad time '%s'", fields[col[C_BEGIN]]);
+            if (ms_number_double(fields[col[C_BEGIN]], &b) != MS_OK || b < 0 || b > 1e12) {
+                ms_diag_set(diag, name, lineno, "begin_s", "bad time '%s' (want 0..1e12 s)",
+                            fields[col[C_BEGIN]]);
                 st = MS_EPARSE;
                 break;
             }
-            e = strtod(fields[col[C_END]], &end);
-            if (*end != '\0' || end == fields[col[C_END]] || !isfinite(e) || e < b) {
-                ms_diag_set(diag, name, lineno, "end_s", "bad time '%s'", fields[col[C_END]]);
+            if (ms_number_double(fields[col[C_END]], &e) != MS_OK || e < b || e > 1e12) {
+                ms_diag_set(diag, name, lineno, "end_s", "bad time '%s' (want begin_s..1e12 s)",
+                            fields[col[C_END]]);
                 st = MS_EPARSE;
                 break;
             }
-            job = strtol(fields[col[C_JOB]], &end, 10);
-            if (*end != '\0' || end == fields[col[C_JOB]] || job < 0 || job > INT32_MAX)
+            /* a numeric id is the job; another id, the row's ordinal */
+            if (ms_number_int(fields[col[C_JOB]], 0, INT32_MAX, &iv) == MS_OK)
+                job = (long)iv;
+            else
                 job = (long)(nseg < (size_t)INT32_MAX ? nseg : (size_t)INT32_MAX);
             s.job = (int32_t)job;
             s.gpu = (int32_t)gpu;

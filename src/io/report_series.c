@@ -232,13 +232,22 @@ ms_status_t ms_report_read_arrivals(FILE *f, const char *name, ms_report_arrival
     *arrival = NULL;
     *n = 0;
     /* one line per iteration, to EOF */
-    while (getline(&line, &cap, f) != -1) {
+    ssize_t got;
+
+    while ((got = getline(&line, &cap, f)) != -1) {
         const char *p;
         size_t len;
         int64_t id;
         double at;
 
         lineno++;
+        if (memchr(line, '\0', (size_t)got) != NULL) {
+            ms_diag_set(diag, name, lineno, "", "NUL byte in the line (not a text file?)");
+            st = MS_EPARSE;
+            break;
+        }
+        if (lineno == 1 && got >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+            memmove(line, line + 3, (size_t)got - 2);   /* a UTF-8 byte-order mark */
         chomp(line);
         if (line[0] == '\0' || line[0] == '#')
             continue;

@@ -526,12 +526,23 @@ ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t 
             st = MS_EINVAL;
             break;
         }
+        size_t slot = 0;
+
         if (names != NULL && names[i] != NULL && names[i][0] != '\0')
             nm = names[i];
         else
             snprintf(buf, sizeof(buf), "%zu", i);
         j.idx = (int32_t)i;
+        /* ids are unique in every trace, as the reader demands */
+        if ((st = builder_rehash(&b)) != MS_OK)
+            break;
+        if (builder_find(&b, nm, strlen(nm), &slot) >= 0) {
+            st = MS_EINVAL;
+            break;
+        }
         st = builder_push(&b, &j, nm, strlen(nm), 0);
+        if (st == MS_OK)
+            b.slot[slot] = j.idx;
     }
     if (st == MS_OK)
         st = builder_finish(&b, g, out);

@@ -116,5 +116,18 @@ expect 0 '2 jobs, 2 completed' -- sh -c "\"$M\" simulate --trace - --gpus 1 --po
 "$M" simulate --trace "$tmp/t.csv" --gpus 1 --policy fa --schedule-out - --quiet >"$tmp/s_out.csv"
 expect 0 '^valid' -- sh -c "\"$M\" check --trace \"$tmp/t.csv\" --schedule - --gpus 1 < \"$tmp/s_out.csv\""
 
+# the other readers keep the same rules
+ph='name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time'
+printf '%s\np0,1000,1000,0x1,1000,,LS,Running,0,10,0\n' "$ph" >"$tmp/hexpods.csv"
+expect 1 "num_gpu.*not an integer" -- "$M" import-alibaba --pods "$tmp/hexpods.csv" --out "$tmp/x.csv"
+printf '%s\np0,1000,1000,1,1000,,LS,Running,0,10,0\np0,1000,1000,1,500,,LS,Running,1,10,1\n' "$ph" \
+    >"$tmp/duppods.csv"
+expect 1 "two pods share a name" -- "$M" import-alibaba --pods "$tmp/duppods.csv" --out "$tmp/x.csv"
+printf '%s\np0,1000,1000,1,1000,,LS,Running,1e11,2e11,1e11\n' "$ph" >"$tmp/latepods.csv"
+expect 1 "up to 1e9 s" -- "$M" import-alibaba --pods "$tmp/latepods.csv" --out "$tmp/x.csv"
+printf '{"policy":"fa","jobs_total":2}\n' >"$tmp/run/metrics.json"
+printf 'job_id,gpu,start,profile,begin_s,end_s\n1,0,0,1g.5gb,0,5\0x\n' >"$tmp/run/schedule.csv"
+expect 1 'NUL byte' -- "$M" report --runs "$tmp/run" --out "$tmp/rep3"
+
 [ "$nfail" -eq 0 ] && echo ok
 [ "$nfail" -eq 0 ]
