@@ -2,6 +2,7 @@
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=stage]
 #   make uninstall [PREFIX=...] [DESTDIR=...]
+#   make man            only the man page, build/migsched.1
 #
 # Installs the CLI (bin/migsched), the library as static
 # (lib/libmigsched.a) and shared (lib/libmigsched.so.X.Y.Z with the soname
@@ -25,7 +26,9 @@ PIC_BUILD    := build-pic
 SO_REAL      := libmigsched.so.$(MS_VERSION)
 SO_NAME      := libmigsched.so.$(MS_SOMAJOR)
 
-.PHONY: install uninstall shared pic-shared
+.PHONY: install uninstall shared pic-shared man
+# the man page alone: build/migsched.1 (man -l build/migsched.1)
+man: $(BUILD)/migsched.1
 
 
 # The shared library, from -fPIC objects in build-pic/ (a sub-make, so
