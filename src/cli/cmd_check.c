@@ -11,8 +11,8 @@ static void usage(FILE *f)
         "usage: migsched check --trace T.csv --schedule S.csv --gpus N [options]\n"
         "  --trace FILE         the job trace ('-' = stdin)\n"
         "  --schedule FILE      the schedule CSV ('-' = stdin; not both)\n"
-        "  --gpus N             GPUs of the cluster, 1..100000000\n"
-        "  --gpus-per-node K    GPUs per node, 1..100000000 (default: one node)\n"
+        "  --gpus N             GPUs of the cluster, 1..1000000\n"
+        "  --gpus-per-node K    GPUs per node, 1..1000000 (default: one node)\n"
         "  --model M            GPU model (default A100-40GB)\n"
         "  --profiles LIST      active profile set (default: the classic ones)\n"
         "  --timeslice          rows are time-slice slots (start -1)\n"
@@ -58,11 +58,11 @@ int ms_cli_check(int argc, char **argv)
         case 't': trace = optarg; break;
         case 's': sched = optarg; break;
         case 'g':
-            if (!ms_cli_opt_long("check", "gpus", optarg, 1, 100000000, &gpus))
+            if (!ms_cli_opt_long("check", "gpus", optarg, 1, 1000000, &gpus))
                 return 2;
             break;
         case 'n':
-            if (!ms_cli_opt_long("check", "gpus-per-node", optarg, 1, 100000000, &gpn))
+            if (!ms_cli_opt_long("check", "gpus-per-node", optarg, 1, 1000000, &gpn))
                 return 2;
             break;
         case 'A': allow = true; break;

@@ -19,7 +19,7 @@ static void usage(FILE *f)
         "  --rate R         arrivals per second, 1e-6..1e6\n"
         "  --load L         offered load, 0.000001..1000: compute-slice demand /\n"
         "                   (compute x GPUs)\n"
-        "  --gpus N         cluster size the load refers to, 1..100000000\n"
+        "  --gpus N         cluster size the load refers to, 1..1000000\n"
         "  --mix LIST       profile weights in [0, 1e6], e.g. 1g=3,2g=2,7g=1\n"
         "                   (default: uniform)\n"
         "  --dist D         exp | uniform | lognormal durations (default exp)\n"
@@ -75,7 +75,7 @@ int ms_cli_gen_trace(int argc, char **argv)
         case 'n': ok = ms_cli_opt_long(C, "jobs", optarg, 0, 100000000, &jobs); break;
         case 'r': ok = ms_cli_opt_double(C, "rate", optarg, 1e-6, 1e6, &rate); break;
         case 'l': ok = ms_cli_opt_double(C, "load", optarg, 1e-6, 1000, &load); break;
-        case 'g': ok = ms_cli_opt_long(C, "gpus", optarg, 1, 100000000, &gpus); break;
+        case 'g': ok = ms_cli_opt_long(C, "gpus", optarg, 1, 1000000, &gpus); break;
         case 'x': mix = optarg; break;
         case 'd':
             if (strcmp(optarg, "exp") == 0 || strcmp(optarg, "exponential") == 0)

@@ -34,7 +34,7 @@ static void usage(FILE *f)
         "  --policy NAME|all  a MIG policy, or every MIG policy (default all)\n"
         "  --seeds LIST       A-B or A,B,C, seeds >= 0 (default 42-51)\n"
         "  --tune T           inflate the pod list to T x capacity, 0..100 (default 1.3)\n"
-        "  --gpus N           cluster size instead of --nodes, 1..10000000\n"
+        "  --gpus N           cluster size instead of --nodes, 1..1000000\n"
         "  --no-make-room     do not call make_room/on_idle after a miss\n"
         "  --json OUT.json    every curve and summary as JSON\n"
         "Counts of kept and dropped pods go to stderr.\n");
@@ -473,7 +473,7 @@ int ms_cli_import_alibaba(int argc, char **argv)
                 return 2;
             break;
         case 'g':
-            if (!ms_cli_opt_long("import-alibaba", "gpus", optarg, 1, 10000000, &o.gpus))
+            if (!ms_cli_opt_long("import-alibaba", "gpus", optarg, 1, 1000000, &o.gpus))
                 return 2;
             break;
         case 't':

@@ -25,11 +25,11 @@ static void usage(FILE *f)
         "usage: migsched simulate --trace T.csv --gpus N --policy P [options]\n"
         "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus]);\n"
         "                      '-' = stdin\n"
-        "  --gpus N            number of GPUs, 1..100000000\n"
+        "  --gpus N            number of GPUs, 1..1000000\n"
         "  --policy P          placement policy (see below)\n"
         "  --model M           GPU model (default A100-40GB)\n"
         "  --profiles LIST     active profile set (default: the classic ones)\n"
-        "  --gpus-per-node K   GPUs per node, 1..100000000 (default: all on one node)\n"
+        "  --gpus-per-node K   GPUs per node, 1..1000000 (default: all on one node)\n"
         "  --lb-threshold T    fa: Lazy if busy/compute < T, 0..1 (default 0.4)\n"
         "  --no-balance        fa: no conditional load balancing\n"
         "  --no-dynamic        fa: static layout instead of dynamic partitioning\n"
@@ -182,12 +182,12 @@ int ms_cli_simulate(int argc, char **argv)
 
         switch (c) {
         case O_TRACE: trace_path = optarg; break;
-        case O_GPUS: ok = ms_cli_opt_long(C, "gpus", optarg, 1, 100000000, &gpus); break;
+        case O_GPUS: ok = ms_cli_opt_long(C, "gpus", optarg, 1, 1000000, &gpus); break;
         case O_POLICY: pname = optarg; break;
         case O_MODEL: model = optarg; break;
         case O_PROFILES: profiles = optarg; break;
         case O_GPN:
-            ok = ms_cli_opt_long(C, "gpus-per-node", optarg, 1, 100000000, &v);
+            ok = ms_cli_opt_long(C, "gpus-per-node", optarg, 1, 1000000, &v);
             cfg.gpus_per_node = (int)v;
             break;
         case O_LBT:
