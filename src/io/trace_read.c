@@ -174,6 +174,7 @@ static ms_status_t builder_finish(builder_t *b, const ms_geom_t *g, ms_trace_t *
     free(b->name_off);
     free(b->slot);
     free(b->line);
+    b->name_off = NULL;   /* builder_free() may still run on failure below */
     b->slot = NULL;
     b->line = NULL;
     if (b->names == NULL) {
