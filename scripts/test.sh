@@ -3,7 +3,7 @@
 #   1. the test suite built with gcc, ASan and UBSan (make check),
 #   2. the same suite built with clang, ASan, UBSan and float-cast-overflow
 #      (make check-clang, mk/fuzz.mk),
-#   3. every libFuzzer harness for FUZZ_SECONDS each (default 30;
+#   3. every libFuzzer harness for FUZZ_SECONDS each (default 20;
 #      scripts/fuzz.sh),
 # and closes with one line "N passed, N failed" over all three (a phase
 # that fails before it counts, e.g. a build error, counts as one failure).
@@ -37,7 +37,7 @@ phase() {
 
 phase gcc make -j"$(nproc)" check
 phase clang make -j"$(nproc)" check-clang
-phase fuzz bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+phase fuzz bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 echo
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
