@@ -80,4 +80,20 @@ void ms_experiment_write_table(FILE *f, const ms_experiment_t *x, bool markdown)
 /* NULL is fine. */
 void ms_experiment_destroy(ms_experiment_t *x);
 
+/* Seed 002's mixed platform (`experiment --scenario platform`): MIG and
+ * time-sliced A100 inference nodes and whole-GPU H100 training nodes on one
+ * heterogeneous cluster, every policy at three loads; writes README.md,
+ * platform.csv and SVG charts to out_dir and, if table is not NULL, the
+ * tables as text. */
+typedef struct ms_platform_cfg {
+    const char *out_dir;   /* borrowed; created with its parents */
+    int seeds;             /* traces per load; 0 = 5 (2 with quick) */
+    size_t njobs;          /* jobs per trace; 0 = 3000 (300 with quick) */
+    bool quick;
+    void *ctx;
+    void (*on_progress)(void *ctx, size_t done, size_t total);
+} ms_platform_cfg_t;
+
+ms_status_t ms_platform_run(const ms_platform_cfg_t *cfg, FILE *table, ms_diag_t *diag);
+
 #endif

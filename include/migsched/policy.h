@@ -18,18 +18,11 @@
 
 #include "migsched/cluster.h"
 #include "migsched/frag.h"
+#include "migsched/job.h"
 #include "migsched/plan.h"
 
 #define MS_POLICY_ABI 1
 
-/* A job as policies see it. */
-typedef struct ms_job {
-    int32_t idx;         /* index in the trace (the id used in plans) */
-    int8_t prof;         /* requested active profile */
-    int16_t gang;        /* GPUs wanted, >= 1; > 1 means whole GPUs on one node */
-    double arrival;      /* seconds */
-    double duration;     /* seconds on an exact-size instance, no interference */
-} ms_job_t;
 
 /* Every option of every policy; each policy reads the ones it knows. */
 typedef struct ms_policy_cfg {
@@ -52,6 +45,14 @@ typedef struct ms_policy_cfg {
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);
+/* Set one option by its name (the CLI's long option without dashes:
+ * "lb-threshold", "max-moves", "no-migration", ...). A value outside the
+ * option's range is MS_ERANGE, an unknown name MS_ENOENT; diag names the
+ * option and its range. String values are borrowed. */
+ms_status_t ms_policy_cfg_set(ms_policy_cfg_t *cfg, const char *name, const char *value,
+                              ms_diag_t *diag);
+/* The i-th option name (and its one-line help), NULL past the last. */
+const char *ms_policy_cfg_option(int i, const char **help);
 
 typedef struct ms_policy_ops {
     int abi;                 /* MS_POLICY_ABI */

@@ -1,6 +1,6 @@
 /* schedule.h - the schedule CSV: one row per execution segment.
  *
- *   job_id,gpu,start,profile,begin_s,end_s
+ *   job_id,gpu,start,profile,begin_s,end_s[,node,model]
  *
  * gpu is the GPU number, start the first memory slice of the instance (-1
  * for a time-slice slot), profile the instance's product name, begin_s and
@@ -24,6 +24,12 @@ typedef struct ms_schedule_writer ms_schedule_writer_t;
  * ms_schedule_writer_close). OUT out: free with ms_schedule_writer_close(). */
 ms_status_t ms_schedule_writer_open(FILE *f, const ms_trace_t *t,
                                     ms_schedule_writer_t **out);
+/* A heterogeneous cluster (before the first row): two columns more,
+ * node,model, and each row's profile named in its GPU's model. nodes is
+ * borrowed (as given to the simulator; gpu numbers are global in node
+ * order). The six columns of a one-model schedule stay where they are. */
+ms_status_t ms_schedule_writer_set_nodes(ms_schedule_writer_t *w, const ms_node_spec_t *nodes,
+                                         int nnodes);
 /* Append one row. */
 ms_status_t ms_schedule_write(ms_schedule_writer_t *w, const ms_segment_t *seg);
 /* Observer adapter for ms_sim_cfg_t.on_segment (ctx = the writer). */

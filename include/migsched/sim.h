@@ -15,6 +15,11 @@
  * Queue: FCFS with backfilling (a later job that fits may start), except that
  * once the head has waited longer than backfill_bound_s nothing may pass it;
  * MS_QUEUE_FIFO never lets a job pass the head.
+ *
+ * The simulator decides nothing itself: it is a clock and an event source
+ * around an ms_sched_t (sched.h), which owns the queue, the policy and the
+ * cluster; every plan the scheduler applies comes back to the simulator,
+ * which turns it into job progress, segments and aggregates.
  */
 #ifndef MIGSCHED_SIM_H
 #define MIGSCHED_SIM_H
@@ -23,9 +28,8 @@
 #include <stdint.h>
 
 #include "migsched/policy.h"
+#include "migsched/sched.h"
 #include "migsched/trace.h"
-
-typedef enum ms_queue_mode { MS_QUEUE_BACKFILL = 0, MS_QUEUE_FIFO = 1 } ms_queue_mode_t;
 
 /* One execution segment of a job (a migrated job has several). */
 typedef struct ms_segment {
@@ -41,6 +45,10 @@ typedef struct ms_sim_cfg {
     ms_policy_cfg_t pcfg;
     int ngpus;
     int gpus_per_node;           /* 0 = all on one node */
+    /* A heterogeneous cluster (overrides ngpus/gpus_per_node when nnodes >
+     * 0): the trace's profiles are requests resolved on each model. */
+    const ms_node_spec_t *nodes;
+    int nnodes;
     ms_index_mode_t index_mode;
     ms_queue_mode_t queue;
     double backfill_bound_s;     /* default 3600 */
@@ -51,7 +59,7 @@ typedef struct ms_sim_cfg {
 
     /* Optional observers (all may be NULL). Called synchronously. */
     void *ctx;
-    void (*on_segment)(void *ctx, const ms_segment_t *seg);
+    void (*on_segment)(void *ctx, const ms_segment_t *seg);   /* gpu is global */
     void (*on_sample)(void *ctx, double t, double mean_fragcost, double util,
                       int lazy, int busy, long waiting);
     void (*on_progress)(void *ctx, size_t done, size_t total);

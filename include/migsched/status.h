@@ -23,7 +23,8 @@
     X(EIO,      6, "input/output error")                        \
     X(ERANGE,   7, "value out of range")                        \
     X(ENOTSUP,  8, "not supported")                             \
-    X(ESTATE,   9, "invalid state")
+    X(ESTATE,   9, "invalid state")                             \
+    X(EEXIST,  10, "already exists")
 
 typedef enum ms_status {
 #define MS__STATUS_ENUM(name, val, msg) MS_##name = (val),

@@ -20,7 +20,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "migsched/policy.h"
+#include "migsched/geometry.h"
+#include "migsched/job.h"
+
+/* What a job asks beyond its profile and gang (optional, per job): the
+ * constraints a heterogeneous cluster resolves (sched.h). */
+typedef struct ms_job_req {
+    const ms_model_t *model;   /* only this model; NULL = any */
+    uint8_t isolation;         /* ms_isolation_t: 0 any, 1 mig */
+    int32_t priority;          /* higher first */
+} ms_job_req_t;
 
 /* The largest arrival or duration a trace may hold: about 31.7 years. It
  * keeps every simulated time below 2^53 microseconds, so the schedule's six
@@ -33,6 +42,7 @@ typedef struct ms_trace {
     char *names;           /* all job ids, NUL-separated */
     size_t *name_off;      /* [n] offset of job i's id in names */
     const ms_geom_t *geom; /* borrowed: profiles are this geometry's indices */
+    ms_job_req_t *req;     /* [n] or NULL (no constraints); freed with the trace */
 } ms_trace_t;
 
 /* Read a trace from f (name is used in diagnostics). Unknown profiles are an

@@ -2,6 +2,7 @@
  *
  * cmd_bench.c      options and orchestration (which cases run, in what order)
  * bench_place.c    placement latency and the migration search (the churn driver)
+ * bench_sched.c    whole decisions through ms_sched on a heterogeneous cluster
  * bench_sim.c      whole-simulation cases, each in a forked child (peak RSS)
  * bench_report.c   the tables on stdout and the JSON objects
  *
@@ -88,6 +89,14 @@ typedef struct sim_res {
     long rss_kb;            /* peak RSS of the child */
 } sim_res_t;
 
+typedef struct sched_res {
+    char policy[40];
+    long ngpus;
+    int ngroups;
+    lat_t submit, resv;
+    double nofit_frac;
+} sched_res_t;
+
 /* --- bench_place.c: timing, placement and migration search -------------- */
 
 /* CLOCK_MONOTONIC in ns; inline so that every timed call pays the same
@@ -112,6 +121,13 @@ ms_status_t ms__bench_place(const bopts_t *o, const ms_geom_t *g, const ms_polic
 /* One migration search case: `pol` (fa) with every technique on, ngpus GPUs. */
 ms_status_t ms__bench_mig(const bopts_t *o, const ms_geom_t *g, const ms_policy_ops_t *pol,
                           long ngpus, long iters, mig_res_t *res);
+
+/* --- bench_sched.c: decisions through ms_sched (heterogeneous) ---------- */
+
+ms_status_t ms__bench_sched(const bopts_t *o, const ms_policy_ops_t *pol, bool no_mig,
+                            long ngpus, long iters, sched_res_t *res);
+void ms__bench_sched_header(void);
+void ms__bench_sched_row(const sched_res_t *r, FILE *json, bool *first);
 
 /* --- bench_sim.c: whole simulations ------------------------------------- */
 

@@ -25,6 +25,7 @@ int ms_cli_import_alibaba(int argc, char **argv);
 int ms_cli_report(int argc, char **argv);
 int ms_cli_check(int argc, char **argv);
 int ms_cli_bench(int argc, char **argv);
+int ms_cli_nvml_probe(int argc, char **argv);
 
 /* Print "migsched <cmd>: <diag or status>" to stderr; returns exit code 1. */
 int ms_cli_fail(const char *cmd, ms_status_t st, const ms_diag_t *d);

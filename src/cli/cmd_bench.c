@@ -301,6 +301,33 @@ static int run_place(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *fir
     return 0;
 }
 
+static int run_sched(const bopts_t *o, FILE *json, bool *first)
+{
+    static const char *const pols[] = { "fa", "best-fit", "first-fit", "mfi" };
+    size_t pi;
+    int si;
+
+    ms__bench_sched_header();
+    for (pi = 0; pi < sizeof(pols) / sizeof(pols[0]); pi++) {
+        const ms_policy_ops_t *pol = ms_policy_find(pols[pi]);
+
+        for (si = 0; pol != NULL && si < o->nsizes; si++) {
+            sched_res_t r;
+            ms_status_t st;
+
+            if (o->sizes[si] > 10000)
+                continue;   /* the heterogeneous target is 10,000 GPUs */
+            st = ms__bench_sched(o, pol, strcmp(pols[pi], "fa") == 0, o->sizes[si], o->iters, &r);
+            if (st != MS_OK) {
+                printf("%-13s %7ld  failed: %s\n", pols[pi], o->sizes[si], ms_strerror(st));
+                continue;
+            }
+            ms__bench_sched_row(&r, json, first);
+        }
+    }
+    return 0;
+}
+
 static int run_mig(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *first)
 {
     const ms_policy_ops_t *pol = ms_policy_find("fa");
@@ -384,6 +411,8 @@ int ms_cli_bench(int argc, char **argv)
     ms__bench_preamble(&o, m->name, json);
     if (o.place)
         run_place(&o, g, json, &first);
+    if (o.place)
+        run_sched(&o, json, &first);
     if (o.mig)
         run_mig(&o, g, json, &first);
     if (o.sim)

@@ -22,10 +22,13 @@ static void usage(FILE *f)
     const ms_policy_ops_t *const *all = ms_policies(&n);
 
     fprintf(f,
-        "usage: migsched simulate --trace T.csv --gpus N --policy P [options]\n"
+        "usage: migsched simulate --trace T.csv (--gpus N | --node SPEC ...) --policy P [options]\n"
         "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus]);\n"
         "                      '-' = stdin\n"
-        "  --gpus N            number of GPUs, 1..1000000\n"
+        "  --gpus N            number of GPUs (one model, --model), 1..1000000\n"
+        "  --node SPEC         a node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole], repeated:\n"
+        "                      a heterogeneous cluster (the schedule gains node,model)\n"
+        "  --cluster FILE      nodes from a file, one SPEC a line ('#' comments)\n"
         "  --policy P          placement policy (see below)\n"
         "  --model M           GPU model (default A100-40GB)\n"
         "  --profiles LIST     active profile set (default: the classic ones)\n"
@@ -41,8 +44,8 @@ static void usage(FILE *f)
         "                      (default 300)\n"
         "  --beta B            interference per other running instance, 0..10\n"
         "                      (default 0.05)\n"
-        "  --create-s S        GI creation delay, 0..1e6 seconds (default 2)\n"
-        "  --migrate-s S       migration pause, 0..1e6 seconds (default 10)\n"
+        "  --create-s S        GI creation delay, 0..1e9 seconds (default 2)\n"
+        "  --migrate-s S       migration pause, 0..1e9 seconds (default 10)\n"
         "  --queue Q           backfill | fifo (default backfill)\n"
         "  --backfill-bound S  the head may be passed for S seconds at most, 0..1e9\n"
         "                      (default 3600)\n"
@@ -100,9 +103,14 @@ static void summary(const ms_sim_cfg_t *cfg, const ms_model_t *m, const ms_metri
 {
     double gap = x->lower_bound_s > 0 ? 100.0 * (x->makespan_s / x->lower_bound_s - 1.0) : 0;
 
-    printf("policy %s on %d x %s: %ld jobs, %ld completed, %ld rejected\n",
-           cfg->policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
-           x->jobs_rejected);
+    if (cfg->nnodes > 0)
+        printf("policy %s on %d nodes: %ld jobs, %ld completed, %ld rejected\n",
+               cfg->policy->name, cfg->nnodes, x->jobs_total, x->jobs_completed,
+               x->jobs_rejected);
+    else
+        printf("policy %s on %d x %s: %ld jobs, %ld completed, %ld rejected\n",
+               cfg->policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
+               x->jobs_rejected);
     if (x->jobs_completed + x->jobs_rejected < x->jobs_total)
         printf("warning: %ld jobs never started (no placement ever fitted)\n",
                x->jobs_total - x->jobs_completed - x->jobs_rejected);
@@ -125,10 +133,12 @@ int ms_cli_simulate(int argc, char **argv)
         O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
         O_NODYN, O_NOMIG, O_MAXMOVES, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
         O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP,
-        O_OUT
+        O_OUT, O_NODE, O_CLUSTER
     };
     static const struct option opts[] = {
         { "trace", required_argument, NULL, O_TRACE },
+        { "node", required_argument, NULL, O_NODE },
+        { "cluster", required_argument, NULL, O_CLUSTER },
         { "gpus", required_argument, NULL, O_GPUS },
         { "policy", required_argument, NULL, O_POLICY },
         { "model", required_argument, NULL, O_MODEL },
@@ -171,6 +181,8 @@ int ms_cli_simulate(int argc, char **argv)
     FILE *sf = NULL;
     run_ctx_t r;
     double t0;
+    ms_cluster_spec_t *cs = NULL;
+    bool model_given = false;
 
     ms_diag_clear(&d);
     ms_sim_cfg_defaults(&cfg);
@@ -184,7 +196,24 @@ int ms_cli_simulate(int argc, char **argv)
         case O_TRACE: trace_path = optarg; break;
         case O_GPUS: ok = ms_cli_opt_long(C, "gpus", optarg, 1, 1000000, &gpus); break;
         case O_POLICY: pname = optarg; break;
-        case O_MODEL: model = optarg; break;
+        case O_MODEL: model = optarg; model_given = true; break;
+        case O_NODE:
+        case O_CLUSTER:
+            if (cs == NULL && ms_cluster_spec_create(&cs) != MS_OK) {
+                fprintf(stderr, "migsched simulate: out of memory\n");
+                return 1;
+            }
+            st = c == O_NODE ? ms_cluster_spec_add(cs, optarg, 0, &d)
+                             : ms_cluster_spec_read_file(cs, optarg, 0, &d);
+            if (st != MS_OK) {
+                ms_cluster_spec_destroy(cs);
+                if (c == O_NODE) {
+                    fprintf(stderr, "migsched simulate: --node: %s\n", d.msg);
+                    return 2;
+                }
+                return ms_cli_fail("simulate", st, &d);
+            }
+            break;
         case O_PROFILES: profiles = optarg; break;
         case O_GPN:
             ok = ms_cli_opt_long(C, "gpus-per-node", optarg, 1, 1000000, &v);
@@ -209,9 +238,9 @@ int ms_cli_simulate(int argc, char **argv)
             ok = ms_cli_opt_double(C, "hysteresis", optarg, 0, 1e9, &cfg.pcfg.hysteresis_s);
             break;
         case O_BETA: ok = ms_cli_opt_double(C, "beta", optarg, 0, 10, &cfg.beta); break;
-        case O_CREATE: ok = ms_cli_opt_double(C, "create-s", optarg, 0, 1e6, &cfg.create_s); break;
+        case O_CREATE: ok = ms_cli_opt_double(C, "create-s", optarg, 0, 1e9, &cfg.create_s); break;
         case O_MIGRATE:
-            ok = ms_cli_opt_double(C, "migrate-s", optarg, 0, 1e6, &cfg.migrate_s);
+            ok = ms_cli_opt_double(C, "migrate-s", optarg, 0, 1e9, &cfg.migrate_s);
             break;
         case O_QUEUE:
             if (strcmp(optarg, "backfill") == 0)
@@ -240,21 +269,24 @@ int ms_cli_simulate(int argc, char **argv)
         case O_METRICS: metrics_path = optarg; break;
         case O_QUIET: quiet = 1; break;
         case O_OUT: out_dir = optarg; break;
-        case O_HELP: usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_HELP: usage(stdout); ms_cluster_spec_destroy(cs); return 0;
+        default: usage(stderr); ms_cluster_spec_destroy(cs); return 2;
         }
         if (!ok) {
             if (c == O_QUEUE || c == O_INDEX)
                 fprintf(stderr, "migsched simulate: --%s: '%s' is not one of %s\n",
                         c == O_QUEUE ? "queue" : "index", optarg,
                         c == O_QUEUE ? "backfill, fifo" : "bucket, scan");
+            ms_cluster_spec_destroy(cs);
             return 2;
         }
     }
-    if (optind != argc || trace_path == NULL || gpus <= 0 || pname == NULL) {
+    if (optind != argc || trace_path == NULL || (gpus <= 0) == (cs == NULL) || pname == NULL) {
         ms_cli_usage_error(C, optind != argc ? argv[optind] : NULL,
-                           "--trace, --gpus and --policy are required");
+                           "--trace, --policy and one of --gpus and --node/--cluster are "
+                           "required");
         usage(stderr);
+        ms_cluster_spec_destroy(cs);
         return 2;
     }
     if (out_dir != NULL) {
@@ -263,6 +295,7 @@ int ms_cli_simulate(int argc, char **argv)
         if (sched_path != NULL || metrics_path != NULL) {
             fprintf(stderr, "migsched simulate: --out writes the schedule and the metrics; "
                             "leave off --schedule-out and --metrics-out\n");
+            ms_cluster_spec_destroy(cs);
             return 2;
         }
         own_sched = malloc(n);
@@ -271,12 +304,22 @@ int ms_cli_simulate(int argc, char **argv)
             fprintf(stderr, "migsched simulate: cannot create the directory '%s'\n", out_dir);
             free(own_sched);
             free(own_metrics);
+            ms_cluster_spec_destroy(cs);
             return 1;
         }
         snprintf(own_sched, n, "%s/schedule.csv", out_dir);
         snprintf(own_metrics, n, "%s/metrics.json", out_dir);
         sched_path = own_sched;
         metrics_path = own_metrics;
+    }
+    if (cs != NULL) {
+        cfg.nodes = ms_cluster_spec_nodes(cs);
+        cfg.nnodes = ms_cluster_spec_nnodes(cs);
+        gpus = ms_cluster_spec_ngpus(cs);
+        /* the trace's profile names are read on the first node's model
+         * unless --model says otherwise; each node resolves them its way */
+        if (!model_given)
+            model = ms_geom_model(cfg.nodes[0].geom)->name;
     }
     cfg.ngpus = (int)gpus;
     cfg.policy = ms_policy_find(pname);
@@ -345,7 +388,8 @@ int ms_cli_simulate(int argc, char **argv)
     }
     if (sched_path != NULL) {
         sf = strcmp(sched_path, "-") == 0 ? stdout : fopen(sched_path, "w");
-        if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK) {
+        if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK ||
+            (cs != NULL && ms_schedule_writer_set_nodes(r.w, cfg.nodes, cfg.nnodes) != MS_OK)) {
             ms_diag_set(&d, sched_path, 0, "schedule-out", "cannot create the file");
             rc = ms_cli_fail("simulate", MS_EIO, &d);
             goto out;
@@ -400,6 +444,7 @@ out:
         fclose(sf);
     ms_trace_free(t);
     ms_geom_destroy(g);
+    ms_cluster_spec_destroy(cs);
     free(own_sched);
     free(own_metrics);
     return rc;

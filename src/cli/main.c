@@ -15,6 +15,7 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "check", "validate a schedule against its trace", ms_cli_check },
     { "report", "turn runs into a directory of Markdown, CSV and SVG plots", ms_cli_report },
     { "bench", "placement and simulation benchmarks", ms_cli_bench },
+    { "nvml-probe", "read-only: the driver's MIG profiles and placements vs our tables", ms_cli_nvml_probe },
 };
 
 static void usage(FILE *f)

@@ -1,8 +1,10 @@
 /* alibaba_fill.c - FGD's one-pass fill experiment (fgd.md §4) on a MIG
  * cluster, with migsched's policies: shuffle and tune the pod list exactly
  * as src/fgd/experiment.c does (same PRNG, same stop test), then place each
- * GPU pod once with the policy's hooks and ms_cluster_apply, nothing
- * departing, and log the unallocated capacity against arrived %.
+ * GPU pod once through ms_sched (the scheduler the simulator and the service
+ * use: a pod that does not start at once, after make_room and on_idle, is
+ * withdrawn), nothing departing, and log the unallocated capacity against
+ * arrived %.
  *
  * The policies get a virtual clock that advances one hour per pod (nothing
  * in the fill depends on time except node-profile's hysteresis, which this
@@ -11,6 +13,7 @@
 #include "migsched/fgd.h"
 #include "migsched/frag.h"
 #include "migsched/rng.h"
+#include "migsched/sched.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,9 +36,8 @@ typedef struct fill {
     const ms_ali_pods_t *pods;
     const ms_geom_t *g;
     const ms_ali_fill_cfg_t *cfg;
-    ms_cluster_t *c;
-    void *self;
-    ms_plan_t plan;
+    ms_sched_t *s;
+    int ngpus;
     ms_frag_table_t *ft;
     size_t *list;
     size_t nlist;
@@ -122,7 +124,7 @@ static ms_status_t build_list(fill_t *f)
 
 static void gpu_refresh(fill_t *f, int gi)
 {
-    const ms_gpu_t *gpu = &f->c->gpus[gi];
+    const ms_gpu_t *gpu = ms_sched_gpu(f->s, gi, NULL);
     int mem = 0;
     bool idle;
     double fc;
@@ -142,99 +144,19 @@ static void gpu_refresh(fill_t *f, int gi)
     f->frag[gi] = fc;
 }
 
-/* Apply the plan and refresh the GPUs it touched. */
-static ms_status_t apply(fill_t *f, const char *hook)
+/* The scheduler's executor: refresh the GPUs each plan touched. */
+static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 {
-    int failed = -1;
-    ms_status_t st = ms_cluster_apply(f->c, &f->plan, &failed);
+    fill_t *f = ctx;
 
-    if (st != MS_OK) {
-        ms_diag_set(f->d, NULL, 0, "policy", "policy %s: %s plan op %d does not apply: %s",
-                    f->cfg->policy->name, hook, failed, ms_strerror(st));
-        return st;
-    }
-    for (int i = 0; i < f->plan.n; i++) {
-        const ms_op_t *op = &f->plan.ops[i];
+    for (int i = 0; i < p->n; i++) {
+        const ms_op_t *op = &p->ops[i].op;
 
-        if (op->gpu >= 0 && op->gpu < f->c->ngpus)
-            gpu_refresh(f, op->gpu);
+        gpu_refresh(f, op->gpu);
         if (op->kind == MS_OP_MOVE) {
             f->moves++;
-            if (op->from_gpu >= 0 && op->from_gpu < f->c->ngpus)
-                gpu_refresh(f, op->from_gpu);
+            gpu_refresh(f, op->from_gpu);
         }
-    }
-    ms_plan_clear(&f->plan);
-    return MS_OK;
-}
-
-/* place and apply; *placed false on MS_ENOFIT. */
-static ms_status_t attempt(fill_t *f, const ms_job_t *j, bool *placed)
-{
-    ms_status_t st;
-
-    ms_plan_clear(&f->plan);
-    st = f->cfg->policy->place(f->self, f->c, j, &f->plan);
-    if (st == MS_ENOFIT) {
-        ms_plan_clear(&f->plan);
-        return MS_OK;
-    }
-    if (st != MS_OK) {
-        ms_diag_set(f->d, NULL, 0, "policy", "policy %s: place failed: %s",
-                    f->cfg->policy->name, ms_strerror(st));
-        return st;
-    }
-    *placed = true;
-    return apply(f, "place");
-}
-
-/* Apply a make_room/on_idle answer; *acted true if it changed anything. */
-static ms_status_t helped(fill_t *f, ms_status_t st, const char *hook, bool *acted)
-{
-    *acted = false;
-    if (st == MS_ENOFIT || (st == MS_OK && f->plan.n == 0)) {
-        ms_plan_clear(&f->plan);
-        return MS_OK;
-    }
-    if (st != MS_OK) {
-        ms_diag_set(f->d, NULL, 0, "policy", "policy %s: %s failed: %s", f->cfg->policy->name,
-                    hook, ms_strerror(st));
-        return st;
-    }
-    *acted = true;
-    return apply(f, hook);
-}
-
-/* place; on a miss make_room then place again; then on_idle (told that this
- * job waits) then place again. As the simulator does for a waiting head. */
-static ms_status_t try_place(fill_t *f, const ms_job_t *j, double now, bool *placed)
-{
-    const ms_policy_ops_t *pol = f->cfg->policy;
-    ms_status_t st;
-    bool acted;
-
-    *placed = false;
-    if ((st = attempt(f, j, placed)) != MS_OK || *placed || !f->cfg->make_room)
-        return st;
-    if (pol->make_room != NULL) {
-        ms_plan_clear(&f->plan);
-        st = pol->make_room(f->self, f->c, j, now, &f->plan);
-        if ((st = helped(f, st, "make_room", &acted)) != MS_OK)
-            return st;
-        if (acted && ((st = attempt(f, j, placed)) != MS_OK || *placed))
-            return st;
-    }
-    if (pol->on_idle != NULL) {
-        int nwait[MS_MAX_PROFILES];
-
-        memset(nwait, 0, sizeof(nwait));
-        nwait[j->prof] = 1;
-        ms_plan_clear(&f->plan);
-        st = pol->on_idle(f->self, f->c, nwait, now, &f->plan);
-        if ((st = helped(f, st, "on_idle", &acted)) != MS_OK)
-            return st;
-        if (acted)
-            return attempt(f, j, placed);
     }
     return MS_OK;
 }
@@ -242,15 +164,15 @@ static ms_status_t try_place(fill_t *f, const ms_job_t *j, double now, bool *pla
 static void log_point(fill_t *f, double arrived_pct)
 {
     long x = lround(arrived_pct);
-    double cap_c = (double)f->c->ngpus * ms_geom_compute(f->g);
-    double cap_m = (double)f->c->ngpus * ms_geom_width(f->g);
+    double cap_c = (double)f->ngpus * ms_geom_compute(f->g);
+    double cap_m = (double)f->ngpus * ms_geom_width(f->g);
 
     if (x < 0 || x >= MS_ALI_NBINS)
         return;
     f->sum[0][x] += 100.0 - 100.0 * (double)f->tot_busy / cap_c;
     f->sum[1][x] += 100.0 - 100.0 * (double)f->tot_mem / cap_m;
-    f->sum[2][x] += 100.0 * (double)f->tot_idle / (double)f->c->ngpus;
-    f->sum[3][x] += f->tot_frag / (double)f->c->ngpus;
+    f->sum[2][x] += 100.0 * (double)f->tot_idle / (double)f->ngpus;
+    f->sum[3][x] += f->tot_frag / (double)f->ngpus;
     f->sum[4][x] += f->tried ? 100.0 * (double)f->failed / (double)f->tried : 0.0;
     f->cnt[x]++;
 }
@@ -275,10 +197,7 @@ static void finish_bins(const fill_t *f, ms_ali_curve_t *out)
 
 static void fill_free(fill_t *f)
 {
-    if (f->self != NULL)
-        f->cfg->policy->destroy(f->self);
-    ms_cluster_destroy(f->c);
-    ms_plan_free(&f->plan);
+    ms_sched_destroy(f->s);
     free(f->ft);
     free(f->list);
     free(f->busy);
@@ -315,13 +234,57 @@ static ms_status_t check_cfg(const ms_ali_fill_cfg_t *cfg, ms_diag_t *d)
     return MS_OK;
 }
 
+/* Nodes of gpus_per_node GPUs (the last may be short), all MIG. */
+static ms_status_t make_sched(fill_t *f)
+{
+    const ms_ali_fill_cfg_t *cfg = f->cfg;
+    int gpn = cfg->gpus_per_node, n = (cfg->ngpus + gpn - 1) / gpn;
+    ms_node_spec_t *nodes = calloc((size_t)n, sizeof(*nodes));
+    char (*names)[24] = calloc((size_t)n, sizeof(*names));
+    ms_sched_cfg_t sc;
+    ms_status_t st;
+
+    if (nodes == NULL || names == NULL) {
+        free(nodes);
+        free(names);
+        return MS_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof(names[i]), "n%d", i);
+        nodes[i].name = names[i];
+        nodes[i].geom = f->g;
+        nodes[i].ngpus = i < n - 1 ? gpn : cfg->ngpus - gpn * (n - 1);
+        nodes[i].mode = MS_NODE_MIG;
+    }
+    ms_sched_cfg_defaults(&sc);
+    sc.policy = cfg->policy;
+    sc.pcfg = cfg->pcfg;
+    sc.pcfg.seed = cfg->seed;
+    sc.nodes = nodes;
+    sc.nnodes = n;
+    sc.no_room = !cfg->make_room;
+    /* no executor while the policy's setup plans run: every GPU is
+     * refreshed once the scheduler exists */
+    st = ms_sched_create(&sc, 0.0, &f->s, f->d);
+    free(nodes);
+    free(names);
+    if (st == MS_OK) {
+        ms_sched_exec_t ex;
+
+        for (int g = 0; g < cfg->ngpus; g++)
+            gpu_refresh(f, g);
+        ex.ctx = f;
+        ex.plan = on_plan;
+        ms_sched_set_exec(f->s, &ex);
+    }
+    return st;
+}
+
 ms_status_t ms_ali_fill_run(const ms_ali_pods_t *pods, const ms_geom_t *g,
                             const ms_ali_fill_cfg_t *cfg, ms_ali_curve_t *out,
                             ms_diag_t *d)
 {
     fill_t f;
-    ms_cluster_cfg_t cc;
-    ms_policy_cfg_t pcfg;
     ms_status_t st;
     int64_t arrived = 0;
     double capacity, mapped = 0;
@@ -341,13 +304,7 @@ ms_status_t ms_ali_fill_run(const ms_ali_pods_t *pods, const ms_geom_t *g,
     f.g = g;
     f.cfg = cfg;
     f.d = d;
-    ms_plan_init(&f.plan);
-    memset(&cc, 0, sizeof(cc));
-    cc.geom = g;
-    cc.ngpus = cfg->ngpus;
-    cc.gpus_per_node = cfg->gpus_per_node;
-    cc.share = MS_SHARE_MIG;
-    cc.index_mode = MS_INDEX_BUCKET;
+    f.ngpus = cfg->ngpus;
     f.ft = malloc(sizeof(*f.ft));
     f.busy = calloc((size_t)cfg->ngpus, sizeof(*f.busy));
     f.mem = calloc((size_t)cfg->ngpus, sizeof(*f.mem));
@@ -358,33 +315,14 @@ ms_status_t ms_ali_fill_run(const ms_ali_pods_t *pods, const ms_geom_t *g,
         goto done;
     }
     ms_frag_table_fill(g, NULL, f.ft);
-    if ((st = ms_cluster_create(&cc, &f.c)) != MS_OK) {
-        ms_diag_set(d, NULL, 0, "gpus", "cannot create the cluster: %s", ms_strerror(st));
-        goto done;
-    }
     for (int i = 0; i < cfg->ngpus; i++) {
         f.idle[i] = true;
-        f.frag[i] = f.ft->cost[f.c->gpus[i].state];
+        f.frag[i] = f.ft->cost[ms_geom_empty_state()];
         f.tot_frag += f.frag[i];
     }
     f.tot_idle = cfg->ngpus;
-    pcfg = cfg->pcfg;
-    pcfg.seed = cfg->seed;
-    if ((st = cfg->policy->create(&pcfg, f.c, &f.self)) != MS_OK) {
-        f.self = NULL;
-        ms_diag_set(d, NULL, 0, "policy", "policy %s: create failed: %s", cfg->policy->name,
-                    ms_strerror(st));
+    if ((st = make_sched(&f)) != MS_OK)
         goto done;
-    }
-    if (cfg->policy->setup != NULL) {
-        if ((st = cfg->policy->setup(f.self, f.c, &f.plan)) != MS_OK) {
-            ms_diag_set(d, NULL, 0, "policy", "policy %s: setup failed: %s", cfg->policy->name,
-                        ms_strerror(st));
-            goto done;
-        }
-        if ((st = apply(&f, "setup")) != MS_OK)
-            goto done;
-    }
     if ((st = build_list(&f)) == MS_EINVAL)
         ms_diag_set(d, NULL, 0, "pods", "the pod list has no GPU demand (every pod asks for "
                                         "0 GPUs): there is nothing to fill the cluster with");
@@ -399,8 +337,6 @@ ms_status_t ms_ali_fill_run(const ms_ali_pods_t *pods, const ms_geom_t *g,
     log_point(&f, 0.0);
     for (size_t i = 0; i < f.nlist; i++) {
         const ms_ali_pod_t *p = &pods->v[f.list[i]];
-        ms_job_t j;
-        bool ok, placed = false;
         int k;
 
         if (p->num_gpu == 0)
@@ -408,27 +344,38 @@ ms_status_t ms_ali_fill_run(const ms_ali_pods_t *pods, const ms_geom_t *g,
         out->ngpu_pods++;
         arrived += pod_req(p);
         k = p->num_gpu > 1 ? full : ms_ali_map_profile(g, cfg->mapping, p->gpu_milli);
-        memset(&j, 0, sizeof(j));
-        j.idx = (int32_t)i;
-        j.prof = (int8_t)(k >= 0 ? k : 0);
-        j.gang = (int16_t)p->num_gpu;
-        j.arrival = (double)i * FILL_STEP_S;
-        j.duration = 1.0;
-        ok = k >= 0 && (j.gang <= 1 || j.gang <= cfg->gpus_per_node);
         if (k >= 0)
             mapped += (double)p->num_gpu * ms_geom_profile(g, k)->cslices / ms_geom_compute(g);
-        if (ok && cfg->policy->can_host != NULL)
-            ok = cfg->policy->can_host(f.self, f.c, &j);
-        if (!ok) {
+        if (k < 0) {
             out->nrejected++;
             out->nfailed++;
         } else {
-            if (cfg->policy->on_arrival != NULL)
-                cfg->policy->on_arrival(f.self, &j);
-            if ((st = try_place(&f, &j, j.arrival, &placed)) != MS_OK)
-                goto done;
-            if (!placed)
+            ms_sched_req_t rq;
+            ms_sched_job_info_t ji;
+            int32_t slot = -1;
+            double now = (double)i * FILL_STEP_S;
+
+            memset(&rq, 0, sizeof(rq));
+            rq.prof_geom = g;
+            rq.prof = k;
+            rq.gang = p->num_gpu;
+            rq.duration_s = 1.0;
+            rq.migratable = true;
+            st = ms_sched_submit(f.s, &rq, now, &slot, NULL);
+            if (st == MS_ENOFIT) {
+                out->nrejected++;
                 out->nfailed++;
+            } else if (st != MS_OK) {
+                goto done;
+            } else if ((st = ms_sched_job(f.s, slot, &ji)) != MS_OK) {
+                goto done;
+            } else if (ji.state == MS_JOB_QUEUED) {
+                /* it did not fit: the fill places each pod once */
+                out->nfailed++;
+                if ((st = ms_sched_cancel(f.s, slot, now)) != MS_OK ||
+                    (st = ms_sched_forget(f.s, slot)) != MS_OK)
+                    goto done;
+            }
         }
         f.tried = out->ngpu_pods;
         f.failed = out->nfailed;

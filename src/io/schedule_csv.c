@@ -9,6 +9,11 @@
 struct ms_schedule_writer {
     FILE *f;
     const ms_trace_t *t;
+    /* heterogeneous clusters: per GPU, its node and geometry (NULL when the
+     * schedule is of one model, and then the two columns are absent) */
+    const ms_node_spec_t *nodes;
+    int32_t *gnode;
+    int ngpus;
     size_t len;
     int err;
     char buf[BUF_SIZE];
@@ -34,6 +39,9 @@ ms_status_t ms_schedule_writer_open(FILE *f, const ms_trace_t *t,
         return MS_ENOMEM;
     w->f = f;
     w->t = t;
+    w->nodes = NULL;
+    w->gnode = NULL;
+    w->ngpus = 0;
     w->err = 0;
     memcpy(w->buf, header, sizeof(header) - 1);
     w->len = sizeof(header) - 1;
@@ -60,15 +68,48 @@ ms_status_t ms_schedule_write(ms_schedule_writer_t *w, const ms_segment_t *seg)
         memcpy(w->buf + w->len, name, nlen);
         w->len += nlen;
     }
-    n = snprintf(w->buf + w->len, BUF_SIZE - w->len, ",%d,%d,%s,%.6f,%.6f\n",
-                 (int)seg->gpu, (int)seg->start,
-                 ms_geom_profile(w->t->geom, seg->prof)->name, seg->begin_s, seg->end_s);
+    if (w->gnode != NULL) {
+        const ms_node_spec_t *nd;
+
+        if (seg->gpu < 0 || seg->gpu >= w->ngpus)
+            return MS_EINVAL;
+        nd = &w->nodes[w->gnode[seg->gpu]];
+        /* node names are short ([A-Za-z0-9._-]); the row fits the slack */
+        n = snprintf(w->buf + w->len, BUF_SIZE - w->len, ",%d,%d,%s,%.6f,%.6f,%.64s,%s\n",
+                     (int)seg->gpu, (int)seg->start, ms_geom_profile(nd->geom, seg->prof)->name,
+                     seg->begin_s, seg->end_s, nd->name, ms_geom_model(nd->geom)->name);
+    } else {
+        n = snprintf(w->buf + w->len, BUF_SIZE - w->len, ",%d,%d,%s,%.6f,%.6f\n",
+                     (int)seg->gpu, (int)seg->start,
+                     ms_geom_profile(w->t->geom, seg->prof)->name, seg->begin_s, seg->end_s);
+    }
     if (n < 0 || (size_t)n >= BUF_SIZE - w->len) {
         w->err = 1;
         return MS_EIO;
     }
     w->len += (size_t)n;
     return w->err ? MS_EIO : MS_OK;
+}
+
+ms_status_t ms_schedule_writer_set_nodes(ms_schedule_writer_t *w, const ms_node_spec_t *nodes,
+                                         int nnodes)
+{
+    static const char header[] = "job_id,gpu,start,profile,begin_s,end_s,node,model\n";
+    int i, g, k = 0;
+
+    if (w == NULL || nodes == NULL || nnodes <= 0 || w->len != sizeof(header) - 12)
+        return MS_EINVAL;
+    for (i = 0; i < nnodes; i++)
+        w->ngpus += nodes[i].ngpus;
+    if ((w->gnode = malloc((size_t)w->ngpus * sizeof(*w->gnode))) == NULL)
+        return MS_ENOMEM;
+    for (i = 0; i < nnodes; i++)
+        for (g = 0; g < nodes[i].ngpus; g++)
+            w->gnode[k++] = i;
+    w->nodes = nodes;
+    memcpy(w->buf, header, sizeof(header) - 1);
+    w->len = sizeof(header) - 1;
+    return MS_OK;
 }
 
 void ms_schedule_on_segment(void *ctx, const ms_segment_t *seg)
@@ -86,6 +127,7 @@ ms_status_t ms_schedule_writer_close(ms_schedule_writer_t *w)
     if (fflush(w->f) != 0 || ferror(w->f))
         w->err = 1;
     err = w->err;
+    free(w->gnode);
     free(w);
     return err ? MS_EIO : MS_OK;
 }

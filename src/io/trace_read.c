@@ -202,6 +202,7 @@ void ms_trace_free(ms_trace_t *t)
     free(t->jobs);
     free(t->names);
     free(t->name_off);
+    free(t->req);
     free(t);
 }
 

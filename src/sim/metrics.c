@@ -2,6 +2,7 @@
  * percentiles, execution and completion times, slowdown, time-weighted
  * FragCost and utilisation, and the makespan lower bound.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "sim/sim_int.h"
@@ -56,15 +57,50 @@ ms_status_t ms__sim_finish_metrics(ms__sim_t *s)
     }
     span = s->last_t - s->t0;
     if (span > 0.0) {
-        m->mean_fragcost = s->area_frag / (span * s->c->ngpus);
-        m->mean_utilization = s->area_util / (span * (double)s->C * s->c->ngpus);
+        m->mean_fragcost = s->area_frag / (span * s->ngpus);
+        /* one group: the product in the order it always had (byte-identical) */
+        m->mean_utilization = s->ngroups == 1
+                                  ? s->area_util / (span * (double)s->grp[0].C * s->ngpus)
+                                  : s->area_util / (span * s->capacity);
     } else {
-        m->mean_fragcost = (double)s->sum_frag / MS__SIM_FX / s->c->ngpus;
-        m->mean_utilization = (double)s->sum_useful / ((double)s->C * s->c->ngpus);
+        m->mean_fragcost = (double)s->sum_frag / MS__SIM_FX / s->ngpus;
+        m->mean_utilization = (double)s->sum_useful / s->capacity;
     }
-    m->lower_bound_s = ms__lower_bound(s->tr, s->c->ngpus, skip,
-                                       s->c->share == MS_SHARE_MIG);
+    m->lower_bound_s = s->ngroups == 1 && s->grp[0].g == s->tr->geom
+                           ? ms__lower_bound(s->tr, s->ngpus, skip, s->grp[0].share == MS_SHARE_MIG)
+                           : ms__lower_bound_mixed(s, skip);
     free(w);
     free(skip);
     return MS_OK;
+}
+
+double ms__lower_bound_mixed(const ms__sim_t *s, const uint8_t *skip)
+{
+    size_t i;
+    double lb = 0.0, work = 0.0, first = INFINITY;
+    int k;
+
+    for (i = 0; i < s->tr->n; i++) {
+        const ms_job_t *j = &s->tr->jobs[i];
+        double share = INFINITY;
+
+        if (skip != NULL && skip[i])
+            continue;
+        if (j->arrival < first)
+            first = j->arrival;
+        if (j->arrival + j->duration > lb)
+            lb = j->arrival + j->duration;
+        for (k = 0; k < s->ngroups; k++) {
+            /* a job needs at least one compute slice of C on any model */
+            double x = j->gang > 1 ? (double)j->gang : 1.0 / s->grp[k].C;
+
+            if (x < share)
+                share = x;
+        }
+        if (share < INFINITY)
+            work += share * j->duration;
+    }
+    if (first < INFINITY && first + work / s->ngpus > lb)
+        lb = first + work / s->ngpus;
+    return lb;
 }

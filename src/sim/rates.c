@@ -15,16 +15,17 @@
 
 static double gpu_rate(const ms__sim_t *s, int g)
 {
-    const ms_gpu_t *gpu = &s->c->gpus[g];
+    const ms_gpu_t *gpu = s->gpu[g];
+    const ms__sim_grp_t *gr = &s->grp[s->ggrp[g]];
     int i;
 
-    if (s->c->share == MS_SHARE_TIMESLICE) {
+    if (gr->share == MS_SHARE_TIMESLICE) {
         double sum = 0.0;
 
         for (i = 0; i < gpu->ninst; i++)
             if (gpu->inst[i].job >= 0)
-                sum += ms_geom_profile(s->g, gpu->inst[i].prof)->cslices;
-        sum /= s->C;
+                sum += ms_geom_profile(gr->g, gpu->inst[i].prof)->cslices;
+        sum /= gr->C;
         return sum > 1.0 ? 1.0 / sum : 1.0;
     } else {
         int others = ms_gpu_running(gpu) - 1;
@@ -65,7 +66,7 @@ ms_status_t ms__sim_update_rates(ms__sim_t *s)
     ms_status_t st;
 
     for (t = 0; t < s->ntouched; t++) {
-        const ms_gpu_t *gpu = &s->c->gpus[s->touched[t]];
+        const ms_gpu_t *gpu = s->gpu[s->touched[t]];
 
         for (i = 0; i < gpu->ninst; i++) {
             int32_t jid = gpu->inst[i].job;
@@ -74,6 +75,7 @@ ms_status_t ms__sim_update_rates(ms__sim_t *s)
 
             if (jid < 0)
                 continue;
+            jid = s->slot2tr[jid];
             j = &s->jobs[jid];
             r = job_rate(s, jid);
             if (!j->dirty && r == j->rate)
@@ -87,7 +89,7 @@ ms_status_t ms__sim_update_rates(ms__sim_t *s)
     }
     s->ntouched = 0;
     if (++s->stamp == 0) {
-        memset(s->tmark, 0, (size_t)s->c->ngpus * sizeof(*s->tmark));
+        memset(s->tmark, 0, (size_t)s->ngpus * sizeof(*s->tmark));
         s->stamp = 1;
     }
     return MS_OK;
@@ -95,26 +97,56 @@ ms_status_t ms__sim_update_rates(ms__sim_t *s)
 
 static int gpu_useful(const ms__sim_t *s, int g)
 {
-    const ms_gpu_t *gpu = &s->c->gpus[g];
+    const ms_gpu_t *gpu = s->gpu[g];
+    const ms__sim_grp_t *gr = &s->grp[s->ggrp[g]];
     int i, u = 0;
 
     for (i = 0; i < gpu->ninst; i++) {
         int32_t j = gpu->inst[i].job;
 
-        if (j >= 0)
-            u += ms_geom_profile(s->g, s->tr->jobs[j].gang > 1 ? gpu->inst[i].prof
-                                                               : s->tr->jobs[j].prof)->cslices;
+        if (j >= 0) {
+            /* the job's own size on this model (a gang's instances are whole) */
+            const ms_job_t *tj = &s->tr->jobs[s->slot2tr[j]];
+
+            u += ms_geom_profile(gr->g, tj->gang > 1 || gr->g != s->tr->geom ? gpu->inst[i].prof
+                                                                            : tj->prof)->cslices;
+        }
     }
-    return u > s->C ? s->C : u;
+    return u > gr->C ? gr->C : u;
 }
 
-void ms__sim_contrib(ms__sim_t *s, int g, int sign)
+static void contrib(ms__sim_t *s, int g)
 {
-    const ms_gpu_t *gpu = &s->c->gpus[g];
+    const ms__sim_grp_t *gr = &s->grp[s->ggrp[g]];
+    const ms_gpu_t *gpu = s->gpu[g];
+    int64_t f = gr->fcost[gpu->state];
+    int32_t u = gpu_useful(s, g);
+    uint8_t lazy = (double)gpu->busy / gr->C < s->cfg->pcfg.lb_threshold;
 
-    s->sum_frag += sign * s->fcost[gpu->state];
-    s->sum_useful += sign * gpu_useful(s, g);
-    s->nbusy[gpu->busy] += sign;
+    s->sum_frag += f - s->gfrag[g];
+    s->sum_useful += u - s->guse[g];
+    s->nlazy += (long)lazy - (long)s->glazy[g];
+    s->gfrag[g] = f;
+    s->guse[g] = u;
+    s->glazy[g] = lazy;
+}
+
+void ms__sim_update_contrib(ms__sim_t *s, bool all)
+{
+    int t;
+
+    if (all) {
+        for (t = 0; t < s->ngpus; t++)
+            contrib(s, t);
+    } else {
+        for (t = 0; t < s->nctouched; t++)
+            contrib(s, s->ctouched[t]);
+    }
+    s->nctouched = 0;
+    if (++s->cstamp == 0) {
+        memset(s->cmark, 0, (size_t)s->ngpus * sizeof(*s->cmark));
+        s->cstamp = 1;
+    }
 }
 
 void ms__sim_advance(ms__sim_t *s, double t)
@@ -129,13 +161,10 @@ void ms__sim_advance(ms__sim_t *s, double t)
 
 void ms__sim_sample(const ms__sim_t *s, double t)
 {
-    int b, lazy = 0;
-    double thr = s->cfg->pcfg.lb_threshold;
+    ms_sched_stats_t st;
 
-    for (b = 0; b < 256; b++)
-        if (s->nbusy[b] > 0 && (double)b / s->C < thr)
-            lazy += (int)s->nbusy[b];
-    s->cfg->on_sample(s->cfg->ctx, t, (double)s->sum_frag / MS__SIM_FX / s->c->ngpus,
-                      (double)s->sum_useful / ((double)s->C * s->c->ngpus), lazy,
-                      s->c->ngpus - lazy, s->waiting);
+    ms_sched_stats(s->sched, &st);
+    s->cfg->on_sample(s->cfg->ctx, t, (double)s->sum_frag / MS__SIM_FX / s->ngpus,
+                      (double)s->sum_useful / s->capacity, (int)s->nlazy,
+                      s->ngpus - (int)s->nlazy, st.waiting);
 }

@@ -12,14 +12,14 @@
  *   sim.c      set-up, configuration checks, arrivals and finishes, the loop
  *   heap.c     the completion heap
  *   rates.c    rates and progress (settle/reschedule), aggregates, samples
- *   apply.c    plans -> cluster ops and job events, with the legality checks
- *   queue.c    per-class queues, the scheduling pass, on_idle
+ *   apply.c    the scheduler's plans -> job events, segments, aggregates
  *   metrics.c  the end-of-run metrics
  *   bound.c    the makespan lower bound and percentiles
  */
 #include "migsched/sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,20 +54,44 @@ static void count_done(ms__sim_t *s)
 static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
 {
     const ms_job_t *j = &s->tr->jobs[jid];
-    bool ok = j->gang <= 1 || (j->gang <= s->gpn && j->gang <= s->c->ngpus);
+    ms_sched_req_t rq;
+    int32_t slot = -1;
+    ms_diag_t d;
+    ms_status_t st;
 
-    if (ok && s->pol->can_host != NULL)
-        ok = s->pol->can_host(s->self, s->c, j);
-    if (!ok) {
+    memset(&rq, 0, sizeof(rq));
+    rq.prof_geom = s->tr->geom;
+    rq.prof = j->prof;
+    rq.gang = j->gang;
+    rq.duration_s = j->duration;
+    rq.migratable = true;
+    if (s->tr->req != NULL) {
+        const ms_job_req_t *x = &s->tr->req[jid];
+
+        rq.model = x->model != NULL ? x->model->name : NULL;
+        rq.isolation = (ms_isolation_t)x->isolation;
+        rq.priority = x->priority;
+    }
+    s->jobs[jid].st = MS__J_WAITING;
+    ms_diag_clear(&d);
+    /* the simulator never forgets a job, so slots are handed out in order
+     * and the scheduler's plans during this submit already name this one */
+    s->slot2tr[ms_sched_slots(s->sched)] = jid;
+    st = ms_sched_submit(s->sched, &rq, s->now, &slot, &d);
+    if (slot >= 0) {
+        s->jobs[jid].slot = slot;
+        if (s->slot2tr[slot] != jid)
+            return MS_ESTATE;
+    }
+    if (st == MS_ENOFIT && slot < 0) {
         s->jobs[jid].st = MS__J_REJECTED;
         s->m->jobs_rejected++;
         count_done(s);
         return MS_OK;
     }
-    if (s->pol->on_arrival != NULL)
-        s->pol->on_arrival(s->self, j);
-    ms__sim_enqueue(s, jid);
-    return ms__sim_schedule(s);
+    if (st != MS_OK && s->diag != NULL && s->diag->msg[0] == '\0')
+        ms_diag_set(s->diag, NULL, 0, d.field, "job %d: %s", (int)jid, d.msg);
+    return st;
 }
 
 static ms_status_t on_finish(ms__sim_t *s, int32_t jid)
@@ -76,152 +100,176 @@ static ms_status_t on_finish(ms__sim_t *s, int32_t jid)
     int i;
     ms_status_t st;
 
-    ms_plan_clear(&s->plan);
-    for (i = 0; i < j->ninst; i++) {
-        const ms__sim_inst_t *in = &s->pool[j->inst + (uint32_t)i];
-        ms_op_t op;
-
-        ms__sim_emit_segment(s, jid, in);
-        memset(&op, 0, sizeof(op));
-        op.kind = MS_OP_STOP;
-        op.job = jid;
-        op.gpu = in->gpu;
-        op.start = in->start;
-        op.prof = in->prof;
-        op.from_gpu = -1;
-        op.from_start = -1;
-        if ((st = ms_plan_push(&s->plan, &op)) != MS_OK)
-            return st;
-        if (s->c->share == MS_SHARE_MIG && !(s->persist[in->gpu] & (1u << in->start)) &&
-            (st = ms_plan_destroy(&s->plan, in->gpu, in->start)) != MS_OK)
-            return st;
-    }
+    for (i = 0; i < j->ninst; i++)
+        ms__sim_emit_segment(s, jid, &s->pool[j->inst + (uint32_t)i]);
     j->st = MS__J_DONE;
     j->end_t = s->now;
-    if ((st = ms__sim_run_plan(s, MS__PK_SIM)) != MS_OK)
+    if ((st = ms_sched_finished(s->sched, j->slot, s->now)) != MS_OK)
         return st;
     s->m->jobs_completed++;
     count_done(s);
-    if (s->pol->on_finish != NULL) {
-        for (i = 0; i < j->ninst; i++) {
-            ms_plan_clear(&s->plan);
-            st = s->pol->on_finish(s->self, s->c, s->pool[j->inst + (uint32_t)i].gpu,
-                                   s->now, &s->plan);
-            if (st == MS_ENOFIT)
-                continue;
-            if (st != MS_OK) {
-                ms_diag_set(s->diag, NULL, 0, "policy", "policy %s: on_finish failed: %s",
-                            s->pol->name, ms_strerror(st));
-                return st;
-            }
-            if (s->plan.n > 0 && (st = ms__sim_run_plan(s, MS__PK_FINISH)) != MS_OK)
-                return st;
-        }
-    }
-    return ms__sim_schedule(s);
+    return MS_OK;
 }
 
 /* --- the run ------------------------------------------------------------- */
 
 static void sim_free(ms__sim_t *s)
 {
-    if (s->self != NULL)
-        s->pol->destroy(s->self);
-    ms_cluster_destroy(s->c);
+    int k;
+
+    ms_sched_destroy(s->sched);
+    for (k = 0; s->grp != NULL && k < s->ngroups; k++)
+        free(s->grp[k].fcost);
+    free(s->grp);
+    free(s->gpu);
+    free(s->ggrp);
     free(s->jobs);
+    free(s->slot2tr);
     free(s->pool);
     free(s->heap);
     free(s->pos);
     free(s->touched);
     free(s->tmark);
-    free(s->persist);
-    free(s->fcost);
-    ms_plan_free(&s->plan);
+    free(s->ctouched);
+    free(s->cmark);
+    free(s->gfrag);
+    free(s->guse);
+    free(s->glazy);
+}
+
+static ms_status_t make_sched(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t *tr)
+{
+    ms_sched_cfg_t sc;
+    ms_node_spec_t *nodes = NULL;
+    ms_status_t st;
+
+    ms_sched_cfg_defaults(&sc);
+    sc.policy = cfg->policy;
+    sc.pcfg = cfg->pcfg;
+    sc.index_mode = cfg->index_mode;
+    sc.queue = cfg->queue;
+    sc.backfill_bound_s = cfg->backfill_bound_s;
+    /* no executor yet: the policies' setup plans (GIs only) run before the
+     * simulator has its tables; sim_init counts them in afterwards */
+    if (cfg->nnodes > 0) {
+        sc.nodes = cfg->nodes;
+        sc.nnodes = cfg->nnodes;
+    } else {
+        /* the shorthand: ngpus GPUs of the trace's model, gpn a node (the
+         * last node may be short) */
+        int gpn = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : cfg->ngpus;
+        int n = (cfg->ngpus + gpn - 1) / gpn, i;
+        char (*names)[24] = NULL;
+
+        nodes = calloc((size_t)n, sizeof(*nodes));
+        names = calloc((size_t)n, sizeof(*names));
+        if (nodes == NULL || names == NULL) {
+            free(nodes);
+            free(names);
+            return MS_ENOMEM;
+        }
+        for (i = 0; i < n; i++) {
+            snprintf(names[i], sizeof(names[i]), "n%d", i);
+            nodes[i].name = names[i];
+            nodes[i].geom = tr->geom;
+            nodes[i].ngpus = i < n - 1 ? gpn : cfg->ngpus - gpn * (n - 1);
+            nodes[i].mode = MS_NODE_MIG;
+        }
+        sc.nodes = nodes;
+        sc.nnodes = n;
+        st = ms_sched_create(&sc, s->now, &s->sched, s->diag);
+        free(nodes);
+        free(names);
+        return st;
+    }
+    return ms_sched_create(&sc, s->now, &s->sched, s->diag);
 }
 
 static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t *tr)
 {
-    ms_cluster_cfg_t cc;
-    ms_frag_table_t *ft;
     size_t i, npool = 0;
-    int k, ns;
+    int k, g;
     ms_status_t st;
 
-    s->C = ms_geom_compute(s->g);
-    s->W = ms_geom_width(s->g);
-    s->np = ms_geom_nprofiles(s->g);
-    s->nclass = s->np + 1;
-    s->gpn = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : cfg->ngpus;
-    s->placing = -1;
     s->stamp = 1;
-    for (k = 0; k < MS__SIM_NCLASS_MAX; k++)
-        s->qhead[k] = s->qtail[k] = -1;
-    ms_plan_init(&s->plan);
-
-    memset(&cc, 0, sizeof(cc));
-    cc.geom = s->g;
-    cc.ngpus = cfg->ngpus;
-    cc.gpus_per_node = s->gpn;
-    cc.share = s->pol->share;
-    cc.replicas = cfg->pcfg.replicas > 0 ? cfg->pcfg.replicas : 4;
-    if (cc.replicas > MS_MAX_INST)
-        cc.replicas = MS_MAX_INST;
-    cc.index_mode = cfg->index_mode;
-    if ((st = ms_cluster_create(&cc, &s->c)) != MS_OK) {
-        ms_diag_set(s->diag, NULL, 0, "cluster", "cannot create the cluster: %s",
-                    ms_strerror(st));
-        return st;
-    }
-
+    s->cstamp = 1;
+    s->t0 = s->last_t = s->now = tr->n > 0 ? tr->jobs[0].arrival : 0.0;
+    s->ngpus = cfg->nnodes > 0 ? 0 : cfg->ngpus;
+    for (k = 0; k < cfg->nnodes; k++)
+        s->ngpus += cfg->nodes[k].ngpus;
     for (i = 0; i < tr->n; i++)
         npool += tr->jobs[i].gang > 1 ? (size_t)tr->jobs[i].gang : 1;
     s->jobs = calloc(tr->n ? tr->n : 1, sizeof(*s->jobs));
+    s->slot2tr = malloc((tr->n ? tr->n : 1) * sizeof(*s->slot2tr));
     s->pos = malloc((tr->n ? tr->n : 1) * sizeof(*s->pos));
     s->pool = calloc(npool ? npool : 1, sizeof(*s->pool));
-    s->touched = malloc((size_t)cfg->ngpus * sizeof(*s->touched));
-    s->tmark = calloc((size_t)cfg->ngpus, sizeof(*s->tmark));
-    s->persist = calloc((size_t)cfg->ngpus, sizeof(*s->persist));
-    ns = ms_geom_nstates(s->g);
-    s->fcost = malloc((size_t)ns * sizeof(*s->fcost));
-    ft = malloc(sizeof(*ft));
-    if (s->jobs == NULL || s->pos == NULL || s->pool == NULL || s->touched == NULL || s->tmark == NULL ||
-        s->persist == NULL || s->fcost == NULL || ft == NULL) {
-        free(ft);
+    s->touched = malloc((size_t)s->ngpus * sizeof(*s->touched));
+    s->tmark = calloc((size_t)s->ngpus, sizeof(*s->tmark));
+    s->ctouched = malloc((size_t)s->ngpus * sizeof(*s->ctouched));
+    s->cmark = calloc((size_t)s->ngpus, sizeof(*s->cmark));
+    s->gfrag = calloc((size_t)s->ngpus, sizeof(*s->gfrag));
+    s->guse = calloc((size_t)s->ngpus, sizeof(*s->guse));
+    s->glazy = calloc((size_t)s->ngpus, sizeof(*s->glazy));
+    s->gpu = malloc((size_t)s->ngpus * sizeof(*s->gpu));
+    s->ggrp = malloc((size_t)s->ngpus * sizeof(*s->ggrp));
+    if (s->jobs == NULL || s->slot2tr == NULL || s->pos == NULL || s->pool == NULL ||
+        s->touched == NULL || s->tmark == NULL || s->ctouched == NULL || s->cmark == NULL ||
+        s->gfrag == NULL || s->guse == NULL || s->glazy == NULL || s->gpu == NULL ||
+        s->ggrp == NULL)
         return MS_ENOMEM;
-    }
-    ms_frag_table_fill(s->g, &cfg->pcfg.frag, ft);
-    for (k = 0; k < ns; k++)
-        s->fcost[k] = llround(ft->cost[k] * MS__SIM_FX);
-    free(ft);
     npool = 0;
     for (i = 0; i < tr->n; i++) {
         s->jobs[i].inst = (uint32_t)npool;
-        s->jobs[i].next = -1;
+        s->jobs[i].slot = -1;
         s->pos[i] = -1;
         npool += tr->jobs[i].gang > 1 ? (size_t)tr->jobs[i].gang : 1;
     }
-    /* every GPU starts empty */
-    s->nbusy[0] = cfg->ngpus;
-    s->sum_frag = s->fcost[ms_geom_empty_state()] * cfg->ngpus;
-    s->t0 = s->last_t = s->now = tr->n > 0 ? tr->jobs[0].arrival : 0.0;
     s->progress_step = tr->n / 200 > 0 ? tr->n / 200 : 1;
     s->next_progress = s->progress_step;
 
-    if ((st = s->pol->create(&cfg->pcfg, s->c, &s->self)) != MS_OK) {
-        s->self = NULL;
-        ms_diag_set(s->diag, NULL, 0, "policy", "policy %s: create failed: %s",
-                    s->pol->name, ms_strerror(st));
+    if ((st = make_sched(s, cfg, tr)) != MS_OK)
         return st;
-    }
-    if (s->pol->setup != NULL) {
-        ms_plan_clear(&s->plan);
-        if ((st = s->pol->setup(s->self, s->c, &s->plan)) != MS_OK) {
-            ms_diag_set(s->diag, NULL, 0, "policy", "policy %s: setup failed: %s",
-                        s->pol->name, ms_strerror(st));
-            return st;
+    if (ms_sched_ngpus(s->sched) != s->ngpus)
+        return MS_ESTATE;
+    s->ngroups = ms_sched_ngroups(s->sched);
+    if ((s->grp = calloc((size_t)s->ngroups, sizeof(*s->grp))) == NULL)
+        return MS_ENOMEM;
+    s->capacity = 0.0;
+    for (k = 0; k < s->ngroups; k++) {
+        const ms_cluster_t *c = ms_sched_group_cluster(s->sched, k);
+        ms__sim_grp_t *gr = &s->grp[k];
+        ms_frag_table_t *ft;
+        int ns = ms_geom_nstates(c->geom), q;
+
+        gr->g = c->geom;
+        gr->C = ms_geom_compute(c->geom);
+        gr->share = c->share;
+        gr->fcost = malloc((size_t)ns * sizeof(*gr->fcost));
+        ft = malloc(sizeof(*ft));
+        if (gr->fcost == NULL || ft == NULL) {
+            free(ft);
+            return MS_ENOMEM;
         }
-        if ((st = ms__sim_run_plan(s, MS__PK_SETUP)) != MS_OK)
-            return st;
+        ms_frag_table_fill(c->geom, &cfg->pcfg.frag, ft);
+        for (q = 0; q < ns; q++)
+            gr->fcost[q] = llround(ft->cost[q] * MS__SIM_FX);
+        free(ft);
+        s->capacity += (double)gr->C * c->ngpus;
+    }
+    for (g = 0; g < s->ngpus; g++) {
+        int gi;
+
+        s->gpu[g] = ms_sched_gpu(s->sched, g, NULL);
+        ms_sched_gpu_where(s->sched, g, NULL, &gi, NULL);
+        s->ggrp[g] = (int16_t)gi;
+    }
+    ms__sim_update_contrib(s, true);
+    {
+        ms_sched_exec_t ex;
+
+        ex.ctx = s;
+        ex.plan = ms__sim_on_plan;
+        ms_sched_set_exec(s->sched, &ex);
     }
     return MS_OK;
 }
@@ -237,9 +285,12 @@ static ms_status_t check_cfg(const ms_sim_cfg_t *cfg, const ms_trace_t *tr, ms_d
     } else if (cfg->policy->abi != MS_POLICY_ABI) {
         field = "policy";
         why = "policy ABI mismatch";
-    } else if (cfg->ngpus <= 0) {
+    } else if (cfg->nnodes <= 0 && cfg->ngpus <= 0) {
         field = "gpus";
         why = "at least one GPU is required";
+    } else if (cfg->nnodes < 0 || (cfg->nnodes > 0 && cfg->nodes == NULL)) {
+        field = "node";
+        why = "a node list needs its nodes";
     } else if (cfg->gpus_per_node < 0) {
         field = "gpus-per-node";
         why = "must be >= 0";
@@ -277,7 +328,8 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
     ms__sim_t s;
     size_t ai = 0;
     double next_sample, tick, next_tick = INFINITY;
-    long changes_at_tick = -1;
+    long events_at_tick = -1;
+    bool tick_changed = false;
     ms_status_t st;
 
     if (cfg == NULL || trace == NULL || out == NULL)
@@ -288,8 +340,6 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
     memset(&s, 0, sizeof(s));
     s.cfg = cfg;
     s.tr = trace;
-    s.g = trace->geom;
-    s.pol = cfg->policy;
     s.m = out;
     s.diag = diag;
     out->jobs_total = (long)trace->n;
@@ -302,13 +352,19 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
     for (;;) {
         double tf, ta, t;
         int kind;   /* 0 finish, 1 arrival, 2 idle tick */
+        ms_sched_stats_t ss;
 
         tf = s.hn > 0 ? s.heap[0].t : INFINITY;
         ta = ai < trace->n ? trace->jobs[ai].arrival : INFINITY;
-        /* wake an on_idle policy while jobs wait; stop when nothing runs,
-         * nothing arrives and the last wake-up changed nothing (stuck) */
-        if (next_tick == INFINITY && s.waiting > 0 && s.pol->on_idle != NULL &&
-            (tf < INFINITY || ta < INFINITY || s.changes != changes_at_tick))
+        ms_sched_stats(s.sched, &ss);
+        /* wake an on_idle policy while jobs wait (time-driven layout changes:
+         * node-profile's hysteresis), but only if something happened since
+         * the last wake-up: an arrival or a finish, or a change that wake-up
+         * made. A wake-up that changes nothing is not repeated until the next
+         * event, so the number of wake-ups is bounded by events and changes,
+         * never by simulated time (a 1e9 s job costs what a 10 s job costs). */
+        if (next_tick == INFINITY && ss.waiting > 0 && cfg->policy->on_idle != NULL &&
+            (out->events != events_at_tick || tick_changed))
             next_tick = s.now + tick;
         if (tf == INFINITY && ta == INFINITY && next_tick == INFINITY)
             break;
@@ -331,14 +387,27 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         } else if (kind == 1) {
             st = on_arrival(&s, (int32_t)ai++);
         } else {
+            long before = ss.changes;
+
             next_tick = INFINITY;
-            changes_at_tick = s.changes;
-            st = ms__sim_schedule(&s);
+            st = ms_sched_tick(s.sched, s.now);
+            ms_sched_stats(s.sched, &ss);
+            tick_changed = ss.changes != before;
+            events_at_tick = out->events;
         }
         if (st != MS_OK)
             goto done;
         if (cfg->on_sample != NULL && cfg->sample_every_s <= 0.0)
             ms__sim_sample(&s, t);
+    }
+    {
+        ms_sched_stats_t ss;
+
+        ms_sched_stats(s.sched, &ss);
+        out->migrations = ss.migrations;
+        out->migrations_bbm = ss.migrations_bbm;
+        out->reconfigurations = ss.reconfigurations;
+        out->layout_switches = ss.layout_switches;
     }
     st = ms__sim_finish_metrics(&s);
     if (st == MS_OK && cfg->on_progress != NULL)

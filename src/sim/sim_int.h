@@ -23,14 +23,9 @@ double ms__percentile(const double *sorted, size_t n, double p);
 
 /* --- the simulator's state ----------------------------------------------- */
 
-/* Job states. */
+/* Job states (the simulator's own view; the scheduler has the real one). */
 enum { MS__J_PENDING = 0, MS__J_WAITING, MS__J_RUNNING, MS__J_DONE, MS__J_REJECTED };
 
-/* Who produced a plan (decides which ops are legal and what is counted). */
-enum { MS__PK_SETUP = 0, MS__PK_PLACE, MS__PK_ROOM, MS__PK_FINISH, MS__PK_IDLE, MS__PK_SIM };
-
-#define MS__SIM_NCLASS_MAX (MS_MAX_PROFILES + 1)   /* one queue per profile, plus gangs */
-#define MS__SIM_MAX_CREATED 64                     /* GIs remembered per plan */
 #define MS__SIM_FX 1e12                            /* FragCost fixed-point scale */
 
 typedef struct ms__sim_ev {
@@ -42,8 +37,8 @@ typedef struct ms__sim_ev {
 typedef struct ms__sim_job {
     double rem, upd, hold, rate;
     double place_t, end_t;
-    int32_t next;        /* queue link */
     uint32_t inst;       /* first slot in the instance pool */
+    int32_t slot;        /* the scheduler's slot, -1 before arrival */
     int16_t ninst;
     uint8_t st;
     uint8_t dirty;       /* rate must be recomputed and the finish rescheduled */
@@ -51,23 +46,32 @@ typedef struct ms__sim_job {
 
 typedef struct ms__sim_inst {
     double begin;
-    int32_t gpu;
+    int32_t gpu;         /* global */
     int8_t start;
     int8_t prof;
 } ms__sim_inst_t;
 
+/* What the simulator keeps per node group (read from the scheduler). */
+typedef struct ms__sim_grp {
+    const ms_geom_t *g;
+    int C;
+    ms_share_mode_t share;
+    int64_t *fcost;           /* FragCost per state, fixed point (MS__SIM_FX) */
+} ms__sim_grp_t;
+
 typedef struct ms__sim {
     const ms_sim_cfg_t *cfg;
     const ms_trace_t *tr;
-    const ms_geom_t *g;
-    const ms_policy_ops_t *pol;
-    void *self;
-    ms_cluster_t *c;
+    ms_sched_t *sched;
     ms_metrics_t *m;
     ms_diag_t *diag;
-    int C, W, np, nclass, gpn;
+    int ngpus, ngroups;
+    ms__sim_grp_t *grp;       /* [ngroups] */
+    const ms_gpu_t **gpu;     /* [ngpus] the scheduler's GPUs (stable pointers) */
+    int16_t *ggrp;            /* [ngpus] group of each GPU */
 
-    ms__sim_job_t *jobs;
+    ms__sim_job_t *jobs;      /* [trace jobs] */
+    int32_t *slot2tr;         /* [trace jobs] scheduler slot -> trace index */
     ms__sim_inst_t *pool;
 
     ms__sim_ev_t *heap;
@@ -75,33 +79,26 @@ typedef struct ms__sim {
     size_t hn, hcap;
     uint64_t seq;
 
-    int32_t qhead[MS__SIM_NCLASS_MAX], qtail[MS__SIM_NCLASS_MAX];
-    long waiting;
-    int nwait[MS_MAX_PROFILES];
-
     double now;
-    int *touched;
+    int *touched;             /* GPUs whose jobs' rates must be recomputed */
     int ntouched;
     uint32_t *tmark;
     uint32_t stamp;
-    uint16_t *persist;        /* per GPU: GIs kept after their job ends */
+    int *ctouched;            /* GPUs whose aggregate contribution changed */
+    int nctouched;
+    uint32_t *cmark;
+    uint32_t cstamp;
 
-    /* plan context */
-    int32_t placing;
-    int ncreated;
-    int32_t created_gpu[MS__SIM_MAX_CREATED];
-    int8_t created_start[MS__SIM_MAX_CREATED];
-
-    /* aggregates */
-    int64_t *fcost;           /* FragCost per state, fixed point (MS__SIM_FX) */
+    /* aggregates: per-GPU contributions cached, totals exact */
+    int64_t *gfrag;           /* [ngpus] */
+    int32_t *guse;            /* [ngpus] */
+    uint8_t *glazy;           /* [ngpus] */
     int64_t sum_frag;         /* exact: no drift over millions of events */
-    long sum_useful;
-    long nbusy[256];
+    long sum_useful, nlazy;
+    double capacity;          /* compute slices of the whole cluster */
     double area_frag, area_util, last_t, t0;
 
-    ms_plan_t plan;
     size_t done, progress_step, next_progress;
-    long changes;             /* placements and policy plans applied */
 } ms__sim_t;
 
 /* --- heap.c: running jobs by (finish time, seq) -------------------------- */
@@ -140,31 +137,37 @@ static inline void ms__sim_touch(ms__sim_t *s, int g)
 /* Recompute the rate of every job on the touched GPUs, reschedule the
  * finishes that changed, and clear the touched set. */
 ms_status_t ms__sim_update_rates(ms__sim_t *s);
-/* Add (sign +1) or remove (-1) GPU g's share of the aggregates. */
-void ms__sim_contrib(ms__sim_t *s, int g, int sign);
+/* GPU g's share of the aggregates may have changed. */
+static inline void ms__sim_ctouch(ms__sim_t *s, int g)
+{
+    if (s->cmark[g] != s->cstamp) {
+        s->cmark[g] = s->cstamp;
+        s->ctouched[s->nctouched++] = g;
+    }
+}
+/* Recompute the contributions of the GPUs marked by ms__sim_ctouch (or
+ * every GPU when all is set) and clear the marks. */
+void ms__sim_update_contrib(ms__sim_t *s, bool all);
 /* Integrate the aggregates up to t and move the clock to t. */
 void ms__sim_advance(ms__sim_t *s, double t);
 /* Report one sample to cfg->on_sample (which must be set). */
 void ms__sim_sample(const ms__sim_t *s, double t);
 
-/* --- apply.c: plans -> job events ---------------------------------------- */
+/* --- apply.c: the scheduler's plans -> job events -------------------------- */
 
 /* Report the end of one execution segment to cfg->on_segment, if set. */
 void ms__sim_emit_segment(const ms__sim_t *s, int32_t jid, const ms__sim_inst_t *in);
-/* Apply s->plan (produced by kind, MS__PK_*) op by op, then bring rates up
- * to date. An illegal op is MS_ESTATE with a diagnostic. */
-ms_status_t ms__sim_run_plan(ms__sim_t *s, int kind);
-
-/* --- queue.c: queues and the scheduling pass ----------------------------- */
-
-/* Append job j to its class's queue; it is waiting from now on. */
-void ms__sim_enqueue(ms__sim_t *s, int32_t j);
-/* A scheduling pass, then on_idle (if the policy has it) and, if that
- * changed the layout, another pass. */
-ms_status_t ms__sim_schedule(ms__sim_t *s);
+/* The executor callback of the scheduler: applies one plan's job events,
+ * then brings aggregates and rates up to date. */
+ms_status_t ms__sim_on_plan(void *ctx, const ms_sched_plan_t *p);
 
 /* --- metrics.c ----------------------------------------------------------- */
 
+/* A lower bound on a cluster of several node kinds: the latest
+ * arrival + duration, and the first arrival plus the trace's work in GPU
+ * fractions (each job at its smallest share of a GPU on any model it can
+ * run on) over the GPU count. */
+double ms__lower_bound_mixed(const ms__sim_t *s, const uint8_t *skip);
 /* Fill the waits, means, percentiles, FragCost, utilisation and lower
  * bound of s->m at the end of the run. */
 ms_status_t ms__sim_finish_metrics(ms__sim_t *s);

@@ -79,7 +79,7 @@ expect 2 "weights.*\[0, 1e6\]" -- "$M" frag --used 1g@1,1g@5 --weights 2g=1e308,
 a=$("$M" frag --json --used 1g@1,1g@5 --weights 2g=1,1g=1 | sed 's/.*"fragcost":\([0-9.]*\).*/\1/')
 b=$("$M" frag --json --used 1g@1,1g@5 --weights 2g=1e6,1g=1e6 | sed 's/.*"fragcost":\([0-9.]*\).*/\1/')
 [ "$a" = "$b" ] && [ "$a" != "" ] || fail "scaled weights give $a and $b"
-expect 2 "create-s.*\[0, 1e\+06\]" -- "$M" simulate --trace "$tmp/t.csv" --gpus 1 --policy fa --create-s 1e308
+expect 2 "create-s.*\[0, 1e\+09\]" -- "$M" simulate --trace "$tmp/t.csv" --gpus 1 --policy fa --create-s 1e308
 expect 2 "max \(4\) must be greater than --min \(5\)" -- "$M" gen-trace --jobs 5 --rate 1 --dist uniform \
     --min 5 --max 4 -o "$tmp/x.csv"
 expect 2 "mix.*\[0, 1e6\]" -- "$M" gen-trace --jobs 5 --rate 1 --mix 1g=1e308,2g=1e308 -o "$tmp/x.csv"

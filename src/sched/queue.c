@@ -1,0 +1,403 @@
+/* queue.c - the queue discipline and the driver's entry points.
+ *
+ * One queue per request class, ordered by (priority desc, submission). A
+ * pass repeatedly takes the unblocked class whose head comes first; a class
+ * whose head does not fit is blocked for the rest of the pass, since
+ * placement depends only on the cluster state and the request. A pass costs
+ * O(classes) per placement, not O(queue). A start that would pass the
+ * overall head is refused in FIFO mode, and in backfill mode once the head
+ * has waited longer than backfill_bound_s. When the head does not fit, each
+ * of its candidate groups' make_room may move jobs (once per pass).
+ *
+ * Termination: every iteration of a pass either starts a job (the queue
+ * shrinks), blocks a class (at most once each), or applies make_room (at
+ * most once per pass), so a pass ends after at most queue + classes + 1
+ * iterations.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/sched_int.h"
+
+/* a before b in queue order */
+static bool before(const ms_sched_t *s, int32_t a, int32_t b)
+{
+    const ms__job_t *x = &s->jobs[a], *y = &s->jobs[b];
+
+    return x->priority > y->priority || (x->priority == y->priority && x->seq < y->seq);
+}
+
+static void nwait_add(ms_sched_t *s, int32_t slot, int d)
+{
+    const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
+    int i;
+
+    for (i = 0; i < c->norder; i++)
+        s->grp[c->order[i]].nwait[c->prof[c->order[i]]] += d;
+}
+
+void ms__sched_enqueue(ms_sched_t *s, int32_t slot)
+{
+    ms__job_t *j = &s->jobs[slot];
+    ms__cls_t *c = &s->cls[j->cls];
+    int32_t at = c->qtail;
+
+    /* from the tail: O(1) for the usual arrival, O(position) for a requeue */
+    while (at >= 0 && before(s, slot, at))
+        at = s->jobs[at].prev;
+    j->prev = at;
+    j->next = at >= 0 ? s->jobs[at].next : c->qhead;
+    if (j->next >= 0)
+        s->jobs[j->next].prev = slot;
+    else
+        c->qtail = slot;
+    if (at >= 0)
+        s->jobs[at].next = slot;
+    else
+        c->qhead = slot;
+    j->state = MS_JOB_QUEUED;
+    j->inq = 1;
+    s->st.waiting++;
+    nwait_add(s, slot, +1);
+}
+
+void ms__sched_dequeue(ms_sched_t *s, int32_t slot)
+{
+    ms__job_t *j = &s->jobs[slot];
+    ms__cls_t *c = &s->cls[j->cls];
+
+    if (j->prev >= 0)
+        s->jobs[j->prev].next = j->next;
+    else
+        c->qhead = j->next;
+    if (j->next >= 0)
+        s->jobs[j->next].prev = j->prev;
+    else
+        c->qtail = j->prev;
+    j->next = j->prev = -1;
+    j->inq = 0;
+    s->st.waiting--;
+    nwait_add(s, slot, -1);
+}
+
+/* Place slot on its candidate groups in order; MS_ENOFIT if none. */
+static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now)
+{
+    const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
+    int i;
+    ms_status_t st;
+
+    if (c->node >= 0) {
+        /* a node constraint: the restricted-placement rule on that node */
+        st = ms__sched_place_on(s, slot, &c->node, 1, now);
+        if (st == MS_OK && s->jobs[slot].ninst != s->jobs[slot].gang)
+            st = MS_ESTATE;
+        return st;
+    }
+    for (i = 0; i < c->norder; i++) {
+        int gi = c->order[i];
+        ms__grp_t *gr = &s->grp[gi];
+        ms_job_t v = ms__sched_view(s, slot, gi);
+        ms__job_t *j;
+
+        ms_plan_clear(&s->plan);
+        st = gr->pol->place(gr->self, gr->c, &v, &s->plan);
+        if (st == MS_ENOFIT)
+            continue;
+        if (st != MS_OK) {
+            ms_diag_set(s->diag, NULL, 0, "policy", "policy %s: place(job %d) failed: %s",
+                        gr->pol->name, (int)slot, ms_strerror(st));
+            return st;
+        }
+        s->placing = slot;
+        st = ms__sched_run_plan(s, gi, MS_PK_PLACE, now);
+        s->placing = -1;
+        if (st != MS_OK)
+            return st;
+        j = &s->jobs[slot];
+        if ((j->state != MS_JOB_RUNNING && j->state != MS_JOB_STARTING) || j->ninst != j->gang) {
+            ms_diag_set(s->diag, NULL, 0, "policy",
+                        "policy %s: place(job %d) answered OK but started %d of its %d instances",
+                        gr->pol->name, (int)slot, (int)j->ninst, (int)j->gang);
+            return MS_ESTATE;
+        }
+        return MS_OK;
+    }
+    return MS_ENOFIT;
+}
+
+/* make_room for the head, on its candidate groups in order. */
+static ms_status_t try_room(ms_sched_t *s, int32_t slot, double now, bool *acted)
+{
+    const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
+    int i;
+    ms_status_t st;
+
+    *acted = false;
+    for (i = 0; i < c->norder; i++) {
+        int gi = c->order[i];
+        ms__grp_t *gr = &s->grp[gi];
+        ms_job_t v = ms__sched_view(s, slot, gi);
+
+        if (gr->pol->make_room == NULL)
+            continue;
+        ms_plan_clear(&s->plan);
+        st = gr->pol->make_room(gr->self, gr->c, &v, now, &s->plan);
+        if (st == MS_OK && s->plan.n > 0 && ms__sched_moves_allowed(s, &s->plan, now)) {
+            *acted = true;
+            return ms__sched_run_plan(s, gi, MS_PK_ROOM, now);
+        }
+        if (st != MS_OK && st != MS_ENOFIT) {
+            ms_diag_set(s->diag, NULL, 0, "policy", "policy %s: make_room failed: %s",
+                        gr->pol->name, ms_strerror(st));
+            return st;
+        }
+    }
+    return MS_OK;
+}
+
+static ms_status_t sched_pass(ms_sched_t *s, double now)
+{
+    bool tried_room = false;
+    int k;
+    ms_status_t st;
+    uint8_t blocked_small[64];
+    uint8_t *blocked = blocked_small;
+
+    if (s->ncls > (int)sizeof(blocked_small)) {
+        /* many request classes: a pass-local array (freed below) */
+        blocked = ms__scalloc(s, (size_t)s->ncls, 1);
+        if (blocked == NULL)
+            return MS_ENOMEM;
+    } else {
+        memset(blocked_small, 0, sizeof(blocked_small));
+    }
+    st = MS_OK;
+    for (;;) {
+        int best = -1, head = -1;
+        int32_t j;
+
+        for (k = 0; k < s->ncls; k++) {
+            int32_t h = s->cls[k].qhead;
+
+            if (h < 0)
+                continue;
+            if (head < 0 || before(s, h, s->cls[head].qhead))
+                head = k;
+            if (!blocked[k] && (best < 0 || before(s, h, s->cls[best].qhead)))
+                best = k;
+        }
+        if (best < 0)
+            break;
+        if (best != head) {
+            /* this start would pass the overall head */
+            if (s->cfg.queue == MS_QUEUE_FIFO)
+                break;
+            if (now - s->jobs[s->cls[head].qhead].submit_t > s->cfg.backfill_bound_s)
+                break;
+        }
+        j = s->cls[best].qhead;
+        st = try_place(s, j, now);
+        if (st == MS_OK) {
+            s->st.changes++;
+            continue;
+        }
+        if (st != MS_ENOFIT)
+            break;
+        st = MS_OK;
+        if (best == head && !tried_room && !s->cfg.no_room) {
+            bool acted;
+
+            tried_room = true;
+            if ((st = try_room(s, j, now, &acted)) != MS_OK)
+                break;
+            if (acted)
+                continue;   /* place the head again */
+        }
+        blocked[best] = 1;
+    }
+    if (blocked != blocked_small)
+        ms__sfree(s, blocked);
+    return st;
+}
+
+ms_status_t ms__sched_schedule(ms_sched_t *s, double now)
+{
+    ms_status_t st = sched_pass(s, now);
+    bool acted = false;
+    int k;
+
+    if (st != MS_OK || s->cfg.no_room)
+        return st;
+    for (k = 0; k < s->ngroups; k++) {
+        ms__grp_t *gr = &s->grp[k];
+
+        if (gr->pol->on_idle == NULL)
+            continue;
+        ms_plan_clear(&s->plan);
+        st = gr->pol->on_idle(gr->self, gr->c, gr->nwait, now, &s->plan);
+        if (st == MS_ENOFIT || (st == MS_OK && s->plan.n == 0))
+            continue;
+        if (st != MS_OK) {
+            ms_diag_set(s->diag, NULL, 0, "policy", "policy %s: on_idle failed: %s",
+                        gr->pol->name, ms_strerror(st));
+            return st;
+        }
+        if ((st = ms__sched_run_plan(s, k, MS_PK_IDLE, now)) != MS_OK)
+            return st;
+        acted = true;
+    }
+    return acted ? sched_pass(s, now) : MS_OK;
+}
+
+/* --- entry points -------------------------------------------------------- */
+
+ms_status_t ms_sched_submit(ms_sched_t *s, const ms_sched_req_t *req, double now,
+                            int32_t *slot, ms_diag_t *diag)
+{
+    int32_t k, cls;
+    ms__job_t *j;
+    ms__cls_t *c;
+    ms_status_t st;
+    bool ok = false;
+    int i;
+
+    s->diag = diag;
+    if (req == NULL || !(now >= -1e18 && now <= 1e18)) {
+        ms_diag_set(diag, NULL, 0, "now", "submit needs a request and a finite time");
+        return MS_EINVAL;
+    }
+    if ((st = ms__sched_resolve(s, req, &cls, diag)) != MS_OK)
+        return st;
+    if (req->id != NULL && ms_sched_find(s, req->id) >= 0) {
+        ms_diag_set(diag, NULL, 0, "id", "a job with id '%s' exists", req->id);
+        return MS_EEXIST;
+    }
+    if ((st = ms__sched_job_alloc(s, req->id, &k)) != MS_OK) {
+        ms_diag_set(diag, NULL, 0, "id", "%s", st == MS_EINVAL ? "ids are 1..4096 bytes"
+                                                                : ms_strerror(st));
+        return st;
+    }
+    j = &s->jobs[k];
+    j->cls = cls;
+    j->submit_t = now - req->waited_s;
+    j->duration = req->duration_s;
+    j->estimate = req->estimate_s;
+    j->priority = req->priority;
+    j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
+    j->migratable = req->migratable;
+    j->seq = s->seq++;
+    c = &s->cls[cls];
+    /* rejection: can any candidate group ever host it? */
+    for (i = 0; i < c->norder && !ok; i++) {
+        ms__grp_t *gr = &s->grp[c->order[i]];
+        ms_job_t v = ms__sched_view(s, k, c->order[i]);
+
+        ok = gr->pol->can_host == NULL || gr->pol->can_host(gr->self, gr->c, &v);
+    }
+    if (!ok) {
+        ms__sched_job_release(s, k);
+        ms_diag_set(diag, NULL, 0, "profile", "no GPU of this cluster can ever host it under policy %s",
+                    s->cfg.policy->name);
+        s->diag = NULL;
+        return MS_ENOFIT;
+    }
+    if (j->gang > 1 && (j->insts = ms__scalloc(s, (size_t)j->gang, sizeof(*j->insts))) == NULL) {
+        ms__sched_job_release(s, k);
+        return MS_ENOMEM;
+    }
+    for (i = 0; i < c->norder; i++) {
+        ms__grp_t *gr = &s->grp[c->order[i]];
+
+        if (gr->pol->on_arrival != NULL) {
+            ms_job_t v = ms__sched_view(s, k, c->order[i]);
+
+            gr->pol->on_arrival(gr->self, &v);
+        }
+    }
+    ms__sched_enqueue(s, k);
+    *slot = k;
+    st = ms__sched_schedule(s, now);
+    s->diag = NULL;
+    return st;
+}
+
+ms_status_t ms_sched_finished(ms_sched_t *s, int32_t slot, double now)
+{
+    ms__job_t *j;
+    ms_sched_inst_t gpus[1];
+    ms_sched_inst_t *in;
+    int i, n, gi;
+    ms_status_t st;
+
+    if (slot < 0 || slot >= s->njobs || s->jobs[slot].state == MS__SLOT_FREE)
+        return MS_ENOENT;
+    j = &s->jobs[slot];
+    if (j->state == MS_JOB_QUEUED) {
+        ms__sched_dequeue(s, slot);
+        j->state = MS_JOB_DONE;
+        j->end_t = now;
+        return MS_OK;
+    }
+    if (j->state != MS_JOB_RUNNING && j->state != MS_JOB_STARTING &&
+        j->state != MS_JOB_MIGRATING)
+        return MS_ESTATE;
+    gi = j->group;
+    n = j->ninst;
+    /* the GPUs it left, for on_finish (copied: release clears them) */
+    in = n > 1 ? ms__salloc(s, (size_t)n * sizeof(*in)) : gpus;
+    if (in == NULL)
+        return MS_ENOMEM;
+    memcpy(in, ms__sched_insts(j), (size_t)n * sizeof(*in));
+    st = ms__sched_release(s, slot, MS_JOB_DONE, now);
+    if (st == MS_OK && s->grp[gi].pol->on_finish != NULL) {
+        ms__grp_t *gr = &s->grp[gi];
+
+        for (i = 0; i < n && st == MS_OK; i++) {
+            ms_plan_clear(&s->plan);
+            st = gr->pol->on_finish(gr->self, gr->c, s->g2l[in[i].gpu], now, &s->plan);
+            if (st == MS_ENOFIT) {
+                st = MS_OK;
+                continue;
+            }
+            if (st != MS_OK) {
+                ms_diag_set(s->diag, NULL, 0, "policy", "policy %s: on_finish failed: %s",
+                            gr->pol->name, ms_strerror(st));
+                break;
+            }
+            if (s->plan.n > 0 && ms__sched_moves_allowed(s, &s->plan, now))
+                st = ms__sched_run_plan(s, gi, MS_PK_FINISH, now);
+        }
+    }
+    if (in != gpus)
+        ms__sfree(s, in);
+    if (st != MS_OK)
+        return st;
+    return ms__sched_schedule(s, now);
+}
+
+ms_status_t ms_sched_cancel(ms_sched_t *s, int32_t slot, double now)
+{
+    ms__job_t *j;
+    ms_status_t st;
+
+    if (slot < 0 || slot >= s->njobs || s->jobs[slot].state == MS__SLOT_FREE)
+        return MS_ENOENT;
+    j = &s->jobs[slot];
+    switch (j->state) {
+    case MS_JOB_QUEUED:
+        ms__sched_dequeue(s, slot);
+        j->state = MS_JOB_CANCELLED;
+        j->end_t = now;
+        return ms__sched_schedule(s, now);
+    case MS_JOB_RESERVED:
+    case MS_JOB_STARTING:
+    case MS_JOB_RUNNING:
+    case MS_JOB_MIGRATING:
+        if ((st = ms__sched_release(s, slot, MS_JOB_CANCELLED, now)) != MS_OK)
+            return st;
+        return ms__sched_schedule(s, now);
+    default:
+        return MS_ESTATE;
+    }
+}

@@ -1,0 +1,599 @@
+/* reserve.c - what the Kubernetes extender and a restarting service need:
+ * restricted placement ("the best placement for this job among these
+ * nodes"), per-node scores 0-10, reservations that hold a placement until
+ * they are bound or expire, ticks, and adopting an inventory.
+ *
+ * Restricted placement scores each GPU of the allowed nodes on its own, so
+ * it costs O(GPUs of those nodes x starts), never O(cluster). The rule, for
+ * a single-GPU job on a MIG GPU: an idle GI that covers the request first
+ * (the least oversized), else (for policies that partition dynamically) a
+ * new GI at the legal start that leaves the lowest FragCost, then the
+ * fuller GPU, then the lower start; on a time-sliced GPU the fullest GPU
+ * with a free slot. Gangs take the first node with enough empty GPUs.
+ * Scores: 10 x (0.5 x (1 - FragCost after) + 0.5 x utilisation after),
+ * rounded; -1 where the node cannot host the job now.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy_int.h"
+#include "sched/sched_int.h"
+
+#define KEY_NONE UINT64_MAX
+
+/* Does this group's policy create GIs on demand? (static layouts and
+ * node-level layouts only use GIs that exist.) */
+static bool grp_dynamic(const ms__grp_t *gr)
+{
+    const char *n = gr->pol->name;
+
+    if (gr->c->share != MS_SHARE_MIG)
+        return false;
+    if (strcmp(n, "static") == 0 || strcmp(n, "node-profile") == 0)
+        return false;
+    return strncmp(n, "fa", 2) != 0 || gr->pcfg.dynamic;
+}
+
+static ms_status_t grp_frag(const ms__grp_t *gr, const ms_frag_table_t **out)
+{
+    *out = gr->ft;   /* made with the group */
+    return gr->ft != NULL ? MS_OK : MS_ESTATE;
+}
+
+/* Best placement of profile k on local GPU g: its key (lower is better),
+ * start, whether a GI is created, and the score inputs. */
+static uint64_t gpu_best(ms__grp_t *gr, int g, int k, int *start, bool *create, double *frag,
+                         double *util)
+{
+    const ms_cluster_t *c = gr->c;
+    const ms_gpu_t *gpu = &c->gpus[g];
+    const ms_geom_t *geom = gr->geom;
+    const ms_frag_table_t *ft = NULL;
+    int C = ms_geom_compute(geom), i;
+    uint64_t best = KEY_NONE;
+
+    if (c->share != MS_SHARE_MIG) {
+        int used = 0;
+
+        for (i = 0; i < gpu->ninst; i++)
+            used += gpu->inst[i].job >= 0;
+        if (used >= c->replicas)
+            return KEY_NONE;
+        *start = -1;
+        *create = false;
+        *frag = 0.0;
+        *util = (double)(used + 1) / c->replicas;
+        return (uint64_t)(c->replicas - used);
+    }
+    if (grp_frag(gr, &ft) != MS_OK)
+        return KEY_NONE;
+    for (i = 0; i < gpu->ninst; i++) {
+        const ms_inst_t *in = &gpu->inst[i];
+        uint64_t key;
+
+        if (in->job >= 0 || !ms__covers(geom, in->prof, k))
+            continue;
+        key = ((uint64_t)(ms_geom_profile(geom, in->prof)->msize - ms_geom_profile(geom, k)->msize) << 8) |
+              (uint64_t)in->start;
+        if (key < best) {
+            best = key;
+            *start = in->start;
+            *create = false;
+            *frag = ft->cost[gpu->state];
+            *util = (double)(gpu->busy + ms_geom_profile(geom, in->prof)->cslices) / C;
+        }
+    }
+    if (best != KEY_NONE || !grp_dynamic(gr))
+        return best;
+    {
+        uint16_t fit = ms_state_fit(geom, gpu->state, k);
+        int st;
+
+        for (st = 0; fit != 0 && st < ms_geom_width(geom); st++) {
+            ms_state_t ns;
+            double f;
+            uint64_t key;
+            int busy;
+
+            if (!(fit & (1u << st)))
+                continue;
+            ns = ms_state_place(geom, gpu->state, k, st);
+            if (ns == MS_STATE_NONE)
+                continue;
+            f = ft->cost[ns];
+            busy = gpu->busy + ms_geom_profile(geom, k)->cslices;
+            key = (1ull << 60) | ((uint64_t)llround(f * 1e6) << 24) |
+                  ((uint64_t)(C - (busy > C ? C : busy)) << 8) | (uint64_t)st;
+            if (key < best) {
+                best = key;
+                *start = st;
+                *create = true;
+                *frag = f;
+                *util = (double)busy / C;
+            }
+        }
+    }
+    return best;
+}
+
+/* Gang: the first allowed node of group gi with `gang` empty GPUs. */
+static bool gang_fit(const ms__grp_t *gr, int lnode, int gang, int *first)
+{
+    int g, n = 0;
+
+    for (g = lnode * gr->gpn; g < (lnode + 1) * gr->gpn && n < gang; g++)
+        if (gr->c->gpus[g].ninst == 0)
+            first[n++] = g;
+    return n == gang;
+}
+
+static bool node_allowed(const ms_sched_t *s, int node, const int32_t *nodes, int nn)
+{
+    int i;
+
+    if (nodes == NULL)
+        return true;
+    for (i = 0; i < nn; i++)
+        if (nodes[i] == node)
+            return true;
+    (void)s;
+    return false;
+}
+
+/* Build the plan for slot on the best allowed GPU(s) of group gi: MS_ENOFIT
+ * if none. */
+static ms_status_t plan_on_group(ms_sched_t *s, int gi, int32_t slot, const int32_t *nodes,
+                                 int nn, double *score)
+{
+    ms__grp_t *gr = &s->grp[gi];
+    const ms__job_t *j = &s->jobs[slot];
+    int k = s->cls[j->cls].prof[gi], ln, g, bg = -1, bstart = -1;
+    uint64_t best = KEY_NONE;
+    bool bcreate = false;
+    double bf = 0.0, bu = 0.0;
+    ms_status_t st;
+
+    if (k < 0)
+        return MS_ENOFIT;
+    ms_plan_clear(&s->plan);
+    if (j->gang > 1) {
+        int first[MS_MAX_INST * 4];
+        int full = gr->c->share == MS_SHARE_MIG ? ms__full_profile(gr->geom) : k, q;
+
+        if (j->gang > (int)(sizeof(first) / sizeof(first[0])) || full < 0)
+            return MS_ENOFIT;
+        for (ln = 0; ln < gr->nnodes; ln++) {
+            if (!node_allowed(s, gr->lnode[ln], nodes, nn) || !gang_fit(gr, ln, j->gang, first))
+                continue;
+            for (q = 0; q < j->gang; q++) {
+                int st0 = gr->c->share == MS_SHARE_MIG ? ms__first_start(gr->geom, full) : -1;
+
+                if (gr->c->share == MS_SHARE_MIG &&
+                    (st = ms_plan_create(&s->plan, first[q], full, st0)) != MS_OK)
+                    return st;
+                if ((st = ms_plan_start(&s->plan, slot, first[q], st0, full)) != MS_OK)
+                    return st;
+            }
+            if (score != NULL)
+                *score = 1.0;
+            return MS_OK;
+        }
+        return MS_ENOFIT;
+    }
+    for (ln = 0; ln < gr->nnodes; ln++) {
+        if (!node_allowed(s, gr->lnode[ln], nodes, nn))
+            continue;
+        for (g = ln * gr->gpn; g < (ln + 1) * gr->gpn; g++) {
+            int start;
+            bool create;
+            double f, u;
+            uint64_t key = gpu_best(gr, g, k, &start, &create, &f, &u);
+
+            if (key < best) {
+                best = key;
+                bg = g;
+                bstart = start;
+                bcreate = create;
+                bf = f;
+                bu = u;
+            }
+        }
+    }
+    if (best == KEY_NONE)
+        return MS_ENOFIT;
+    if (bcreate && (st = ms_plan_create(&s->plan, bg, k, bstart)) != MS_OK)
+        return st;
+    if (gr->c->share == MS_SHARE_MIG) {
+        const ms_gpu_t *gpu = &gr->c->gpus[bg];
+        int ii = ms_gpu_find_inst(gpu, bstart);
+
+        st = ms_plan_start(&s->plan, slot, bg, bstart,
+                           bcreate || ii < 0 ? k : gpu->inst[ii].prof);
+    } else {
+        st = ms_plan_start(&s->plan, slot, bg, -1, k);
+    }
+    if (st == MS_OK && score != NULL)
+        *score = 0.5 * (1.0 - bf) + 0.5 * (bu > 1.0 ? 1.0 : bu);
+    return st;
+}
+
+ms_status_t ms__sched_place_on(ms_sched_t *s, int32_t slot, const int32_t *nodes, int nn,
+                               double now)
+{
+    const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
+    int i;
+    ms_status_t st;
+
+    for (i = 0; i < c->norder; i++) {
+        int gi = c->order[i];
+
+        st = plan_on_group(s, gi, slot, nodes, nn, NULL);
+        if (st == MS_ENOFIT)
+            continue;
+        if (st != MS_OK)
+            return st;
+        s->placing = slot;
+        st = ms__sched_run_plan(s, gi, MS_PK_PLACE, now);
+        s->placing = -1;
+        return st;
+    }
+    return MS_ENOFIT;
+}
+
+/* Run s->plan without executor or op tracking (the view only). */
+static ms_status_t run_quiet(ms_sched_t *s, int gi, ms_plan_kind_t kind, double now)
+{
+    ms_sched_exec_t saved = s->cfg.exec;
+    bool track = s->cfg.track_ops;
+    ms_status_t st;
+
+    s->cfg.exec.plan = NULL;
+    s->cfg.track_ops = false;
+    st = ms__sched_run_plan(s, gi, kind, now);
+    s->cfg.exec = saved;
+    s->cfg.track_ops = track;
+    return st;
+}
+
+static ms_status_t node_list(const ms_sched_t *s, const char *const *names, int n,
+                             int32_t **out, ms_diag_t *diag)
+{
+    int i;
+
+    *out = NULL;
+    if (names == NULL)
+        return MS_OK;
+    if (n < 0)
+        return MS_EINVAL;
+    if ((*out = ms__salloc(s, (size_t)(n > 0 ? n : 1) * sizeof(**out))) == NULL)
+        return MS_ENOMEM;
+    for (i = 0; i < n; i++)
+        if (((*out)[i] = ms_sched_node_find(s, names[i])) < 0) {
+            ms_diag_set(diag, NULL, 0, "nodes", "no node named '%s'", names[i]);
+            ms__sfree(s, *out);
+            *out = NULL;
+            return MS_ENOENT;
+        }
+    return MS_OK;
+}
+
+static ms_status_t resv_add(ms_sched_t *s, int32_t slot)
+{
+    if (s->nresv == s->capresv) {
+        int cap = s->capresv ? s->capresv * 2 : 16;
+        int32_t *v = ms__srealloc(s, s->resv, (size_t)cap * sizeof(*v));
+
+        if (v == NULL)
+            return MS_ENOMEM;
+        s->resv = v;
+        s->capresv = cap;
+    }
+    s->resv[s->nresv++] = slot;
+    return MS_OK;
+}
+
+static void resv_del(ms_sched_t *s, int32_t slot)
+{
+    int i;
+
+    for (i = 0; i < s->nresv; i++)
+        if (s->resv[i] == slot) {
+            s->resv[i] = s->resv[--s->nresv];
+            return;
+        }
+}
+
+ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
+                             const char *const *nodes, int nnodes, double ttl_s, double now,
+                             int32_t *slot, ms_diag_t *diag)
+{
+    int32_t *nl = NULL, cls, k;
+    ms__job_t *j;
+    ms_status_t st;
+
+    if (req == NULL || !(ttl_s > 0.0 && ttl_s <= 1e9)) {
+        ms_diag_set(diag, NULL, 0, "ttl", "a reservation needs a request and a ttl in (0, 1e9] s");
+        return MS_EINVAL;
+    }
+    s->diag = diag;
+    if ((st = ms__sched_resolve(s, req, &cls, diag)) != MS_OK)
+        goto out;
+    if ((st = node_list(s, nodes, nnodes, &nl, diag)) != MS_OK)
+        goto out;
+    if ((st = ms__sched_job_alloc(s, req->id, &k)) != MS_OK) {
+        ms_diag_set(diag, NULL, 0, "id", "%s", st == MS_EEXIST ? "the id is taken" : ms_strerror(st));
+        goto out;
+    }
+    j = &s->jobs[k];
+    j->cls = cls;
+    j->submit_t = now;
+    j->estimate = req->estimate_s;
+    j->duration = req->duration_s;
+    j->priority = req->priority;
+    j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
+    j->migratable = req->migratable;
+    j->seq = s->seq++;
+    if (j->gang > 1 && (j->insts = ms__scalloc(s, (size_t)j->gang, sizeof(*j->insts))) == NULL) {
+        ms__sched_job_release(s, k);
+        st = MS_ENOMEM;
+        goto out;
+    }
+    {
+        const ms__cls_t *c = &s->cls[cls];
+        int i;
+
+        st = MS_ENOFIT;
+        for (i = 0; i < c->norder && st == MS_ENOFIT; i++) {
+            int gi = c->order[i];
+
+            if (nl == NULL && c->node < 0) {
+                /* any node: the policy's own choice, at the policy's cost */
+                ms__grp_t *gr = &s->grp[gi];
+                ms_job_t v = ms__sched_view(s, k, gi);
+
+                ms_plan_clear(&s->plan);
+                st = gr->pol->place(gr->self, gr->c, &v, &s->plan);
+            } else {
+                st = plan_on_group(s, gi, k, nl != NULL ? nl : &c->node, nl != NULL ? nnodes : 1,
+                                   NULL);
+            }
+            if (st == MS_OK) {
+                s->placing = k;
+                st = run_quiet(s, gi, MS_PK_PLACE, now);
+                s->placing = -1;
+            }
+        }
+    }
+    if (st != MS_OK) {
+        if (st == MS_ENOFIT)
+            ms_diag_set(diag, NULL, 0, "nodes", "none of the nodes can host it now");
+        ms__sched_job_release(s, k);
+        goto out;
+    }
+    s->st.running--;
+    s->reserved++;
+    j->state = MS_JOB_RESERVED;
+    j->expires_t = now + ttl_s;
+    if ((st = resv_add(s, k)) != MS_OK) {
+        (void)ms__sched_release(s, k, MS_JOB_CANCELLED, now);
+        goto out;
+    }
+    *slot = k;
+out:
+    ms__sfree(s, nl);
+    s->diag = NULL;
+    return st;
+}
+
+ms_status_t ms_sched_bind(ms_sched_t *s, int32_t slot, double now)
+{
+    ms__job_t *j;
+    ms__grp_t *gr;
+    const ms_sched_inst_t *in;
+    ms_sched_plan_t gp;
+    uint64_t plan_id = 0;
+    int i, n = 0;
+    ms_status_t st;
+
+    if (slot < 0 || slot >= s->njobs || s->jobs[slot].state == MS__SLOT_FREE)
+        return MS_ENOENT;
+    j = &s->jobs[slot];
+    if (j->state != MS_JOB_RESERVED)
+        return MS_ESTATE;
+    gr = &s->grp[j->group];
+    in = ms__sched_insts(j);
+    /* the view has the placement already: send its ops, CREATE where the GI
+     * is the job's own (not persistent), then START */
+    ms_plan_clear(&s->plan);
+    for (i = 0; i < j->ninst; i++) {
+        int g = s->g2l[in[i].gpu];
+
+        if (gr->c->share == MS_SHARE_MIG && !(gr->persist[g] & (1u << in[i].start)) &&
+            (st = ms_plan_create(&s->plan, g, in[i].prof, in[i].start)) != MS_OK)
+            return st;
+        if ((st = ms_plan_start(&s->plan, slot, g, in[i].start, in[i].prof)) != MS_OK)
+            return st;
+    }
+    if (s->gcap < s->plan.n) {
+        ms_sched_op_t *v = ms__srealloc(s, s->gops, (size_t)s->plan.n * 2 * sizeof(*v));
+
+        if (v == NULL)
+            return MS_ENOMEM;
+        s->gops = v;
+        s->gcap = s->plan.n * 2;
+    }
+    for (i = 0; i < s->plan.n; i++) {
+        const ms_op_t *op = &s->plan.ops[i];
+        ms_sched_op_t *go = &s->gops[n++];
+
+        go->op = *op;
+        go->op.gpu = gr->l2g[op->gpu];
+        go->op.from_gpu = -1;
+        go->fresh = op->kind == MS_OP_START && i > 0 && s->plan.ops[i - 1].kind == MS_OP_CREATE;
+        go->id = 0;
+        if (s->cfg.track_ops) {
+            if ((st = ms__sched_pend_push(s, j->group, MS_PK_PLACE, op, go->fresh, 0, -1, plan_id,
+                                          &go->id)) != MS_OK)
+                return st;
+            if (plan_id == 0)
+                plan_id = go->id;
+        }
+        if (op->kind == MS_OP_CREATE)
+            s->st.reconfigurations++;
+    }
+    resv_del(s, slot);
+    s->reserved--;
+    s->st.running++;
+    s->st.changes++;
+    j->state = s->cfg.track_ops ? MS_JOB_STARTING : MS_JOB_RUNNING;
+    j->start_t = now;
+    if (s->cfg.exec.plan == NULL)
+        return MS_OK;
+    gp.kind = MS_PK_PLACE;
+    gp.now = now;
+    gp.n = n;
+    gp.ops = s->gops;
+    return s->cfg.exec.plan(s->cfg.exec.ctx, &gp);
+}
+
+ms_status_t ms_sched_tick(ms_sched_t *s, double now)
+{
+    int i;
+    ms_status_t st;
+
+    /* expire reservations: the list only shrinks while we walk it */
+    for (i = 0; i < s->nresv;) {
+        int32_t k = s->resv[i];
+
+        if (s->jobs[k].expires_t <= now) {
+            resv_del(s, k);
+            if ((st = ms__sched_release(s, k, MS_JOB_CANCELLED, now)) != MS_OK)
+                return st;
+            continue;
+        }
+        i++;
+    }
+    return ms__sched_schedule(s, now);
+}
+
+ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
+                                 const char *const *nodes, int nnodes, int *scores,
+                                 ms_diag_t *diag)
+{
+    int32_t cls, k, *nl = NULL;
+    ms_status_t st;
+    int i;
+
+    if ((st = ms__sched_resolve(s, req, &cls, diag)) != MS_OK)
+        return st;
+    if (nodes == NULL || nnodes < 0)
+        return MS_EINVAL;
+    if ((st = node_list(s, nodes, nnodes, &nl, diag)) != MS_OK)
+        return st;
+    /* a scratch job record that never enters a queue */
+    if ((st = ms__sched_job_alloc(s, NULL, &k)) != MS_OK) {
+        ms__sfree(s, nl);
+        return st;
+    }
+    s->jobs[k].cls = cls;
+    s->jobs[k].gang = (int16_t)(req->gang > 1 ? req->gang : 1);
+    for (i = 0; i < nnodes; i++) {
+        int gi = s->node_grp[nl[i]];
+        double sc = 0.0;
+
+        scores[i] = -1;
+        if (s->cls[cls].prof[gi] < 0)
+            continue;
+        if (s->cls[cls].node >= 0 && s->cls[cls].node != nl[i])
+            continue;
+        st = plan_on_group(s, gi, k, &nl[i], 1, &sc);
+        if (st == MS_ENOFIT)
+            continue;
+        if (st != MS_OK)
+            break;
+        scores[i] = (int)lround(10.0 * sc);
+        if (scores[i] < 0)
+            scores[i] = 0;
+        if (scores[i] > 10)
+            scores[i] = 10;
+    }
+    ms_plan_clear(&s->plan);
+    ms__sched_job_release(s, k);
+    ms__sfree(s, nl);
+    return st == MS_ENOFIT ? MS_OK : st;
+}
+
+ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
+                           const ms_sched_req_t *job, double now, ms_diag_t *diag)
+{
+    ms__grp_t *gr;
+    int gi, g;
+    int32_t k = -1;
+    ms_status_t st;
+
+    if (gpu < 0 || gpu >= s->ngpus) {
+        ms_diag_set(diag, NULL, 0, "gpu", "no GPU %d", (int)gpu);
+        return MS_EINVAL;
+    }
+    gi = s->g2grp[gpu];
+    gr = &s->grp[gi];
+    g = s->g2l[gpu];
+    if (prof < 0 || prof >= ms_geom_nprofiles(gr->geom)) {
+        ms_diag_set(diag, NULL, 0, "profile", "no profile %d on %s", prof,
+                    ms_geom_model(gr->geom)->name);
+        return MS_EINVAL;
+    }
+    s->diag = diag;
+    if (gr->c->share == MS_SHARE_MIG && ms_gpu_find_inst(&gr->c->gpus[g], start) < 0) {
+        ms_plan_clear(&s->plan);
+        if ((st = ms_plan_create(&s->plan, g, prof, start)) != MS_OK ||
+            (st = run_quiet(s, gi, MS_PK_SETUP, now)) != MS_OK) {
+            ms_diag_set(diag, NULL, 0, "placement", "instance %s at slice %d does not fit GPU %d",
+                        ms_geom_profile(gr->geom, prof)->name, start, (int)gpu);
+            s->diag = NULL;
+            return st == MS_ESTATE ? MS_EINVAL : st;
+        }
+    }
+    if (job == NULL) {
+        s->diag = NULL;
+        return MS_OK;
+    }
+    if (job->id != NULL)
+        k = ms_sched_find(s, job->id);
+    if (k < 0) {
+        int32_t cls;
+
+        if ((st = ms__sched_resolve(s, job, &cls, diag)) != MS_OK ||
+            (st = ms__sched_job_alloc(s, job->id, &k)) != MS_OK) {
+            s->diag = NULL;
+            return st;
+        }
+        s->jobs[k].cls = cls;
+        s->jobs[k].submit_t = now;
+        s->jobs[k].estimate = job->estimate_s;
+        s->jobs[k].duration = job->duration_s;
+        s->jobs[k].priority = job->priority;
+        s->jobs[k].gang = (int16_t)(job->gang > 1 ? job->gang : 1);
+        s->jobs[k].migratable = job->migratable;
+        s->jobs[k].seq = s->seq++;
+        if (s->jobs[k].gang > 1 &&
+            (s->jobs[k].insts = ms__scalloc(s, (size_t)s->jobs[k].gang, sizeof(*s->jobs[k].insts))) == NULL) {
+            ms__sched_job_release(s, k);
+            s->diag = NULL;
+            return MS_ENOMEM;
+        }
+    }
+    ms_plan_clear(&s->plan);
+    if ((st = ms_plan_start(&s->plan, k, g, gr->c->share == MS_SHARE_MIG ? start : -1, prof)) == MS_OK) {
+        s->placing = k;
+        st = run_quiet(s, gi, MS_PK_PLACE, now);
+        s->placing = -1;
+    }
+    if (st == MS_OK && gr->c->share == MS_SHARE_MIG && grp_dynamic(gr))
+        gr->persist[g] = (uint16_t)(gr->persist[g] & ~(1u << start));   /* job-scoped */
+    if (st == MS_OK && s->jobs[k].state == MS_JOB_STARTING)
+        s->jobs[k].state = MS_JOB_RUNNING;   /* it runs already */
+    s->diag = NULL;
+    return st;
+}

@@ -1,0 +1,43 @@
+# Shared settings of the Kubernetes test infrastructure (sourced, bash).
+# The versions are pinned in tests/k8s/tools/go.mod; these names must match
+# it (build-tools.sh checks that they do).
+MS_K8S_VERSION=v1.37.2
+MS_ETCD_VERSION=v3.7.0
+MS_GO_MIN=1.26
+MS_K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MS_K8S_CACHE=${MIGSCHED_K8S_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/migsched-k8s}
+MS_K8S_BIN=$MS_K8S_CACHE/$MS_K8S_VERSION/bin
+
+# ms_k8s_go: prints the path of a go command, or nothing. MIGSCHED_K8S_GO
+# names one (set but empty: none, for testing the skip).
+ms_k8s_go() {
+    if [ -n "${MIGSCHED_K8S_GO+set}" ]; then
+        [ -z "$MIGSCHED_K8S_GO" ] || echo "$MIGSCHED_K8S_GO"
+    elif command -v go >/dev/null 2>&1; then command -v go
+    elif [ -x /usr/local/go/bin/go ]; then echo /usr/local/go/bin/go
+    fi
+}
+
+# ms_k8s_go_ok GO: true when GO is at least MS_GO_MIN; prints its version.
+ms_k8s_go_ok() {
+    local v maj min
+    v=$("$1" env GOVERSION 2>/dev/null) || return 1
+    echo "$v"
+    v=${v#go}
+    maj=${v%%.*}; min=${v#*.}; min=${min%%.*}; min=${min%%[!0-9]*}
+    [ -n "$maj" ] && [ -n "$min" ] || return 1
+    [ "$maj" -gt "${MS_GO_MIN%%.*}" ] ||
+        { [ "$maj" -eq "${MS_GO_MIN%%.*}" ] && [ "$min" -ge "${MS_GO_MIN#*.}" ]; }
+}
+
+# ms_k8s_bins_ok: true when the cached binaries exist and report the pinned
+# versions (the binaries themselves are asked, not a stamp file).
+ms_k8s_bins_ok() {
+    local b
+    for b in etcd kube-apiserver kube-scheduler; do
+        [ -x "$MS_K8S_BIN/$b" ] || return 1
+    done
+    "$MS_K8S_BIN/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes $MS_K8S_VERSION" || return 1
+    "$MS_K8S_BIN/kube-scheduler" --version 2>/dev/null | grep -qx "Kubernetes $MS_K8S_VERSION" || return 1
+    "$MS_K8S_BIN/etcd" --version 2>/dev/null | grep -qx "etcd Version: ${MS_ETCD_VERSION#v}" || return 1
+}
