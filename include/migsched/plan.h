@@ -52,21 +52,23 @@ typedef struct ms_plan {
     int n, cap;
 } ms_plan_t;
 
+/* Lifecycle: a plan is a value (init/fini in place); heap objects use
+ * _create/_destroy. The builders append one op each (ms_plan_add_*). */
 void ms_plan_init(ms_plan_t *p);
-void ms_plan_free(ms_plan_t *p);          /* frees ops; p may be reused after init */
+void ms_plan_fini(ms_plan_t *p);          /* frees ops; p may be reused after init */
 static inline void ms_plan_clear(ms_plan_t *p) { p->n = 0; }
 
-ms_status_t ms_plan_push(ms_plan_t *p, const ms_op_t *op);
-ms_status_t ms_plan_create(ms_plan_t *p, int gpu, int prof, int start);
-ms_status_t ms_plan_destroy(ms_plan_t *p, int gpu, int start);
-ms_status_t ms_plan_start(ms_plan_t *p, int32_t job, int gpu, int start, int prof);
+ms_status_t ms_plan_add(ms_plan_t *p, const ms_op_t *op);
+ms_status_t ms_plan_add_create(ms_plan_t *p, int gpu, int prof, int start);
+ms_status_t ms_plan_add_destroy(ms_plan_t *p, int gpu, int start);
+ms_status_t ms_plan_add_start(ms_plan_t *p, int32_t job, int gpu, int start, int prof);
 /* Make-before-break move of a dynamically partitioned job: CREATE the target,
  * MOVE, DESTROY the old GI. */
-ms_status_t ms_plan_move_mbb(ms_plan_t *p, int32_t job, int from_gpu, int from_start,
-                             int gpu, int start, int prof);
+ms_status_t ms_plan_add_move_mbb(ms_plan_t *p, int32_t job, int from_gpu, int from_start,
+                                 int gpu, int start, int prof);
 /* Break-before-make move (target overlaps the old GI on the same GPU). */
-ms_status_t ms_plan_move_bbm(ms_plan_t *p, int32_t job, int gpu, int from_start,
-                             int start, int prof);
+ms_status_t ms_plan_add_move_bbm(ms_plan_t *p, int32_t job, int gpu, int from_start,
+                                 int start, int prof);
 
 /* Execute every op in order. On an invalid op (overlap, illegal start, wrong
  * job) returns MS_ESTATE with *failed_op set, leaving the ops before it

@@ -42,6 +42,12 @@ typedef struct ms_policy_cfg {
     /* timeslice */
     int replicas;            /* jobs per GPU (default 4) */
     uint64_t seed;
+    /* fa+: what a migration costs, for its rule "move only when it pays":
+     * the pause of the moved job (s; pass the simulator's migrate_s,
+     * default 10) and the interference per neighbour it adds (pass the
+     * simulator's beta, default 0.05) */
+    double migrate_cost_s;
+    double interference_beta;
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);

@@ -41,7 +41,7 @@ typedef uint64_t (*ms_rank_key_fn)(void *ctx, const ms_geom_t *g, ms_state_t s,
 /* Build (or rebuild, reusing memory) the rank of profile k. */
 ms_status_t ms_rank_build(ms_rank_t *r, const ms_geom_t *g, int k,
                           ms_rank_key_fn fn, void *ctx);
-void ms_rank_free(ms_rank_t *r);   /* frees arrays; NULL-safe */
+void ms_rank_fini(ms_rank_t *r);   /* frees arrays; NULL-safe */
 
 /* Best (gpu, start) for the rank's profile: MS_OK, or MS_ENOFIT. */
 ms_status_t ms_rank_find(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start);

@@ -97,7 +97,7 @@ static void churn_free(churn_t *ch)
     if (ch->pol != NULL && ch->self != NULL)
         ch->pol->destroy(ch->self);
     ms_cluster_destroy(ch->c);
-    ms_plan_free(&ch->plan);
+    ms_plan_fini(&ch->plan);
     free(ch->run);
     free(ch->pos);
     free(ch->loc);

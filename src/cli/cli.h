@@ -20,6 +20,7 @@ int ms_cli_models(int argc, char **argv);
 int ms_cli_gen_trace(int argc, char **argv);
 int ms_cli_simulate(int argc, char **argv);
 int ms_cli_experiment(int argc, char **argv);
+int ms_cli_zoo(int argc, char **argv);
 int ms_cli_fgd_experiment(int argc, char **argv);
 int ms_cli_import_alibaba(int argc, char **argv);
 int ms_cli_report(int argc, char **argv);

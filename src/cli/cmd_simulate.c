@@ -322,6 +322,8 @@ int ms_cli_simulate(int argc, char **argv)
             model = ms_geom_model(cfg.nodes[0].geom)->name;
     }
     cfg.ngpus = (int)gpus;
+    cfg.pcfg.migrate_cost_s = cfg.migrate_s;   /* fa+ weighs a move by what it costs */
+    cfg.pcfg.interference_beta = cfg.beta;
     cfg.policy = ms_policy_find(pname);
     if (cfg.policy == NULL) {
         fprintf(stderr, "migsched simulate: unknown policy '%s'\n", pname);

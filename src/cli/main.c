@@ -10,6 +10,7 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "gen-trace", "generate a synthetic job trace (Poisson arrivals)", ms_cli_gen_trace },
     { "simulate", "replay a trace on a simulated MIG cluster", ms_cli_simulate },
     { "experiment", "the ablation experiment on one 4xA100 node (the demo)", ms_cli_experiment },
+    { "zoo", "the workload zoo: every policy on many workload shapes", ms_cli_zoo },
     { "fgd-experiment", "FGD's fill experiment on the Alibaba openb trace", ms_cli_fgd_experiment },
     { "import-alibaba", "turn an Alibaba openb pod list into a migsched trace", ms_cli_import_alibaba },
     { "check", "validate a schedule against its trace", ms_cli_check },

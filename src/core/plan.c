@@ -16,7 +16,7 @@ void ms_plan_init(ms_plan_t *p)
     p->n = p->cap = 0;
 }
 
-void ms_plan_free(ms_plan_t *p)
+void ms_plan_fini(ms_plan_t *p)
 {
     if (p == NULL)
         return;
@@ -24,7 +24,7 @@ void ms_plan_free(ms_plan_t *p)
     ms_plan_init(p);
 }
 
-ms_status_t ms_plan_push(ms_plan_t *p, const ms_op_t *op)
+ms_status_t ms_plan_add(ms_plan_t *p, const ms_op_t *op)
 {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 8;
@@ -53,25 +53,25 @@ static ms_op_t op_make(int kind, int32_t job, int gpu, int start, int prof)
     return op;
 }
 
-ms_status_t ms_plan_create(ms_plan_t *p, int gpu, int prof, int start)
+ms_status_t ms_plan_add_create(ms_plan_t *p, int gpu, int prof, int start)
 {
     ms_op_t op = op_make(MS_OP_CREATE, -1, gpu, start, prof);
-    return ms_plan_push(p, &op);
+    return ms_plan_add(p, &op);
 }
 
-ms_status_t ms_plan_destroy(ms_plan_t *p, int gpu, int start)
+ms_status_t ms_plan_add_destroy(ms_plan_t *p, int gpu, int start)
 {
     ms_op_t op = op_make(MS_OP_DESTROY, -1, gpu, start, -1);
-    return ms_plan_push(p, &op);
+    return ms_plan_add(p, &op);
 }
 
-ms_status_t ms_plan_start(ms_plan_t *p, int32_t job, int gpu, int start, int prof)
+ms_status_t ms_plan_add_start(ms_plan_t *p, int32_t job, int gpu, int start, int prof)
 {
     ms_op_t op = op_make(MS_OP_START, job, gpu, start, prof);
-    return ms_plan_push(p, &op);
+    return ms_plan_add(p, &op);
 }
 
-ms_status_t ms_plan_move_mbb(ms_plan_t *p, int32_t job, int from_gpu, int from_start,
+ms_status_t ms_plan_add_move_mbb(ms_plan_t *p, int32_t job, int from_gpu, int from_start,
                              int gpu, int start, int prof)
 {
     ms_op_t op = op_make(MS_OP_MOVE, job, gpu, start, prof);
@@ -79,14 +79,14 @@ ms_status_t ms_plan_move_mbb(ms_plan_t *p, int32_t job, int from_gpu, int from_s
 
     op.from_gpu = from_gpu;
     op.from_start = (int8_t)from_start;
-    if ((st = ms_plan_create(p, gpu, prof, start)) != MS_OK)
+    if ((st = ms_plan_add_create(p, gpu, prof, start)) != MS_OK)
         return st;
-    if ((st = ms_plan_push(p, &op)) != MS_OK)
+    if ((st = ms_plan_add(p, &op)) != MS_OK)
         return st;
-    return ms_plan_destroy(p, from_gpu, from_start);
+    return ms_plan_add_destroy(p, from_gpu, from_start);
 }
 
-ms_status_t ms_plan_move_bbm(ms_plan_t *p, int32_t job, int gpu, int from_start,
+ms_status_t ms_plan_add_move_bbm(ms_plan_t *p, int32_t job, int gpu, int from_start,
                              int start, int prof)
 {
     ms_op_t op = op_make(MS_OP_MOVE, job, gpu, start, prof);
@@ -94,7 +94,7 @@ ms_status_t ms_plan_move_bbm(ms_plan_t *p, int32_t job, int gpu, int from_start,
     op.from_gpu = gpu;
     op.from_start = (int8_t)from_start;
     op.bbm = 1;
-    return ms_plan_push(p, &op);
+    return ms_plan_add(p, &op);
 }
 
 /* --- applying ---------------------------------------------------------- */

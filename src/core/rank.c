@@ -29,7 +29,7 @@ ms_status_t ms_rank_build(ms_rank_t *r, const ms_geom_t *g, int k,
         /* at most one candidate per (state, start) */
         r->cands = malloc(nkeys * sizeof(*r->cands));
         if (r->key_of == NULL || r->cands == NULL) {
-            ms_rank_free(r);
+            ms_rank_fini(r);
             return MS_ENOMEM;
         }
     }
@@ -55,7 +55,7 @@ ms_status_t ms_rank_build(ms_rank_t *r, const ms_geom_t *g, int k,
     return MS_OK;
 }
 
-void ms_rank_free(ms_rank_t *r)
+void ms_rank_fini(ms_rank_t *r)
 {
     if (r == NULL)
         return;

@@ -36,6 +36,9 @@ static const opt_t OPTS[] = {
     { "hysteresis", T_DOUBLE, 0, 1e9, OFF(hysteresis_s), "node-profile: seconds a layout is kept" },
     { "replicas", T_INT, 1, MS_MAX_INST, OFF(replicas), "timeslice: jobs per GPU" },
     { "seed", T_U64, 0, 0, OFF(seed), "policy seed" },
+    { "migrate-cost", T_DOUBLE, 0, 1e9, OFF(migrate_cost_s), "fa+: what one move costs, seconds" },
+    { "interference-beta", T_DOUBLE, 0, 10, OFF(interference_beta),
+      "fa+: slowdown per other running instance" },
 };
 
 static bool parse_bool(const char *v, bool *out)

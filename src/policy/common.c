@@ -96,7 +96,7 @@ ms_status_t ms__destroy_idle(const ms_cluster_t *c, int gi, ms_plan_t *out)
 
     for (i = 0; i < gp->ninst; i++)
         if (gp->inst[i].job < 0 && gp->inst[i].start >= 0)
-            if ((st = ms_plan_destroy(out, gi, gp->inst[i].start)) != MS_OK)
+            if ((st = ms_plan_add_destroy(out, gi, gp->inst[i].start)) != MS_OK)
                 return st;
     return MS_OK;
 }

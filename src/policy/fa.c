@@ -79,7 +79,7 @@ static void fa_destroy(void *self)
     if (f == NULL)
         return;
     for (k = 0; k < MS_MAX_PROFILES; k++)
-        ms_rank_free(&f->rank[k]);
+        ms_rank_fini(&f->rank[k]);
     free(f->lay);
     free(f);
 }
@@ -175,7 +175,7 @@ static ms_status_t fa_place(void *self, const ms_cluster_t *c, const ms_job_t *j
     if (f->lay != NULL) {
         if ((st = ms__scan_idle(c, j->prof, static_key, f, &g, &s)) != MS_OK)
             return st;
-        return ms_plan_start(out, j->idx, g, s, c->gpus[g].inst[ms_gpu_find_inst(&c->gpus[g], s)].prof);
+        return ms_plan_add_start(out, j->idx, g, s, c->gpus[g].inst[ms_gpu_find_inst(&c->gpus[g], s)].prof);
     }
     return ms__rank_place(&f->rank[j->prof], c, j, out);
 }
@@ -313,7 +313,7 @@ static ms_status_t inter(fa_t *f, const ms_cluster_t *c, int g, ms_plan_t *out)
             break;
         dst = ov_find(o, g);
         in = src->inst[best.idx];
-        st = ms_plan_move_mbb(out, in.job, src->gpu, in.start, g, best.st, in.prof);
+        st = ms_plan_add_move_mbb(out, in.job, src->gpu, in.start, g, best.st, in.prof);
         if (st != MS_OK)
             break;
         src->state = ms_state_remove(f->geom, src->state, in.prof, in.start);
@@ -356,8 +356,8 @@ static ms_status_t fa_on_finish(void *self, const ms_cluster_t *c, int g, double
             int i;
             for (i = 0; i < r.nmoves && st == MS_OK; i++) {
                 const ms__move_t *m = &r.moves[i];
-                st = m->bbm ? ms_plan_move_bbm(out, m->job, g, m->from, m->to, m->prof)
-                            : ms_plan_move_mbb(out, m->job, g, m->from, g, m->to, m->prof);
+                st = m->bbm ? ms_plan_add_move_bbm(out, m->job, g, m->from, m->to, m->prof)
+                            : ms_plan_add_move_mbb(out, m->job, g, m->from, g, m->to, m->prof);
             }
         }
     } else if (f->waiting == 0) {

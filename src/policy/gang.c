@@ -30,8 +30,8 @@ ms_status_t ms_policy_place_gang(const ms_cluster_t *c, const ms_job_t *j, ms_pl
             if (ms_gpu_running(&c->gpus[g]) != 0)
                 continue;
             if ((st = ms__destroy_idle(c, g, out)) == MS_OK &&
-                (st = ms_plan_create(out, g, full, s0)) == MS_OK)
-                st = ms_plan_start(out, j->idx, g, s0, full);
+                (st = ms_plan_add_create(out, g, full, s0)) == MS_OK)
+                st = ms_plan_add_start(out, j->idx, g, s0, full);
             n++;
         }
         if (st != MS_OK)

@@ -232,7 +232,7 @@ ms_status_t ms__layout_restore(const ms_cluster_t *c, int gi, const ms__layout_t
             keep |= l->gi[k].prof == in->prof && l->gi[k].start == in->start;
         if (keep || in->job >= 0)
             continue;
-        if ((st = ms_plan_destroy(out, gi, in->start)) != MS_OK)
+        if ((st = ms_plan_add_destroy(out, gi, in->start)) != MS_OK)
             return st;
         s = ms_state_remove(g, s, in->prof, in->start);
     }
@@ -244,7 +244,7 @@ ms_status_t ms__layout_restore(const ms_cluster_t *c, int gi, const ms__layout_t
         ns = ms_state_place(g, s, l->gi[k].prof, l->gi[k].start);
         if (ns == MS_STATE_NONE)
             continue;   /* a running job still holds those slices */
-        if ((st = ms_plan_create(out, gi, l->gi[k].prof, l->gi[k].start)) != MS_OK)
+        if ((st = ms_plan_add_create(out, gi, l->gi[k].prof, l->gi[k].start)) != MS_OK)
             return st;
         s = ms_state_place(g, s, l->gi[k].prof, l->gi[k].start);
     }

@@ -31,7 +31,7 @@ void ms__rankpol_fini(ms__rankpol_t *rp)
     int k;
 
     for (k = 0; k < MS_MAX_PROFILES; k++)
-        ms_rank_free(&rp->rank[k]);
+        ms_rank_fini(&rp->rank[k]);
 }
 
 ms_status_t ms__rank_place(const ms_rank_t *rank, const ms_cluster_t *c, const ms_job_t *j,
@@ -42,8 +42,8 @@ ms_status_t ms__rank_place(const ms_rank_t *rank, const ms_cluster_t *c, const m
 
     if ((st = ms_rank_find(rank, c, &g, &s)) != MS_OK)
         return st;
-    if ((st = ms_plan_create(out, g, j->prof, s)) == MS_OK)
-        st = ms_plan_start(out, j->idx, g, s, j->prof);
+    if ((st = ms_plan_add_create(out, g, j->prof, s)) == MS_OK)
+        st = ms_plan_add_start(out, j->idx, g, s, j->prof);
     if (st != MS_OK)
         out->n = n0;
     return st;

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 extern const ms_policy_ops_t ms_policy_fa;
+extern const ms_policy_ops_t ms_policy_fa_plus;
 extern const ms_policy_ops_t ms_policy_static;
 extern const ms_policy_ops_t ms_policy_first_fit;
 extern const ms_policy_ops_t ms_policy_best_fit;
@@ -15,6 +16,7 @@ extern const ms_policy_ops_t ms_policy_timeslice;
 
 static const ms_policy_ops_t *const registry[] = {
     &ms_policy_fa,
+    &ms_policy_fa_plus,
     &ms_policy_static,
     &ms_policy_first_fit,
     &ms_policy_best_fit,
@@ -57,4 +59,6 @@ void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg)
     cfg->hysteresis_s = 300.0;
     cfg->replicas = 4;
     cfg->seed = 0;
+    cfg->migrate_cost_s = 10.0;
+    cfg->interference_beta = 0.05;
 }

@@ -203,8 +203,8 @@ ms_status_t ms__relayout_emit(const ms_cluster_t *c, const ms__relayout_t *r, ms
         return st;
     for (i = 0; i < r->nmoves; i++) {
         const ms__move_t *m = &r->moves[i];
-        st = m->bbm ? ms_plan_move_bbm(out, m->job, r->gpu, m->from, m->to, m->prof)
-                    : ms_plan_move_mbb(out, m->job, r->gpu, m->from, r->gpu, m->to, m->prof);
+        st = m->bbm ? ms_plan_add_move_bbm(out, m->job, r->gpu, m->from, m->to, m->prof)
+                    : ms_plan_add_move_mbb(out, m->job, r->gpu, m->from, r->gpu, m->to, m->prof);
         if (st != MS_OK)
             return st;
     }

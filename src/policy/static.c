@@ -98,7 +98,7 @@ static ms_status_t st_place(void *self, const ms_cluster_t *c, const ms_job_t *j
     if ((st = ms__scan_idle(c, j->prof, ms__smallest_key, NULL, &g, &s)) != MS_OK)
         return st;
     i = ms_gpu_find_inst(&c->gpus[g], s);
-    return ms_plan_start(out, j->idx, g, s, c->gpus[g].inst[i].prof);
+    return ms_plan_add_start(out, j->idx, g, s, c->gpus[g].inst[i].prof);
 }
 
 static ms_status_t st_on_finish(void *self, const ms_cluster_t *c, int g, double now,

@@ -57,7 +57,7 @@ static ms_status_t ts_gang(const ms_cluster_t *c, const ms_job_t *j, ms_plan_t *
             continue;
         for (g = lo, n = 0; g < hi && n < j->gang && st == MS_OK; g++)
             if (c->gpus[g].ninst == 0) {
-                st = ms_plan_start(out, j->idx, g, -1, j->prof);
+                st = ms_plan_add_start(out, j->idx, g, -1, j->prof);
                 n++;
             }
         if (st != MS_OK)
@@ -87,7 +87,7 @@ static ms_status_t ts_place(void *self, const ms_cluster_t *c, const ms_job_t *j
     }
     if (best < 0)
         return MS_ENOFIT;
-    return ms_plan_start(out, j->idx, best, -1, j->prof);
+    return ms_plan_add_start(out, j->idx, best, -1, j->prof);
 }
 
 const ms_policy_ops_t ms_policy_timeslice = {

@@ -324,10 +324,10 @@ ms_status_t ms__sched_release(ms_sched_t *s, int32_t slot, ms_job_state_t final,
         op.prof = in[i].prof;
         op.from_gpu = -1;
         op.from_start = -1;
-        if ((st = ms_plan_push(&s->plan, &op)) != MS_OK)
+        if ((st = ms_plan_add(&s->plan, &op)) != MS_OK)
             return st;
         if (gr->c->share == MS_SHARE_MIG && !(gr->persist[g] & (1u << in[i].start)) &&
-            (st = ms_plan_destroy(&s->plan, g, in[i].start)) != MS_OK)
+            (st = ms_plan_add_destroy(&s->plan, g, in[i].start)) != MS_OK)
             return st;
     }
     j->state = (uint8_t)final;

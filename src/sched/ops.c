@@ -268,10 +268,10 @@ static ms_status_t requeue_partial(ms_sched_t *s, int32_t slot, double now)
         op.prof = in[q].prof;
         op.from_gpu = -1;
         op.from_start = -1;
-        if ((st = ms_plan_push(&s->plan, &op)) != MS_OK)
+        if ((st = ms_plan_add(&s->plan, &op)) != MS_OK)
             return st;
         if (gr->c->share == MS_SHARE_MIG && !(gr->persist[g] & (1u << in[q].start)) &&
-            (st = ms_plan_destroy(&s->plan, g, in[q].start)) != MS_OK)
+            (st = ms_plan_add_destroy(&s->plan, g, in[q].start)) != MS_OK)
             return st;
     }
     if ((st = ms__sched_run_plan(s, gi, MS_PK_ROLLBACK, now)) != MS_OK)
@@ -389,7 +389,7 @@ ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
         gpu = &s->grp[p->group].c->gpus[p->op.gpu];
         ii = ms_gpu_find_inst(gpu, p->op.start);
         if (ii >= 0 && gpu->inst[ii].job < 0 && !(s->grp[p->group].persist[p->op.gpu] & (1u << p->op.start)) &&
-            (st = ms_plan_destroy(&s->plan, p->op.gpu, p->op.start)) != MS_OK)
+            (st = ms_plan_add_destroy(&s->plan, p->op.gpu, p->op.start)) != MS_OK)
             return st;
     }
     compact(s);

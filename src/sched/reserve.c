@@ -170,9 +170,9 @@ static ms_status_t plan_on_group(ms_sched_t *s, int gi, int32_t slot, const int3
                 int st0 = gr->c->share == MS_SHARE_MIG ? ms__first_start(gr->geom, full) : -1;
 
                 if (gr->c->share == MS_SHARE_MIG &&
-                    (st = ms_plan_create(&s->plan, first[q], full, st0)) != MS_OK)
+                    (st = ms_plan_add_create(&s->plan, first[q], full, st0)) != MS_OK)
                     return st;
-                if ((st = ms_plan_start(&s->plan, slot, first[q], st0, full)) != MS_OK)
+                if ((st = ms_plan_add_start(&s->plan, slot, first[q], st0, full)) != MS_OK)
                     return st;
             }
             if (score != NULL)
@@ -202,16 +202,16 @@ static ms_status_t plan_on_group(ms_sched_t *s, int gi, int32_t slot, const int3
     }
     if (best == KEY_NONE)
         return MS_ENOFIT;
-    if (bcreate && (st = ms_plan_create(&s->plan, bg, k, bstart)) != MS_OK)
+    if (bcreate && (st = ms_plan_add_create(&s->plan, bg, k, bstart)) != MS_OK)
         return st;
     if (gr->c->share == MS_SHARE_MIG) {
         const ms_gpu_t *gpu = &gr->c->gpus[bg];
         int ii = ms_gpu_find_inst(gpu, bstart);
 
-        st = ms_plan_start(&s->plan, slot, bg, bstart,
+        st = ms_plan_add_start(&s->plan, slot, bg, bstart,
                            bcreate || ii < 0 ? k : gpu->inst[ii].prof);
     } else {
-        st = ms_plan_start(&s->plan, slot, bg, -1, k);
+        st = ms_plan_add_start(&s->plan, slot, bg, -1, k);
     }
     if (st == MS_OK && score != NULL)
         *score = 0.5 * (1.0 - bf) + 0.5 * (bu > 1.0 ? 1.0 : bu);
@@ -410,9 +410,9 @@ ms_status_t ms_sched_bind(ms_sched_t *s, int32_t slot, double now)
         int g = s->g2l[in[i].gpu];
 
         if (gr->c->share == MS_SHARE_MIG && !(gr->persist[g] & (1u << in[i].start)) &&
-            (st = ms_plan_create(&s->plan, g, in[i].prof, in[i].start)) != MS_OK)
+            (st = ms_plan_add_create(&s->plan, g, in[i].prof, in[i].start)) != MS_OK)
             return st;
-        if ((st = ms_plan_start(&s->plan, slot, g, in[i].start, in[i].prof)) != MS_OK)
+        if ((st = ms_plan_add_start(&s->plan, slot, g, in[i].start, in[i].prof)) != MS_OK)
             return st;
     }
     if (s->gcap < s->plan.n) {
@@ -547,7 +547,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
     s->diag = diag;
     if (gr->c->share == MS_SHARE_MIG && ms_gpu_find_inst(&gr->c->gpus[g], start) < 0) {
         ms_plan_clear(&s->plan);
-        if ((st = ms_plan_create(&s->plan, g, prof, start)) != MS_OK ||
+        if ((st = ms_plan_add_create(&s->plan, g, prof, start)) != MS_OK ||
             (st = run_quiet(s, gi, MS_PK_SETUP, now)) != MS_OK) {
             ms_diag_set(diag, NULL, 0, "placement", "instance %s at slice %d does not fit GPU %d",
                         ms_geom_profile(gr->geom, prof)->name, start, (int)gpu);
@@ -585,7 +585,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
         }
     }
     ms_plan_clear(&s->plan);
-    if ((st = ms_plan_start(&s->plan, k, g, gr->c->share == MS_SHARE_MIG ? start : -1, prof)) == MS_OK) {
+    if ((st = ms_plan_add_start(&s->plan, k, g, gr->c->share == MS_SHARE_MIG ? start : -1, prof)) == MS_OK) {
         s->placing = k;
         st = run_quiet(s, gi, MS_PK_PLACE, now);
         s->placing = -1;

@@ -121,7 +121,7 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__sfree(s, s->gops);
     ms__sfree(s, s->pend);
     ms__sfree(s, s->resv);
-    ms_plan_free(&s->plan);
+    ms_plan_fini(&s->plan);
     ms__sfree(s, s);
 }
 

@@ -1,29 +1,84 @@
-/* bound.c - makespan lower bounds (algorithms.md §7) and percentiles.
+/* bound.c - makespan lower bounds (algorithms.md §7, tightened) and
+ * percentiles.
  *
  * A makespan cannot beat any of:
  *   - the latest arrival + duration;
  *   - for every time t: t + (compute-slice-seconds arriving at or after t)
  *     / (compute x GPUs);
- *   - the same with memory slices over (width x GPUs).
+ *   - the same with memory slices over (width x GPUs);
+ *   - (added, issue 11) for every t and every size class S_c = {profiles
+ *     with at least c compute slices}: t + (job-seconds of S_c arriving at
+ *     or after t) / (M_c x GPUs), where M_c is the most instances of S_c
+ *     that one GPU can hold at once (the maximum over the geometry's
+ *     maximal layouts). A GPU's instances always form a layout, so at most
+ *     M_c jobs of S_c run on it at a time, each at rate <= 1. On an A100:
+ *     M = 1 for {4g, 7g} (both need slices 0-3), 2 for {3g, 4g, 7g}, 3 for
+ *     {2g and up}: two 4g jobs need twice their duration on one GPU, where
+ *     the compute bound gives 8/7 of it. A gang of G GPUs counts G whole
+ *     GPUs (M_c units each).
  * Only arrival times need checking for t (the bound is piecewise linear in t
  * with slope 1 between arrivals, so its maximum over an interval sits at the
  * interval's right end, i.e. the next arrival). One backward pass with
- * suffix sums makes it O(n) on the sorted trace. A job of size p uses c_p
- * compute and m_p memory slices; a gang of G GPUs uses G whole GPUs.
+ * suffix sums makes it O(n x classes) on the sorted trace. A job of size p
+ * uses c_p compute and m_p memory slices. Time-slicing (memory == false)
+ * partitions nothing: only the compute and per-job terms apply.
  */
 #include "sim/sim_int.h"
 
 #include <math.h>
+#include <string.h>
+
+/* Size classes: thresholds on compute slices, and M per class. */
+typedef struct classes {
+    const ms_geom_t *g;
+    int n;
+    int cmin[MS_MAX_PROFILES];
+    int most[MS_MAX_PROFILES];
+} classes_t;
+
+static int count_layout(void *ctx, const ms_gi_t *gis, int n)
+{
+    classes_t *cl = ctx;
+    int q, i;
+
+    for (q = 0; q < cl->n; q++) {
+        int k = 0;
+        for (i = 0; i < n; i++)
+            k += ms_geom_profile(cl->g, gis[i].prof)->cslices >= cl->cmin[q];
+        if (k > cl->most[q])
+            cl->most[q] = k;
+    }
+    return 0;
+}
+
+static void classes_fill(const ms_geom_t *g, classes_t *cl)
+{
+    int k, q;
+
+    memset(cl, 0, sizeof(*cl));
+    cl->g = g;
+    for (k = 0; k < ms_geom_nprofiles(g); k++) {
+        int c = ms_geom_profile(g, k)->cslices;
+        for (q = 0; q < cl->n && cl->cmin[q] != c; q++)
+            ;
+        if (q == cl->n)
+            cl->cmin[cl->n++] = c;
+    }
+    ms_geom_each_maximal(g, count_layout, cl);
+}
 
 double ms__lower_bound(const ms_trace_t *t, int ngpus, const uint8_t *skip, bool memory)
 {
     const ms_geom_t *g = t->geom;
     double C = ms_geom_compute(g), W = ms_geom_width(g);
-    double wc = 0.0, wm = 0.0, lb = 0.0;
+    double wc = 0.0, wm = 0.0, lb = 0.0, ws[MS_MAX_PROFILES] = {0.0};
+    classes_t cl;
     size_t i;
+    int q;
 
     if (ngpus <= 0 || t->n == 0)
         return 0.0;
+    classes_fill(g, &cl);
     for (i = t->n; i-- > 0;) {
         const ms_job_t *j = &t->jobs[i];
 
@@ -38,6 +93,11 @@ double ms__lower_bound(const ms_trace_t *t, int ngpus, const uint8_t *skip, bool
                 wc += p->cslices * j->duration;
                 wm += p->msize * j->duration;
             }
+            for (q = 0; q < cl.n; q++)
+                if (j->gang > 1)
+                    ws[q] += gang * cl.most[q] * j->duration;
+                else if (p->cslices >= cl.cmin[q])
+                    ws[q] += j->duration;
             if (j->arrival + j->duration > lb)
                 lb = j->arrival + j->duration;
         }
@@ -49,6 +109,11 @@ double ms__lower_bound(const ms_trace_t *t, int ngpus, const uint8_t *skip, bool
                 lb = a;
             if (memory && b > lb && wm > 0.0)
                 lb = b;
+            for (q = 0; memory && q < cl.n; q++) {
+                double x = cl.most[q] > 0 ? j->arrival + ws[q] / ((double)cl.most[q] * ngpus) : 0.0;
+                if (x > lb && ws[q] > 0.0)
+                    lb = x;
+            }
         }
     }
     return lb;

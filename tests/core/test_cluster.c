@@ -51,34 +51,34 @@ static void test_apply_and_invalid(void **state)
     int failed = -1;
 
     ms_plan_init(&p);
-    assert_int_equal(ms_plan_create(&p, 5, k4, 0), MS_OK);
-    assert_int_equal(ms_plan_start(&p, 7, 5, 0, k4), MS_OK);
+    assert_int_equal(ms_plan_add_create(&p, 5, k4, 0), MS_OK);
+    assert_int_equal(ms_plan_add_start(&p, 7, 5, 0, k4), MS_OK);
     assert_int_equal(ms_cluster_apply(f->bucket, &p, &failed), MS_OK);
     assert_int_equal(f->bucket->gpus[5].busy, 4);
     assert_int_equal(ms_cluster_check(f->bucket), MS_OK);
     /* overlapping create fails and names the op */
     ms_plan_clear(&p);
-    assert_int_equal(ms_plan_create(&p, 5, k3, 4), MS_OK);
-    assert_int_equal(ms_plan_create(&p, 5, k3, 0), MS_OK);
+    assert_int_equal(ms_plan_add_create(&p, 5, k3, 4), MS_OK);
+    assert_int_equal(ms_plan_add_create(&p, 5, k3, 0), MS_OK);
     assert_int_equal(ms_cluster_apply(f->bucket, &p, &failed), MS_ESTATE);
     assert_int_equal(failed, 1);
     /* destroying a busy GI is refused */
     ms_plan_clear(&p);
-    assert_int_equal(ms_plan_destroy(&p, 5, 0), MS_OK);
+    assert_int_equal(ms_plan_add_destroy(&p, 5, 0), MS_OK);
     assert_int_equal(ms_cluster_apply(f->bucket, &p, NULL), MS_ESTATE);
     /* mbb move 4g@0 job -> GPU 6 then bbm back inside GPU 6 */
     ms_plan_clear(&p);
-    assert_int_equal(ms_plan_move_mbb(&p, 7, 5, 0, 6, 0, k4), MS_OK);
+    assert_int_equal(ms_plan_add_move_mbb(&p, 7, 5, 0, 6, 0, k4), MS_OK);
     assert_int_equal(ms_cluster_apply(f->bucket, &p, NULL), MS_OK);
     assert_int_equal(f->bucket->gpus[5].ninst, 1);      /* the 3g@4 left above */
     assert_int_equal(f->bucket->gpus[6].busy, 4);
     ms_plan_clear(&p);
-    assert_int_equal(ms_plan_move_bbm(&p, 7, 6, 0, 4, k3), MS_OK);
+    assert_int_equal(ms_plan_add_move_bbm(&p, 7, 6, 0, 4, k3), MS_OK);
     assert_int_equal(ms_cluster_apply(f->bucket, &p, NULL), MS_OK);
     assert_int_equal(f->bucket->gpus[6].inst[0].start, 4);
     assert_int_equal(f->bucket->gpus[6].busy, 3);
     assert_int_equal(ms_cluster_check(f->bucket), MS_OK);
-    ms_plan_free(&p);
+    ms_plan_fini(&p);
 }
 
 static uint64_t key_frag(void *ctx, const ms_geom_t *g, ms_state_t s, int k, int st)
@@ -124,12 +124,12 @@ static void test_index_matches_scan(void **state)
         }
         ms_plan_clear(&p);
         if (a == MS_OK && ((x >> 40) % 3) != 0) {
-            assert_int_equal(ms_plan_create(&p, gb, k, sb), MS_OK);
+            assert_int_equal(ms_plan_add_create(&p, gb, k, sb), MS_OK);
         } else {
             /* destroy some instance somewhere */
             int g = (int)((x >> 12) % 300);
             if (f->bucket->gpus[g].ninst > 0)
-                assert_int_equal(ms_plan_destroy(&p, g, f->bucket->gpus[g].inst[0].start), MS_OK);
+                assert_int_equal(ms_plan_add_destroy(&p, g, f->bucket->gpus[g].inst[0].start), MS_OK);
         }
         assert_int_equal(ms_cluster_apply(f->bucket, &p, NULL), MS_OK);
         assert_int_equal(ms_cluster_apply(f->scan, &p, NULL), MS_OK);
@@ -139,10 +139,10 @@ static void test_index_matches_scan(void **state)
         }
     }
     for (k = 0; k < np; k++) {
-        ms_rank_free(&ranks[0][k]);
-        ms_rank_free(&ranks[1][k]);
+        ms_rank_fini(&ranks[0][k]);
+        ms_rank_fini(&ranks[1][k]);
     }
-    ms_plan_free(&p);
+    ms_plan_fini(&p);
 }
 
 static void test_timeslice(void **state)
@@ -159,8 +159,8 @@ static void test_timeslice(void **state)
     cfg.replicas = 2;
     assert_int_equal(ms_cluster_create(&cfg, &c), MS_OK);
     ms_plan_init(&p);
-    assert_int_equal(ms_plan_start(&p, 1, 0, -1, 0), MS_OK);
-    assert_int_equal(ms_plan_start(&p, 2, 0, -1, 4), MS_OK);
+    assert_int_equal(ms_plan_add_start(&p, 1, 0, -1, 0), MS_OK);
+    assert_int_equal(ms_plan_add_start(&p, 2, 0, -1, 4), MS_OK);
     assert_int_equal(ms_cluster_apply(c, &p, NULL), MS_OK);
     assert_int_equal(ms_cluster_apply(c, &p, NULL), MS_ESTATE);  /* replicas full */
     stop.kind = MS_OP_STOP;
@@ -170,7 +170,7 @@ static void test_timeslice(void **state)
     assert_int_equal(ms_cluster_apply_op(c, &stop), MS_OK);
     assert_int_equal(c->gpus[0].ninst, 1);
     assert_int_equal(ms_cluster_check(c), MS_OK);
-    ms_plan_free(&p);
+    ms_plan_fini(&p);
     ms_cluster_destroy(c);
 }
 

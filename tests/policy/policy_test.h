@@ -62,10 +62,10 @@ static inline void pt_run(ms_cluster_t *c, int gi, const char *prof, int st, int
     int k = pt_prof(c->geom, prof);
 
     ms_plan_init(&p);
-    assert_int_equal(ms_plan_create(&p, gi, k, st), MS_OK);
-    assert_int_equal(ms_plan_start(&p, job, gi, st, k), MS_OK);
+    assert_int_equal(ms_plan_add_create(&p, gi, k, st), MS_OK);
+    assert_int_equal(ms_plan_add_start(&p, job, gi, st, k), MS_OK);
     pt_apply(c, &p);
-    ms_plan_free(&p);
+    ms_plan_fini(&p);
 }
 
 static inline ms_job_t pt_job(int32_t idx, int prof)
@@ -112,11 +112,11 @@ static inline void pt_stop(ms_cluster_t *c, int32_t job, int *gpus, int *n)
             op.start = c->gpus[g].inst[i].start;
             op.from_gpu = -1;
             op.from_start = -1;
-            assert_int_equal(ms_plan_push(&p, &op), MS_OK);
+            assert_int_equal(ms_plan_add(&p, &op), MS_OK);
             gpus[(*n)++] = g;
         }
     pt_apply(c, &p);
-    ms_plan_free(&p);
+    ms_plan_fini(&p);
 }
 
 #endif

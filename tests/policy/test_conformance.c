@@ -76,10 +76,10 @@ static void sim_stop(ms_cluster_t *c, int32_t job, int *gpus, int *n)
     for (i = 0; i < *n; i++)
         if (c->share == MS_SHARE_MIG && (ephemeral[gpus[i]] & (1u << starts[i]))) {
             ephemeral[gpus[i]] &= (uint16_t)~(1u << starts[i]);
-            assert_int_equal(ms_plan_destroy(&p, gpus[i], starts[i]), MS_OK);
+            assert_int_equal(ms_plan_add_destroy(&p, gpus[i], starts[i]), MS_OK);
         }
     pt_apply(c, &p);
-    ms_plan_free(&p);
+    ms_plan_fini(&p);
 }
 
 /* Each running job is on exactly `gang` GPUs; no other job runs. */
@@ -194,7 +194,7 @@ static void drive(const ms_policy_ops_t *ops, ms_index_mode_t mode, uint64_t see
             }
         }
     }
-    ms_plan_free(&plan);
+    ms_plan_fini(&plan);
     ops->destroy(self);
     free(jobs);
     free(running);

@@ -32,7 +32,7 @@ h100|--jobs 300 --load 0.9 --gpus 6 --model H100-80GB --dist exp --mean 500 --se
 a30|--jobs 300 --load 0.9 --gpus 4 --model A30-24GB --dist uniform --min 10 --max 900 --seed 9|--gpus 4 --model A30-24GB
 C
 }
-policies="fa static first-fit best-fit mfi fgd node-profile timeslice"
+policies="fa fa+ static first-fit best-fit mfi fgd node-profile timeslice"
 variants="|--no-balance|--no-dynamic|--no-migration|--queue fifo|--backfill-bound 0|--lb-threshold 0.1|--migrate-s 0 --create-s 0|--beta 0.2"
 
 out="$tmp/got.txt"
@@ -57,8 +57,10 @@ while IFS='|' read -r name gen sim; do
     IFS='|' read -ra vs <<< "$variants"
     for v in "${vs[@]}"; do
         [ -n "$v" ] || continue
-        # shellcheck disable=SC2086
-        run_case "$name" "$tmp/$name.csv" fa $sim $v
+        for vp in fa fa+; do
+            # shellcheck disable=SC2086
+            run_case "$name" "$tmp/$name.csv" "$vp" $sim $v
+        done
     done
 done < <(cases)
 

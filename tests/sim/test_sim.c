@@ -58,8 +58,8 @@ static ms_status_t tff_place(void *self, const ms_cluster_t *c, const ms_job_t *
         for (gi = 0; gi < c->ngpus && n < j->gang; gi++) {
             if (c->gpus[gi].ninst != 0)
                 continue;
-            ms_plan_create(out, gi, full, 0);
-            ms_plan_start(out, j->idx, gi, 0, full);
+            ms_plan_add_create(out, gi, full, 0);
+            ms_plan_add_start(out, j->idx, gi, 0, full);
             n++;
         }
         if (n < j->gang) {
@@ -76,8 +76,8 @@ static ms_status_t tff_place(void *self, const ms_cluster_t *c, const ms_job_t *
             continue;
         for (s = 0; !(fit & (1u << s)); s++)
             ;
-        ms_plan_create(out, gi, j->prof, s);
-        ms_plan_start(out, j->idx, gi, s, j->prof);
+        ms_plan_add_create(out, gi, j->prof, s);
+        ms_plan_add_start(out, j->idx, gi, s, j->prof);
         return MS_OK;
     }
     return MS_ENOFIT;
@@ -95,7 +95,7 @@ static ms_status_t mover_on_finish(void *self, const ms_cluster_t *c, int g, dou
     if (t->moved || g != 0 || src->ninst != 1 || src->inst[0].job < 0)
         return MS_OK;
     t->moved = 1;
-    return ms_plan_move_mbb(out, src->inst[0].job, 1, src->inst[0].start, 0,
+    return ms_plan_add_move_mbb(out, src->inst[0].job, 1, src->inst[0].start, 0,
                             src->inst[0].start, src->inst[0].prof);
 }
 
@@ -370,7 +370,7 @@ static ms_status_t bad_place(void *self, const ms_cluster_t *c, const ms_job_t *
 {
     (void)self;
     (void)c;
-    return ms_plan_start(out, j->idx, 0, 3, j->prof);   /* no GI there */
+    return ms_plan_add_start(out, j->idx, 0, 3, j->prof);   /* no GI there */
 }
 
 static void test_bad_policy(void **state)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The workload zoo and the deployment parameters derived from it
+# (docs/zoo.md). Writes report/zoo/{main,validate,fifo,t,migration}/ with
+# zoo.md, CSV and SVG each; about a minute on 2 cores after `make`.
+#
+#   bash scripts/zoo.sh [OUT]        (default OUT = report/zoo)
+set -eu
+cd "$(dirname "$0")/.."
+M=${MIGSCHED:-build/migsched}
+out=${1:-report/zoo}
+[ -x "$M" ] || make -j2 all >/dev/null
+mkdir -p "$out"
+t0=$(date +%s)
+run() { # name options...
+    local name=$1; shift
+    echo "== zoo $name: $*" >&2
+    "$M" zoo --out "$out/$name" "$@" > "$out/$name.txt"
+}
+# the headline: every policy on seeds 1-10, then again on seeds 11-20
+run main
+run validate --seed0 11
+# the queue discipline: everything under strict FIFO
+run fifo --queue fifo
+# the threshold t
+run t --variants fa+,fa+/t=0.1,fa+/t=0.2,fa+/t=0.3,fa+/t=0.5,fa+/t=0.6,fa+/t=0.7,fa+/nobal,fa,fa/t=0.1,fa/t=0.7
+# the migration cost: fa+ and fa with and without migration, per cost
+v=""
+for s in 0 10 30 60 120 300; do
+    v="$v,fa+/mig=$s,fa+/mig=$s/nomig,fa/mig=$s,fa/mig=$s/nomig"
+done
+run migration --variants "${v#,}"
+# interference: what migration buys when neighbours cost more
+for b in 0.2 0.5 1 2; do
+    run "beta$b" --beta "$b" --variants fa+,fa+/nomig,fa,fa/nomig,fgd
+done
+echo "zoo: $(( $(date +%s) - t0 )) s, reports in $out/*/zoo.md" >&2

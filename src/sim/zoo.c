@@ -1,0 +1,289 @@
+/* zoo.c - running the workload zoo: variants, the grid of runs, statistics
+ * (zoo.h; the report is zoo_report.c, the workloads zoo_gen.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/zoo_int.h"
+
+static const char *const DEFAULT_VARIANTS =
+    "fa+,fa,first-fit,best-fit,fgd,mfi,static,node-profile,fa+/nomig,fa/nomig";
+static const char *const QUICK_VARIANTS = "fa+,fa,first-fit";
+static const char *const QUICK_WORKLOADS = "seed-4xA100,inference-4xA100,a30-8";
+
+void ms_zoo_cfg_defaults(ms_zoo_cfg_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->seeds = 10;
+    cfg->seed0 = 1;
+    cfg->jobs_scale = 1.0;
+    cfg->beta = 0.05;
+    cfg->create_s = 2.0;
+    cfg->migrate_s = 10.0;
+    cfg->queue = MS_QUEUE_BACKFILL;
+}
+
+/* Copy token i of a comma list into buf; false past the end or if too long. */
+static bool list_item(const char *list, int i, char *buf, size_t cap)
+{
+    const char *p = list, *e;
+    size_t len;
+
+    while (i-- > 0) {
+        if ((p = strchr(p, ',')) == NULL)
+            return false;
+        p++;
+    }
+    e = strchr(p, ',');
+    len = e != NULL ? (size_t)(e - p) : strlen(p);
+    if (len == 0 || len >= cap)
+        return false;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return true;
+}
+
+static int list_len(const char *list)
+{
+    int n = 1;
+
+    for (; *list != '\0'; list++)
+        n += *list == ',';
+    return n;
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    char buf[MS__ZOO_LABEL];
+    int i;
+
+    for (i = 0; list_item(list, i, buf, sizeof(buf)); i++)
+        if (strcmp(buf, name) == 0)
+            return true;
+    return false;
+}
+
+/* "fa+/t=0.2/nomig" -> a variant. */
+static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__zoo_var_t *v,
+                                 ms_diag_t *diag)
+{
+    char buf[MS__ZOO_LABEL], *p, *slash;
+    size_t len = strlen(label);
+
+    if (len == 0 || len >= sizeof(buf))
+        goto bad;
+    memcpy(v->label, label, len + 1);
+    memcpy(buf, label, len + 1);
+    ms_policy_cfg_defaults(&v->pcfg);
+    v->migrate_s = zc->migrate_s;
+    v->queue = zc->queue;
+    if ((slash = strchr(buf, '/')) != NULL)
+        *slash = '\0';
+    if ((v->pol = ms_policy_find(buf)) == NULL)
+        goto bad;
+    for (p = slash; p != NULL; p = slash) {
+        char *opt = p + 1, *end;
+        if ((slash = strchr(opt, '/')) != NULL)
+            *slash = '\0';
+        if (strcmp(opt, "nomig") == 0) {
+            v->pcfg.migration = false;
+        } else if (strcmp(opt, "nobal") == 0) {
+            v->pcfg.balance = false;
+        } else if (strcmp(opt, "fifo") == 0) {
+            v->queue = MS_QUEUE_FIFO;
+        } else if (strncmp(opt, "t=", 2) == 0) {
+            v->pcfg.lb_threshold = strtod(opt + 2, &end);
+            if (end == opt + 2 || *end != '\0' || !(v->pcfg.lb_threshold >= 0.0) ||
+                v->pcfg.lb_threshold > 1.0)
+                goto bad;
+        } else if (strncmp(opt, "mig=", 4) == 0) {
+            v->migrate_s = strtod(opt + 4, &end);
+            if (end == opt + 4 || *end != '\0' || !(v->migrate_s >= 0.0) || v->migrate_s > 1e6)
+                goto bad;
+        } else {
+            goto bad;
+        }
+    }
+    v->pcfg.migrate_cost_s = v->migrate_s;
+    v->pcfg.interference_beta = zc->beta;
+    return MS_OK;
+bad:
+    ms_diag_set(diag, "--variants", 0, "variant",
+                "bad variant '%s' (policy[/nomig|/nobal|/fifo|/t=X|/mig=S]...)", label);
+    return MS_EINVAL;
+}
+
+void ms_zoo_destroy(ms_zoo_t *z)
+{
+    if (z == NULL)
+        return;
+    free(z->wl);
+    free(z->var);
+    free(z->val);
+    free(z);
+}
+
+static double t975(int df)
+{
+    static const double t[] = { 0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+                                2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+                                2.052, 2.048, 2.045, 2.042 };
+
+    if (df <= 0)
+        return 0.0;
+    return df <= 30 ? t[df] : 1.96;
+}
+
+void ms_zoo_stat(const ms_zoo_t *z, int w, int v, int m, double *mean, double *ci)
+{
+    double s = 0.0, ss = 0.0;
+    int i, n = z->seeds;
+
+    for (i = 0; i < n; i++)
+        s += *ms__zoo_val(z, w, v, i, m);
+    s /= n;
+    for (i = 0; i < n; i++) {
+        double d = *ms__zoo_val(z, w, v, i, m) - s;
+        ss += d * d;
+    }
+    *mean = s;
+    *ci = n > 1 ? t975(n - 1) * sqrt(ss / (n - 1)) / sqrt((double)n) : 0.0;
+}
+
+int ms_zoo_nworkloads(const ms_zoo_t *z) { return z->nw; }
+int ms_zoo_nvariants(const ms_zoo_t *z) { return z->nv; }
+const ms_zoo_workload_t *ms_zoo_workload(const ms_zoo_t *z, int w) { return &z->wl[w]; }
+const char *ms_zoo_variant(const ms_zoo_t *z, int v) { return z->var[v].label; }
+
+int ms_zoo_find_variant(const ms_zoo_t *z, const char *label)
+{
+    int v;
+
+    for (v = 0; v < z->nv; v++)
+        if (strcmp(z->var[v].label, label) == 0)
+            return v;
+    return -1;
+}
+
+static ms_status_t run_one(const ms_zoo_t *z, const ms__zoo_var_t *v, const ms_zoo_workload_t *w,
+                           const ms_trace_t *tr, double *val, ms_diag_t *diag)
+{
+    ms_sim_cfg_t sc;
+    ms_metrics_t m;
+    ms_status_t st;
+
+    ms_sim_cfg_defaults(&sc);
+    sc.policy = v->pol;
+    sc.pcfg = v->pcfg;
+    sc.ngpus = w->ngpus;
+    sc.gpus_per_node = w->gpus_per_node;
+    sc.queue = v->queue;
+    sc.beta = z->cfg.beta;
+    sc.create_s = z->cfg.create_s;
+    sc.migrate_s = v->migrate_s;
+    if ((st = ms_sim_run(&sc, tr, &m, diag)) != MS_OK)
+        return st;
+    val[MS_ZOO_MAKESPAN] = m.makespan_s;
+    val[MS_ZOO_WAIT] = m.mean_wait_s;
+    val[MS_ZOO_P99WAIT] = m.p99_wait_s;
+    val[MS_ZOO_JCT] = m.mean_jct_s;
+    val[MS_ZOO_EXEC] = m.mean_exec_s;
+    val[MS_ZOO_MIGR] = (double)m.migrations;
+    val[MS_ZOO_LB] = m.lower_bound_s;
+    val[MS_ZOO_GAP] = m.lower_bound_s > 0.0 ? 100.0 * (m.makespan_s / m.lower_bound_s - 1.0) : 0.0;
+    /* a run that leaves jobs stuck is not comparable: make it visible */
+    if (m.jobs_completed + m.jobs_rejected < m.jobs_total)
+        val[MS_ZOO_MAKESPAN] = val[MS_ZOO_JCT] = INFINITY;
+    return MS_OK;
+}
+
+ms_status_t ms_zoo_run(const ms_zoo_cfg_t *cfg, ms_zoo_t **out, ms_diag_t *diag)
+{
+    const char *vars = cfg->variants, *only = cfg->only;
+    const ms_zoo_workload_t *all;
+    ms_zoo_t *z;
+    ms_status_t st = MS_OK;
+    int nall, i, v, s, w;
+    long done = 0, total;
+    char buf[MS__ZOO_LABEL];
+
+    if (cfg->seeds <= 0 || cfg->seeds > 1000 || !(cfg->jobs_scale > 0.0))
+        return MS_EINVAL;
+    if ((z = calloc(1, sizeof(*z))) == NULL)
+        return MS_ENOMEM;
+    z->cfg = *cfg;
+    if (cfg->quick) {
+        if (vars == NULL)
+            vars = QUICK_VARIANTS;
+        if (only == NULL)
+            only = QUICK_WORKLOADS;
+        z->cfg.seeds = cfg->seeds < 2 ? cfg->seeds : 2;
+        z->cfg.jobs_scale = cfg->jobs_scale * 0.25;
+    }
+    if (vars == NULL)
+        vars = DEFAULT_VARIANTS;
+    z->seeds = z->cfg.seeds;
+    all = ms_zoo_workloads(&nall);
+    z->nv = list_len(vars);
+    if ((z->wl = calloc((size_t)nall, sizeof(*z->wl))) == NULL ||
+        (z->var = calloc((size_t)z->nv, sizeof(*z->var))) == NULL) {
+        st = MS_ENOMEM;
+        goto fail;
+    }
+    for (i = 0; i < nall; i++)
+        if (only == NULL || in_list(only, all[i].name)) {
+            z->wl[z->nw] = all[i];
+            z->wl[z->nw].jobs = (size_t)ceil((double)all[i].jobs * z->cfg.jobs_scale);
+            if (z->wl[z->nw].jobs < 8)
+                z->wl[z->nw].jobs = 8;
+            z->nw++;
+        }
+    if (z->nw == 0 || (only != NULL && z->nw != list_len(only))) {
+        ms_diag_set(diag, "--only", 0, "workload", "unknown workload in '%s'", only != NULL ? only : "");
+        st = MS_EINVAL;
+        goto fail;
+    }
+    for (v = 0; v < z->nv; v++)
+        if (!list_item(vars, v, buf, sizeof(buf)) ||
+            (st = parse_variant(buf, &z->cfg, &z->var[v], diag)) != MS_OK) {
+            if (st == MS_OK)
+                ms_diag_set(diag, "--variants", 0, "variant", "empty or too long item in '%s'", vars);
+            st = MS_EINVAL;
+            goto fail;
+        }
+    if ((z->val = calloc((size_t)z->nw * (size_t)z->nv * (size_t)z->seeds * MS_ZOO_NMETRIC,
+                         sizeof(*z->val))) == NULL) {
+        st = MS_ENOMEM;
+        goto fail;
+    }
+    total = (long)z->nw * z->nv * z->seeds;
+    for (w = 0; w < z->nw && st == MS_OK; w++) {
+        const ms_model_t *mod = ms_model_find(z->wl[w].model);
+        ms_geom_t *g = NULL;
+        if (mod == NULL || (st = ms_geom_create(mod, 0, &g)) != MS_OK) {
+            ms_diag_set(diag, "zoo", 0, "model", "unknown model '%s'", z->wl[w].model);
+            st = MS_EINVAL;
+            break;
+        }
+        for (s = 0; s < z->seeds && st == MS_OK; s++) {
+            ms_trace_t *tr = NULL;
+            if ((st = ms_zoo_trace(&z->wl[w], g, z->cfg.seed0 + (uint64_t)s, &tr, diag)) != MS_OK)
+                break;
+            for (v = 0; v < z->nv && st == MS_OK; v++) {
+                st = run_one(z, &z->var[v], &z->wl[w], tr, ms__zoo_val(z, w, v, s, 0), diag);
+                if (cfg->on_progress != NULL)
+                    cfg->on_progress(cfg->ctx, ++done, total, z->wl[w].name);
+            }
+            ms_trace_free(tr);
+        }
+        ms_geom_destroy(g);
+    }
+    if (st != MS_OK)
+        goto fail;
+    *out = z;
+    return MS_OK;
+fail:
+    ms_zoo_destroy(z);
+    return st;
+}

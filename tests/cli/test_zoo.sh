@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# End to end: `migsched zoo --quick` writes its report (Markdown, CSV, SVG),
+# one CSV row per workload and variant with finite numbers, the same run
+# twice gives the same numbers, and bad options fail with a clear message.
+set -eu
+M=${MIGSCHED:-build/migsched}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$M" zoo --quick --out "$tmp/z" > "$tmp/out.txt" 2> "$tmp/err.txt" \
+    || { cat "$tmp/err.txt" >&2; fail "zoo --quick"; }
+grep -q '^| workload | fa+ mean JCT' "$tmp/out.txt" || fail "no summary on stdout"
+[ -s "$tmp/err.txt" ] && fail "stderr is not a terminal but got output"
+for f in zoo.md zoo.csv zoo_runs.csv zoo_jct.svg zoo_makespan.svg; do
+    [ -s "$tmp/z/$f" ] || fail "missing $f"
+done
+for f in zoo_jct zoo_makespan; do
+    [ "$(tail -n1 "$tmp/z/$f.svg")" = "</svg>" ] || fail "$f.svg does not end with </svg>"
+done
+# 3 workloads x 3 variants, 2 seeds each
+[ "$(tail -n +2 "$tmp/z/zoo.csv" | wc -l)" -eq 9 ] || fail "zoo.csv rows"
+[ "$(tail -n +2 "$tmp/z/zoo_runs.csv" | wc -l)" -eq 18 ] || fail "zoo_runs.csv rows"
+for w in seed-4xA100 inference-4xA100 a30-8; do
+    for v in fa+ fa first-fit; do
+        [ "$(grep -c "^$w,$v," "$tmp/z/zoo.csv")" -eq 1 ] || fail "zoo.csv: $w/$v"
+    done
+done
+# every makespan is at least its lower bound, every number finite
+awk -F, 'NR > 1 { if ($4 + 1e-6 < $18) bad = 1; for (i = 4; i <= NF; i++) if ($i !~ /^-?[0-9.]+$/) bad = 1 }
+         END { exit bad }' "$tmp/z/zoo.csv" || fail "makespan below bound or non-finite value"
+grep -q '^## What migration buys' "$tmp/z/zoo.md" && fail "quick run has no /nomig variants"
+grep -q '^### a30-8' "$tmp/z/zoo.md" || fail "no per-workload table"
+
+# deterministic
+"$M" zoo --quick --out "$tmp/z2" > /dev/null 2>&1 || fail "second run"
+cmp -s "$tmp/z/zoo_runs.csv" "$tmp/z2/zoo_runs.csv" || fail "two runs differ"
+
+# variants with options, and the migration table
+"$M" zoo --quick --only a30-8 --variants fa+,fa+/nomig,fa+/t=0.2/fifo,fa/mig=60 \
+    --out "$tmp/z3" > /dev/null 2>&1 || fail "variants with options"
+grep -q '^## What migration buys' "$tmp/z3/zoo.md" || fail "no migration table"
+[ "$(tail -n +2 "$tmp/z3/zoo.csv" | wc -l)" -eq 4 ] || fail "option variants rows"
+
+# errors
+for bad in "--variants nope" "--variants fa+/t=2" "--variants fa+/wat" "--only nowhere" \
+           "--seeds 0" "--queue lifo" "--jobs-scale -1"; do
+    # shellcheck disable=SC2086
+    if "$M" zoo --quick $bad --out "$tmp/e" > /dev/null 2> "$tmp/e.txt"; then
+        fail "zoo $bad succeeded"
+    fi
+    grep -q 'migsched zoo' "$tmp/e.txt" || fail "zoo $bad: no message naming the command"
+done
+echo ok
