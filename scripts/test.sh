@@ -1,6 +1,43 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds with ASan+UBSan, runs all tests.
-set -eu
+# The test command: installs what is missing, then runs
+#   1. the test suite built with gcc, ASan and UBSan (make check),
+#   2. the same suite built with clang, ASan, UBSan and float-cast-overflow
+#      (make check-clang, mk/fuzz.mk),
+#   3. every libFuzzer harness for FUZZ_SECONDS each (default 20;
+#      scripts/fuzz.sh),
+# and closes with one line "N passed, N failed" over all three (a phase
+# that fails before it counts, e.g. a build error, counts as one failure).
+set -u
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-make -j"$(nproc)" check
+bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+pass=0
+fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# phase NAME COMMAND...: run it, show its output with its closing count
+# renamed "NAME: ...", and add that count to the totals.
+phase() {
+    local name=$1 rc line p f
+    shift
+    "$@" 2>&1 | tee "$log" | sed -E "s/^(fuzz: )?([0-9]+ passed, [0-9]+ failed)$/$name: \\2/"
+    rc=${PIPESTATUS[0]}
+    line=$(grep -E '^(fuzz: )?[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+    if [ -n "$line" ]; then
+        p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
+        f=$(echo "$line" | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+')
+    else
+        p=0
+        f=1
+    fi
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    pass=$((pass + p))
+    fail=$((fail + f))
+}
+
+phase gcc make -j"$(nproc)" check
+phase clang make -j"$(nproc)" check-clang
+phase fuzz bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

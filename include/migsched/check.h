@@ -9,7 +9,11 @@
  *   - no segment begins before its job arrives, and none ends before it
  *     begins;
  *   - no two segments on one GPU hold a memory slice at the same time;
- *   - a job that ran, ran in total at least its duration (x gang size).
+ *   - every job of the trace ran: its segments cover at least its
+ *     duration in time, and add up to at least duration x gang size of
+ *     work. A job with no segment is a violation ("not in the schedule"),
+ *     unless it can never run on the cluster (a gang larger than a node:
+ *     counted as unrunnable) or opts->allow_missing is set (counted only).
  * A malformed file is an error naming file, line and field; a violation is
  * not an error but a finding, counted and described.
  */
@@ -25,16 +29,24 @@
 typedef struct ms_check_result {
     long segments;          /* rows read */
     long jobs_run;          /* trace jobs with at least one segment */
-    long jobs_missing;      /* trace jobs with none (rejected or never run) */
+    long jobs_missing;      /* trace jobs with none that could have run */
+    long jobs_unrunnable;   /* trace jobs with none that never fit the cluster */
     long violations;        /* findings, all kinds */
     int nmsgs;              /* the first MS_CHECK_MAX_MSGS findings, in words */
     char msgs[MS_CHECK_MAX_MSGS][160];
 } ms_check_result_t;
 
+typedef struct ms_check_opts {
+    int ngpus;              /* GPUs of the cluster, > 0 */
+    int gpus_per_node;      /* 0: all on one node */
+    bool timeslice;         /* rows have start -1; no memory-slice check */
+    bool allow_missing;     /* a job not in the schedule is no violation */
+} ms_check_opts_t;
+
 /* Read the schedule CSV from f (name for diagnostics) and check it against
- * trace t on a cluster of ngpus GPUs. timeslice: rows have start -1 and no
- * memory-slice check applies. */
-ms_status_t ms_schedule_check(FILE *f, const char *name, const ms_trace_t *t, int ngpus,
-                              bool timeslice, ms_check_result_t *res, ms_diag_t *diag);
+ * trace t on the cluster that o describes. */
+ms_status_t ms_schedule_check(FILE *f, const char *name, const ms_trace_t *t,
+                              const ms_check_opts_t *o, ms_check_result_t *res,
+                              ms_diag_t *diag);
 
 #endif

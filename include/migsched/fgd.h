@@ -184,7 +184,12 @@ typedef void (*ms_fgd_req_fn)(const void *pods, size_t i, int *num_gpu, int *gpu
  * with rng; then, if tune and npods > 0, tuneUpPods (random pods appended
  * while total + the candidate's gpu_milli stays <= target) or tuneDownPods
  * (random entries removed while total > target). total is the milli-GPU of
- * list[0..*n); *list holds *cap entries and may be reallocated. */
+ * list[0..*n); *list holds *cap entries and may be reallocated.
+ * Tuning up needs a pod with GPU demand (MS_EINVAL without one: it could
+ * never reach the target) and stops with MS_ERANGE past
+ * MS_FGD_TUNE_MAX(npods) entries (a pod list far too small for the
+ * cluster), so its work and memory are bounded. */
+#define MS_FGD_TUNE_MAX(npods) ((size_t)(npods) * 16 + 1000000)
 ms_status_t ms_fgd_shuffle_tune(ms_rng_t *rng, size_t **list, size_t *n, size_t *cap,
                                 const void *pods, size_t npods, ms_fgd_req_fn req,
                                 int64_t total, double target, bool tune);

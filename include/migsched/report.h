@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "migsched/sim.h"
@@ -68,19 +69,26 @@ ms_status_t ms_report_frag_series(const ms_geom_t *g, int ngpus, const ms_segmen
  * [t[0], t[npts-1]]; NaN if the span is empty. */
 double ms_report_step_mean(const double *t, const double *v, size_t npts);
 
+/* One job's arrival, as read from a trace for the wait times. */
+typedef struct ms_report_arrival {
+    int32_t id;            /* the numeric job_id */
+    double arrival_s;
+} ms_report_arrival_t;
+
 /* Read the job arrivals of a trace CSV (job_id,arrival_s,...; columns in
- * any order, others ignored). job_id must be a non-negative integer (as in
- * the traces migsched writes). OUT arrival: malloc'd array of *n = largest
- * id + 1 entries, arrival[id] in seconds, NaN for ids not in the file. */
-ms_status_t ms_report_read_arrivals(FILE *f, const char *name, double **arrival, size_t *n,
-                                    ms_diag_t *diag);
+ * any order, others ignored). job_id must be an integer in [0, 2^31 - 2]
+ * (as in the traces migsched writes), each once. OUT a: malloc'd array of
+ * *n entries, one per row, sorted by id (its size follows the rows, never
+ * the largest id). */
+ms_status_t ms_report_read_arrivals(FILE *f, const char *name, ms_report_arrival_t **a,
+                                    size_t *n, ms_diag_t *diag);
 
 /* Wait time of every job that has a segment: its first segment's begin
- * minus its arrival (arrival[seg.job]; segments whose job is outside
- * [0, njobs) or has a NaN arrival are ignored). Gang jobs count once.
- * OUT w: malloc'd array of *nw waits in job order (free(); NULL if none). */
-ms_status_t ms_report_wait_times(const double *arrival, size_t njobs, const ms_segment_t *segs,
-                                 size_t n, double **w, size_t *nw);
+ * minus its arrival (a[] sorted by id, as read above; segments whose job
+ * is not in a[] are ignored). Gang jobs count once.
+ * OUT w: malloc'd array of *nw waits in id order (free(); NULL if none). */
+ms_status_t ms_report_wait_times(const ms_report_arrival_t *a, size_t na,
+                                 const ms_segment_t *segs, size_t n, double **w, size_t *nw);
 
 /* Empirical CDF of x[0..n): sorted copy in *xs and the cumulative fraction
  * in *p (p[i] = (i + 1) / n), both malloc'd (NULL when n is 0). */

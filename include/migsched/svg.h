@@ -68,7 +68,11 @@ ms_status_t ms_svg_bars(FILE *f, const ms_svg_chart_t *ch, const ms_svg_bars_t *
 
 /* Gantt slice map: segs[0..n) on ngpus GPUs of geometry g (time-slice
  * segments, start -1, span the whole GPU band translucently). The x range
- * is [0, max end]. The colour of a segment is its profile's. */
+ * is [0, max end]. The colour of a segment is its profile's. At most
+ * MS_SVG_GANTT_MAX_GPUS bands are drawn (GPUs 0..63; the chart says how
+ * many it left out), so the file's size follows the segments, never the
+ * largest GPU number. */
+#define MS_SVG_GANTT_MAX_GPUS 64
 ms_status_t ms_svg_gantt(FILE *f, const ms_svg_chart_t *ch, const ms_geom_t *g,
                          int ngpus, const ms_segment_t *segs, size_t n);
 

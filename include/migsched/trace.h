@@ -8,7 +8,11 @@
  * sorted; the trace is sorted by (arrival, row) after reading.
  *
  * A bad row is an error naming file, line and field; nothing is half-read.
- * The reader streams (one line in memory at a time).
+ * The reader streams (one line in memory at a time). It is strict: numbers
+ * are decimal (number.h), arrival_s and duration_s lie in
+ * [0, MS_TRACE_MAX_S], job ids are unique, a row may not have more fields
+ * than the header, a NUL byte is an error, a UTF-8 byte-order mark is
+ * skipped.
  */
 #ifndef MIGSCHED_TRACE_H
 #define MIGSCHED_TRACE_H
@@ -26,6 +30,11 @@ typedef struct ms_job_req {
     uint8_t isolation;         /* ms_isolation_t: 0 any, 1 mig */
     int32_t priority;          /* higher first */
 } ms_job_req_t;
+
+/* The largest arrival or duration a trace may hold: about 31.7 years. It
+ * keeps every simulated time below 2^53 microseconds, so the schedule's six
+ * decimals are exact and a short job is never lost to rounding. */
+#define MS_TRACE_MAX_S 1e9
 
 typedef struct ms_trace {
     ms_job_t *jobs;        /* [n], sorted by arrival, then input order; jobs[i].idx == i */
@@ -50,7 +59,8 @@ static inline const char *ms_trace_name(const ms_trace_t *t, size_t i)
 }
 
 /* Build a trace in memory (tests, generators): jobs are copied and sorted;
- * names may be NULL (ids become "0", "1", ...). */
+ * names may be NULL (ids become "0", "1", ...). Jobs outside the reader's
+ * rules (times in [0, MS_TRACE_MAX_S]) or two equal names: MS_EINVAL. */
 ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t n,
                                const char *const *names, ms_trace_t **out);
 

@@ -32,28 +32,33 @@ static void usage(FILE *f)
         "  --quick               small sizes, few iterations (a few seconds)\n"
         "  --json OUT            also write every figure as JSON to OUT\n"
         "  --model NAME          GPU model (default A100-40GB)\n"
-        "  --sizes LIST          cluster sizes in GPUs (default 100,1000,10000,100000)\n"
+        "  --sizes LIST          cluster sizes in GPUs, each 1..10000000\n"
+        "                        (default 100,1000,10000,100000)\n"
         "  --policies LIST       policies (default fa,best-fit,first-fit,mfi,fgd,static,\n"
         "                        node-profile,timeslice; `fa` runs without migration)\n"
         "  --index LIST          bucket,scan (default both)\n"
         "  --scan-max N          largest size measured with --index scan, and with the\n"
-        "                        policies that scan GPUs (static, node-profile, timeslice)\n"
-        "                        (default 10000)\n"
-        "  --iters N             timed decisions per case (default 20000)\n"
-        "  --occupancy F         busy compute fraction while timing (default 0.7)\n"
-        "  --mig-sizes LIST      sizes for the migration search (default 1000,10000)\n"
-        "  --mig-occupancy F     occupancy for the migration search (default 0.9)\n"
-        "  --sim-jobs LIST       simulated jobs on --sim-gpus GPUs (default 100000,1000000)\n"
-        "  --sim-gpus N          GPUs for --sim-jobs (default 10000)\n"
-        "  --scale-jobs N        jobs for the scaling pair (default 100000; 0 = none)\n"
-        "  --scale-gpus A,B      the scaling pair's sizes (default 1000,10000)\n"
-        "  --load F              offered load of generated traces (default 0.9)\n"
-        "  --mean-s F            mean job duration, exponential (default 600)\n"
-        "  --seed N              seed (default 1)\n"
+        "                        policies that scan GPUs (static, node-profile, timeslice),\n"
+        "                        0..10000000 (default 10000)\n"
+        "  --iters N             timed decisions per case, 1..100000000 (default 20000)\n"
+        "  --occupancy F         busy compute fraction while timing, (0, 1] (default 0.7)\n"
+        "  --mig-sizes LIST      sizes for the migration search, each 1..10000000\n"
+        "                        (default 1000,10000)\n"
+        "  --mig-occupancy F     occupancy for the migration search, (0, 1] (default 0.9)\n"
+        "  --sim-jobs LIST       simulated jobs on --sim-gpus GPUs, each 1..10000000\n"
+        "                        (default 100000,1000000)\n"
+        "  --sim-gpus N          GPUs for --sim-jobs, 1..10000000 (default 10000)\n"
+        "  --scale-jobs N        jobs for the scaling pair, 0..100000000 (default 100000;\n"
+        "                        0 = none)\n"
+        "  --scale-gpus A,B      the scaling pair's sizes, each 1..10000000\n"
+        "                        (default 1000,10000)\n"
+        "  --load F              offered load of generated traces, 1e-6..1000 (default 0.9)\n"
+        "  --mean-s F            mean job duration, exponential, 0.001..1e8 (default 600)\n"
+        "  --seed N              seed, 0..2^63-1 (default 1)\n"
         "  --no-place, --no-migration, --no-sim   skip a section\n");
 }
 
-static bool parse_longs(const char *s, long *out, int *n, long lo)
+static bool parse_longs(const char *s, long *out, int *n, long lo, long hi)
 {
     char buf[256], *tok, *save = NULL;
     size_t len;
@@ -64,7 +69,7 @@ static bool parse_longs(const char *s, long *out, int *n, long lo)
     *n = 0;
     for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
         long v;
-        if (*n >= MAX_LIST || !ms_cli_parse_long(tok, &v) || v < lo)
+        if (*n >= MAX_LIST || !ms_cli_parse_long(tok, &v) || v < lo || v > hi)
             return false;
         out[(*n)++] = v;
     }
@@ -177,13 +182,13 @@ static int parse_args(int argc, char **argv, bopts_t *o)
         } else if (strcmp(a, "--model") == 0) {
             o->model = v;
         } else if (strcmp(a, "--sizes") == 0) {
-            if (!parse_longs(v, o->sizes, &o->nsizes, 1))
+            if (!parse_longs(v, o->sizes, &o->nsizes, 1, 10000000))
                 goto bad;
         } else if (strcmp(a, "--mig-sizes") == 0) {
-            if (!parse_longs(v, o->mig_sizes, &o->nmig, 1))
+            if (!parse_longs(v, o->mig_sizes, &o->nmig, 1, 10000000))
                 goto bad;
         } else if (strcmp(a, "--sim-jobs") == 0) {
-            if (!parse_longs(v, o->sim_jobs, &o->nsim, 1))
+            if (!parse_longs(v, o->sim_jobs, &o->nsim, 1, 10000000))
                 goto bad;
         } else if (strcmp(a, "--policies") == 0) {
             if (!parse_names(o, v))
@@ -194,10 +199,10 @@ static int parse_args(int argc, char **argv, bopts_t *o)
             if (!o->idx_bucket && !o->idx_scan)
                 goto bad;
         } else if (strcmp(a, "--scan-max") == 0) {
-            if (!ms_cli_parse_long(v, &o->scan_max) || o->scan_max < 0)
+            if (!ms_cli_parse_long(v, &o->scan_max) || o->scan_max < 0 || o->scan_max > 10000000)
                 goto bad;
         } else if (strcmp(a, "--iters") == 0) {
-            if (!ms_cli_parse_long(v, &o->iters) || o->iters < 1)
+            if (!ms_cli_parse_long(v, &o->iters) || o->iters < 1 || o->iters > 100000000)
                 goto bad;
         } else if (strcmp(a, "--occupancy") == 0) {
             if (!ms_cli_parse_double(v, &o->occupancy) || o->occupancy <= 0 || o->occupancy > 1)
@@ -207,23 +212,24 @@ static int parse_args(int argc, char **argv, bopts_t *o)
                 o->mig_occupancy > 1)
                 goto bad;
         } else if (strcmp(a, "--sim-gpus") == 0) {
-            if (!ms_cli_parse_long(v, &o->sim_gpus) || o->sim_gpus < 1)
+            if (!ms_cli_parse_long(v, &o->sim_gpus) || o->sim_gpus < 1 || o->sim_gpus > 10000000)
                 goto bad;
         } else if (strcmp(a, "--scale-jobs") == 0) {
-            if (!ms_cli_parse_long(v, &o->scale_jobs) || o->scale_jobs < 0)
+            if (!ms_cli_parse_long(v, &o->scale_jobs) || o->scale_jobs < 0 ||
+                o->scale_jobs > 100000000)
                 goto bad;
         } else if (strcmp(a, "--scale-gpus") == 0) {
             long p[MAX_LIST];
-            if (!parse_longs(v, p, &cnt, 1) || cnt != 2)
+            if (!parse_longs(v, p, &cnt, 1, 10000000) || cnt != 2)
                 goto bad;
             o->scale_small = p[0];
             o->scale_large = p[1];
         } else if (strcmp(a, "--load") == 0) {
-            if (!ms_cli_parse_double(v, &d) || d <= 0)
+            if (!ms_cli_parse_double(v, &d) || d < 1e-6 || d > 1000)
                 goto bad;
             o->load = d;
         } else if (strcmp(a, "--mean-s") == 0) {
-            if (!ms_cli_parse_double(v, &d) || d <= 0)
+            if (!ms_cli_parse_double(v, &d) || d < 0.001 || d > 1e8)
                 goto bad;
             o->mean_s = d;
         } else if (strcmp(a, "--seed") == 0) {
@@ -237,7 +243,8 @@ static int parse_args(int argc, char **argv, bopts_t *o)
         }
         continue;
 bad:
-        fprintf(stderr, "migsched bench: bad value for %s: '%s'\n", a, v);
+        fprintf(stderr, "migsched bench: bad value for %s: '%s' (see --help for its range)\n",
+                a, v);
         return 2;
     }
     return -1;

@@ -8,12 +8,21 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: migsched check --trace T.csv --schedule S.csv --gpus N [--model M]\n"
-        "                      [--profiles LIST] [--timeslice]\n"
+        "usage: migsched check --trace T.csv --schedule S.csv --gpus N [options]\n"
+        "  --trace FILE         the job trace ('-' = stdin)\n"
+        "  --schedule FILE      the schedule CSV ('-' = stdin; not both)\n"
+        "  --gpus N             GPUs of the cluster, 1..1000000\n"
+        "  --gpus-per-node K    GPUs per node, 1..1000000 (default: one node)\n"
+        "  --model M            GPU model (default A100-40GB)\n"
+        "  --profiles LIST      active profile set (default: the classic ones)\n"
+        "  --timeslice          rows are time-slice slots (start -1)\n"
+        "  --allow-missing      a job not in the schedule is no violation (a policy\n"
+        "                       that rejects jobs, e.g. a static layout)\n"
         "Checks what every policy must keep: legal starts, instances at least the\n"
         "job's profile, no start before arrival, no two instances on a memory slice\n"
-        "at once, every job that ran ran its full duration. Exit 0 if the schedule\n"
-        "is valid, 1 if it is not (or the input is malformed), 2 on bad usage.\n");
+        "at once, and every job of the trace ran its full duration (a gang larger\n"
+        "than a node is counted as unrunnable). Exit 0 if the schedule is valid,\n"
+        "1 if it is not (or the input is malformed), 2 on bad usage.\n");
 }
 
 int ms_cli_check(int argc, char **argv)
@@ -25,12 +34,15 @@ int ms_cli_check(int argc, char **argv)
         { "model", required_argument, NULL, 'm' },
         { "profiles", required_argument, NULL, 'p' },
         { "timeslice", no_argument, NULL, 'T' },
+        { "gpus-per-node", required_argument, NULL, 'n' },
+        { "allow-missing", no_argument, NULL, 'A' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *trace = NULL, *sched = NULL, *model = "A100-40GB", *profiles = "";
-    long gpus = 0;
-    bool ts = false;
+    long gpus = 0, gpn = 0;
+    bool ts = false, allow = false;
+    ms_check_opts_t co;
     int c, i, rc = 1;
     ms_geom_t *g = NULL;
     ms_trace_t *t = NULL;
@@ -46,11 +58,14 @@ int ms_cli_check(int argc, char **argv)
         case 't': trace = optarg; break;
         case 's': sched = optarg; break;
         case 'g':
-            if (!ms_cli_parse_long(optarg, &gpus) || gpus <= 0 || gpus > 10000000) {
-                fprintf(stderr, "migsched check: bad --gpus '%s'\n", optarg);
+            if (!ms_cli_opt_long("check", "gpus", optarg, 1, 1000000, &gpus))
                 return 2;
-            }
             break;
+        case 'n':
+            if (!ms_cli_opt_long("check", "gpus-per-node", optarg, 1, 1000000, &gpn))
+                return 2;
+            break;
+        case 'A': allow = true; break;
         case 'm': model = optarg; break;
         case 'p': profiles = optarg; break;
         case 'T': ts = true; break;
@@ -59,22 +74,34 @@ int ms_cli_check(int argc, char **argv)
         }
     }
     if (trace == NULL || sched == NULL || gpus <= 0 || optind != argc) {
+        ms_cli_usage_error("check", optind != argc ? argv[optind] : NULL,
+                           "--trace, --schedule and --gpus are required");
         usage(stderr);
+        return 2;
+    }
+    if (strcmp(trace, "-") == 0 && strcmp(sched, "-") == 0) {
+        fprintf(stderr, "migsched check: --trace and --schedule cannot both be stdin\n");
         return 2;
     }
     if ((rc = ms_cli_geom("check", model, profiles, &g)) != 0)
         return rc;
     rc = 1;
-    if ((st = ms_trace_read_file(trace, g, &t, &d)) != MS_OK) {
+    if ((st = ms_cli_read_trace(trace, g, &t, &d)) != MS_OK) {
         rc = ms_cli_fail("check", st, &d);
         goto out;
     }
-    if ((f = fopen(sched, "r")) == NULL) {
+    if ((f = strcmp(sched, "-") == 0 ? stdin : fopen(sched, "r")) == NULL) {
         ms_diag_set(&d, sched, 0, "schedule", "cannot open the file");
         rc = ms_cli_fail("check", MS_EIO, &d);
         goto out;
     }
-    if ((st = ms_schedule_check(f, sched, t, (int)gpus, ts, &r, &d)) != MS_OK) {
+    memset(&co, 0, sizeof(co));
+    co.ngpus = (int)gpus;
+    co.gpus_per_node = (int)gpn;
+    co.timeslice = ts;
+    co.allow_missing = allow;
+    if ((st = ms_schedule_check(f, strcmp(sched, "-") == 0 ? "<stdin>" : sched, t, &co, &r,
+                                &d)) != MS_OK) {
         rc = ms_cli_fail("check", st, &d);
         goto out;
     }
@@ -82,12 +109,16 @@ int ms_cli_check(int argc, char **argv)
         printf("violation: %s\n", r.msgs[i]);
     if (r.violations > r.nmsgs)
         printf("... and %ld more\n", r.violations - r.nmsgs);
-    printf("%s: %ld segments, %ld jobs ran, %ld not in the schedule, %ld violations\n",
+    if (r.jobs_unrunnable > 0)
+        printf("note: %ld jobs can never run here (a gang larger than a node of %ld GPUs)\n",
+               r.jobs_unrunnable, gpn > 0 && gpn < gpus ? gpn : gpus);
+    printf("%s: %ld segments, %ld jobs ran, %ld not in the schedule, %ld unrunnable, "
+           "%ld violations\n",
            r.violations == 0 ? "valid" : "INVALID", r.segments, r.jobs_run, r.jobs_missing,
-           r.violations);
+           r.jobs_unrunnable, r.violations);
     rc = r.violations == 0 ? 0 : 1;
 out:
-    if (f != NULL)
+    if (f != NULL && f != stdin)
         fclose(f);
     ms_trace_free(t);
     ms_geom_destroy(g);

@@ -46,13 +46,13 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: migsched experiment [--out DIR] [--seeds N] [--jobs N] [--quick] [...]\n"
         "  --out DIR     report directory (default report/experiment)\n"
-        "  --seeds N     traces per load (default 5; --quick 2)\n"
-        "  --jobs N      jobs per trace (default 400; --quick 60)\n"
-        "  --sweep-seeds N  traces per load in the t, beta and migration sweeps\n"
+        "  --seeds N     traces per load, 1..64 (default 5; --quick 2)\n"
+        "  --jobs N      jobs per trace, 1..1000000 (default 400; --quick 60)\n"
+        "  --sweep-seeds N  traces per load in the t, beta and migration sweeps, 1..64\n"
         "                (default 20; --quick: --seeds)\n"
-        "  --mean S      mean job duration in seconds (default 600)\n"
-        "  --sigma X     lognormal sigma of durations (default 1.0)\n"
-        "  --beta B      interference per other busy instance (default 0.05)\n"
+        "  --mean S      mean job duration, 0.001..1e8 seconds (default 600)\n"
+        "  --sigma X     lognormal sigma of durations, 0.01..5 (default 1.0)\n"
+        "  --beta B      interference per other busy instance, 0..10 (default 0.05)\n"
         "  --quick       a tiny run (seconds), for tests\n"
         "  --scenario S  ablation (default) or platform: seed 002's mixed platform, MIG and\n"
         "                time-sliced A100 inference and whole-H100 training on one cluster,\n"
@@ -118,43 +118,31 @@ int ms_cli_experiment(int argc, char **argv)
         case 'o': cfg.out_dir = optarg; out_given = true; break;
         case 'x': scenario = optarg; break;
         case 's':
-            if (!ms_cli_parse_long(optarg, &seeds) || seeds < 1 || seeds > 64) {
-                fprintf(stderr, "migsched experiment: --seeds wants 1..64\n");
+            if (!ms_cli_opt_long("experiment", "seeds", optarg, 1, 64, &seeds))
                 return 2;
-            }
             cfg.seeds = (int)seeds;
             break;
         case 'S':
-            if (!ms_cli_parse_long(optarg, &sweep_seeds) || sweep_seeds < 1 || sweep_seeds > 64) {
-                fprintf(stderr, "migsched experiment: --sweep-seeds wants 1..64\n");
+            if (!ms_cli_opt_long("experiment", "sweep-seeds", optarg, 1, 64, &sweep_seeds))
                 return 2;
-            }
             cfg.sweep_seeds = (int)sweep_seeds;
             break;
         case 'j':
-            if (!ms_cli_parse_long(optarg, &jobs) || jobs < 1 || jobs > 1000000) {
-                fprintf(stderr, "migsched experiment: --jobs wants 1..1000000\n");
+            if (!ms_cli_opt_long("experiment", "jobs", optarg, 1, 1000000, &jobs))
                 return 2;
-            }
             cfg.jobs = jobs;
             break;
         case 'm':
-            if (!ms_cli_parse_double(optarg, &cfg.mean_s) || !(cfg.mean_s > 0.0)) {
-                fprintf(stderr, "migsched experiment: --mean wants a positive number\n");
+            if (!ms_cli_opt_double("experiment", "mean", optarg, 0.001, 1e8, &cfg.mean_s))
                 return 2;
-            }
             break;
         case 'g':
-            if (!ms_cli_parse_double(optarg, &cfg.sigma) || !(cfg.sigma > 0.0) || cfg.sigma > 5.0) {
-                fprintf(stderr, "migsched experiment: --sigma wants (0, 5]\n");
+            if (!ms_cli_opt_double("experiment", "sigma", optarg, 0.01, 5, &cfg.sigma))
                 return 2;
-            }
             break;
         case 'b':
-            if (!ms_cli_parse_double(optarg, &cfg.beta) || !(cfg.beta >= 0.0) || cfg.beta > 10.0) {
-                fprintf(stderr, "migsched experiment: --beta wants [0, 10]\n");
+            if (!ms_cli_opt_double("experiment", "beta", optarg, 0, 10, &cfg.beta))
                 return 2;
-            }
             break;
         case 'q': cfg.quick = true; break;
         case 'h': usage(stdout); return 0;

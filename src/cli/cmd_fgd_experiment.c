@@ -23,11 +23,12 @@ static void usage(FILE *f)
         "  --nodes N.csv    node list (default " DEFAULT_NODES ")\n"
         "  --pods P.csv     pod list, e.g. openb_pod_list_default.csv\n"
         "  --policy NAME    random, dot-product, clustering, packing, best-fit, fgd, all\n"
-        "  --seeds LIST     seeds: 42-51, 42,43 or 42 (default 42-51)\n"
+        "  --seeds LIST     seeds >= 0: 42-51, 42,43 or 42, at most %d (default 42-51)\n"
         "  --json OUT.json  write the results as one JSON object\n"
         "  --csv OUT.csv    also write the mean curves as CSV\n"
-        "  --tune R         inflate the workload to R x GPU capacity (default 1.3)\n"
-        "  --threshold PCT  typical-pod popularity threshold (default 95)\n");
+        "  --tune R         inflate the workload to R x GPU capacity, 0..100 (default 1.3)\n"
+        "  --threshold PCT  typical-pod popularity threshold, 0.001..100 (default 95)\n",
+        MAX_SEEDS);
 }
 
 /* "42-51", "1,5,7", "42" (mixable: "1-3,9"). */
@@ -322,16 +323,12 @@ int ms_cli_fgd_experiment(int argc, char **argv)
         case 'j': json = optarg; break;
         case 'c': csv = optarg; break;
         case 't':
-            if (!ms_cli_parse_double(optarg, &tune) || tune < 0 || tune > 100) {
-                fprintf(stderr, "migsched fgd-experiment: bad --tune '%s'\n", optarg);
+            if (!ms_cli_opt_double("fgd-experiment", "tune", optarg, 0, 100, &tune))
                 return 2;
-            }
             break;
         case 'T':
-            if (!ms_cli_parse_double(optarg, &threshold) || !(threshold > 0) || threshold > 100) {
-                fprintf(stderr, "migsched fgd-experiment: bad --threshold '%s'\n", optarg);
+            if (!ms_cli_opt_double("fgd-experiment", "threshold", optarg, 0.001, 100, &threshold))
                 return 2;
-            }
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -374,13 +371,27 @@ int ms_cli_fgd_experiment(int argc, char **argv)
         rc = ms_cli_fail("fgd-experiment", MS_ENOMEM, NULL);
         goto out;
     }
+    if (nodes.total_gpus <= 0) {
+        ms_diag_set(&d, nodes_path, 0, "", "no node of the list has a GPU (CPU-only nodes): "
+                                           "there is no cluster to fill");
+        rc = ms_cli_fail("fgd-experiment", MS_EINVAL, &d);
+        goto out;
+    }
     progress = isatty(STDERR_FILENO) != 0;
     for (int i = 0; i < MS_FGD_NPOLICIES; i++) {
         ms_fgd_policy_t p = all ? (ms_fgd_policy_t)i : pol;
 
         st = run_policy(&nodes, &pods, &cls, p, seeds, nseeds, tune, progress, &aggs[nagg]);
         if (st != MS_OK) {
-            rc = ms_cli_fail("fgd-experiment", st, NULL);
+            ms_diag_clear(&d);
+            if (st == MS_EINVAL && tune > 0)
+                ms_diag_set(&d, pods_path, 0, "", "the pod list has no GPU demand (every pod "
+                            "asks for 0 GPUs): there is nothing to fill the cluster with");
+            else if (st == MS_ERANGE)
+                ms_diag_set(&d, pods_path, 0, "", "the pod list is far too small to fill the "
+                            "cluster (more than %zu pods after tuning)",
+                            MS_FGD_TUNE_MAX(pods.n));
+            rc = ms_cli_fail("fgd-experiment", st, &d);
             goto out;
         }
         nagg++;

@@ -17,102 +17,8 @@ static void usage(FILE *f)
         "  --used LIST      instances on the GPU, e.g. 1g.5gb@1,3g@4 (\"\" = empty)\n"
         "  --json           print one JSON object instead of the drawing\n"
         "  --all-profiles   average over every profile, not only those with Ideal > 0\n"
-        "  --weights LIST   weight per profile (e.g. its share of demand); others 0\n");
-}
-
-/* Parse "1g=3,2g=1" into one weight per active profile (unnamed: 0). */
-static ms_status_t parse_weights(const ms_geom_t *g, const char *list, double *w, ms_diag_t *d)
-{
-    const char *p = list;
-    int k;
-
-    for (k = 0; k < ms_geom_nprofiles(g); k++)
-        w[k] = 0.0;
-    while (p != NULL && *p != '\0') {
-        const char *end = strchr(p, ',');
-        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        char buf[48], *eq;
-        double v;
-
-        if (len == 0 || len >= sizeof(buf)) {
-            ms_diag_set(d, NULL, 0, "weights", "bad weight list '%s'", list);
-            return MS_EINVAL;
-        }
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        eq = strchr(buf, '=');
-        if (eq == NULL) {
-            ms_diag_set(d, NULL, 0, "weights", "'%s' lacks =weight (write e.g. 1g=3)", buf);
-            return MS_EINVAL;
-        }
-        *eq = '\0';
-        k = ms_geom_profile_find(g, buf);
-        if (k < 0) {
-            ms_diag_set(d, NULL, 0, "weights", "unknown profile '%s'", buf);
-            return MS_EINVAL;
-        }
-        if (!ms_cli_parse_double(eq + 1, &v) || v < 0.0) {
-            ms_diag_set(d, NULL, 0, "weights", "bad weight '%s' for %s", eq + 1, buf);
-            return MS_EINVAL;
-        }
-        w[k] = v;
-        p = end != NULL ? end + 1 : NULL;
-    }
-    return MS_OK;
-}
-
-/* Parse "p@s,p@s" into instances and the state they reach. */
-static ms_status_t parse_used(const ms_geom_t *g, const char *list, ms_gi_t *gis,
-                              int *n, ms_state_t *state, ms_diag_t *d)
-{
-    const char *p = list;
-    ms_state_t s = ms_geom_empty_state();
-
-    *n = 0;
-    while (p != NULL && *p != '\0') {
-        const char *end = strchr(p, ',');
-        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        char buf[48], *at;
-        long st;
-        int k;
-        ms_state_t ns;
-
-        if (len == 0 || len >= sizeof(buf) || *n >= MS_MAX_WIDTH) {
-            ms_diag_set(d, NULL, 0, "used", "bad instance list '%s'", list);
-            return MS_EINVAL;
-        }
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        at = strchr(buf, '@');
-        if (at == NULL) {
-            ms_diag_set(d, NULL, 0, "used", "'%s' lacks @start (write e.g. 3g@4)", buf);
-            return MS_EINVAL;
-        }
-        *at = '\0';
-        k = ms_geom_profile_find(g, buf);
-        if (k < 0) {
-            ms_diag_set(d, NULL, 0, "used", "unknown profile '%s' for %s", buf,
-                        ms_geom_model(g)->name);
-            return MS_EINVAL;
-        }
-        if (!ms_cli_parse_long(at + 1, &st) || st < 0 || st >= ms_geom_width(g)) {
-            ms_diag_set(d, NULL, 0, "used", "bad start '%s'", at + 1);
-            return MS_EINVAL;
-        }
-        ns = ms_state_place(g, s, k, (int)st);
-        if (ns == MS_STATE_NONE) {
-            ms_diag_set(d, NULL, 0, "used", "%s@%ld is not a legal start or overlaps another instance",
-                        buf, st);
-            return MS_EINVAL;
-        }
-        s = ns;
-        gis[*n].prof = (int8_t)k;
-        gis[*n].start = (int8_t)st;
-        (*n)++;
-        p = end != NULL ? end + 1 : NULL;
-    }
-    *state = s;
-    return MS_OK;
+        "  --weights LIST   weight per profile in [0, 1e6] (e.g. its share of demand);\n"
+        "                   others 0; at least one > 0\n");
 }
 
 int ms_cli_frag(int argc, char **argv)
@@ -154,6 +60,7 @@ int ms_cli_frag(int argc, char **argv)
         }
     }
     if (used == NULL || optind != argc) {
+        ms_cli_usage_error("frag", optind != argc ? argv[optind] : NULL, "--used is required");
         usage(stderr);
         return 2;
     }
@@ -161,15 +68,17 @@ int ms_cli_frag(int argc, char **argv)
         return c;
     m = ms_geom_model(g);
     if (weights != NULL) {
-        if ((st = parse_weights(g, weights, w, &d)) != MS_OK) {
+        if ((st = ms_cli_parse_weights(g, "weights", weights, w, &d)) != MS_OK) {
             ms_geom_destroy(g);
-            return ms_cli_fail("frag", st, &d);
+            ms_cli_fail("frag", st, &d);
+            return 2;
         }
         fo.weights = w;
     }
-    if ((st = parse_used(g, used, gis, &n, &s, &d)) != MS_OK) {
+    if ((st = ms_cli_parse_used(g, used, gis, &n, &s, &d)) != MS_OK) {
         ms_geom_destroy(g);
-        return ms_cli_fail("frag", st, &d);
+        ms_cli_fail("frag", st, &d);
+        return 2;
     }
     fc = ms_frag_cost(g, s, &fo);
     if (json) {

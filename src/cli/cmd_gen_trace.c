@@ -4,67 +4,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
 #include "cli/cli.h"
 #include "migsched/trace.h"
+
+#define C "gen-trace"
 
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: migsched gen-trace --jobs N (--rate R | --load L --gpus N) [options] -o T.csv\n"
-        "  --jobs N         number of jobs\n"
-        "  --rate R         arrivals per second\n"
-        "  --load L         offered load: compute-slice demand / (compute x GPUs)\n"
-        "  --gpus N         cluster size the load refers to\n"
-        "  --mix LIST       profile weights, e.g. 1g=3,2g=2,7g=1 (default: uniform)\n"
+        "  --jobs N         number of jobs, 0..100000000\n"
+        "  --rate R         arrivals per second, 1e-6..1e6\n"
+        "  --load L         offered load, 0.000001..1000: compute-slice demand /\n"
+        "                   (compute x GPUs)\n"
+        "  --gpus N         cluster size the load refers to, 1..1000000\n"
+        "  --mix LIST       profile weights in [0, 1e6], e.g. 1g=3,2g=2,7g=1\n"
+        "                   (default: uniform)\n"
         "  --dist D         exp | uniform | lognormal durations (default exp)\n"
-        "  --mean S         mean duration in seconds (default 600)\n"
-        "  --min S --max S  uniform range (default 0 .. 2 x mean)\n"
-        "  --sigma S        lognormal sigma (default 1)\n"
-        "  --seed S         random seed (default 1)\n"
+        "  --mean S         mean duration, 0.001..1e8 seconds (default 600)\n"
+        "  --min S --max S  uniform range, 0..1e8 seconds, max > min\n"
+        "                   (default 0 .. 2 x mean)\n"
+        "  --sigma S        lognormal sigma, 0.01..10 (default 1)\n"
+        "  --seed S         random seed, any 64-bit integer (default 1)\n"
         "  --model M        GPU model (default A100-40GB)\n"
         "  --profiles LIST  active profile set (default: the classic ones)\n"
         "  -o FILE          output trace CSV ('-' = stdout)\n");
-}
-
-/* "1g=3,2g=2" -> weights per active profile (unnamed profiles get 0). */
-static int parse_mix(const ms_geom_t *g, const char *list, double *w)
-{
-    const char *p = list;
-    int k;
-
-    for (k = 0; k < ms_geom_nprofiles(g); k++)
-        w[k] = 0.0;
-    while (p != NULL && *p != '\0') {
-        const char *end = strchr(p, ',');
-        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
-        char buf[64], *eq;
-        double v;
-
-        if (len == 0 || len >= sizeof(buf)) {
-            fprintf(stderr, "migsched gen-trace: bad --mix '%s'\n", list);
-            return -1;
-        }
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        eq = strchr(buf, '=');
-        if (eq == NULL) {
-            fprintf(stderr, "migsched gen-trace: --mix item '%s' lacks =weight\n", buf);
-            return -1;
-        }
-        *eq = '\0';
-        k = ms_geom_profile_find(g, buf);
-        if (k < 0) {
-            fprintf(stderr, "migsched gen-trace: --mix: unknown or inactive profile '%s'\n", buf);
-            return -1;
-        }
-        if (!ms_cli_parse_double(eq + 1, &v) || v < 0) {
-            fprintf(stderr, "migsched gen-trace: --mix: bad weight '%s'\n", eq + 1);
-            return -1;
-        }
-        w[k] = v;
-        p = end != NULL ? end + 1 : NULL;
-    }
-    return 0;
 }
 
 int ms_cli_gen_trace(int argc, char **argv)
@@ -90,6 +56,7 @@ int ms_cli_gen_trace(int argc, char **argv)
     const char *model = "A100-40GB", *profiles = "", *mix = NULL, *out = NULL;
     long jobs = -1, gpus = 0, seed = 1;
     double rate = 0, load = 0, mean = 600, lo = 0, hi = 0, sigma = 0;
+    bool have_lo = false, have_hi = false;
     int dist = 0, c, rc = 0;
     ms_geom_t *g = NULL;
     ms_trace_t *t = NULL;
@@ -105,10 +72,10 @@ int ms_cli_gen_trace(int argc, char **argv)
         bool ok = true;
 
         switch (c) {
-        case 'n': ok = ms_cli_parse_long(optarg, &jobs) && jobs >= 0; break;
-        case 'r': ok = ms_cli_parse_double(optarg, &rate) && rate > 0; break;
-        case 'l': ok = ms_cli_parse_double(optarg, &load) && load > 0; break;
-        case 'g': ok = ms_cli_parse_long(optarg, &gpus) && gpus > 0 && gpus <= 100000000; break;
+        case 'n': ok = ms_cli_opt_long(C, "jobs", optarg, 0, 100000000, &jobs); break;
+        case 'r': ok = ms_cli_opt_double(C, "rate", optarg, 1e-6, 1e6, &rate); break;
+        case 'l': ok = ms_cli_opt_double(C, "load", optarg, 1e-6, 1000, &load); break;
+        case 'g': ok = ms_cli_opt_long(C, "gpus", optarg, 1, 1000000, &gpus); break;
         case 'x': mix = optarg; break;
         case 'd':
             if (strcmp(optarg, "exp") == 0 || strcmp(optarg, "exponential") == 0)
@@ -120,11 +87,13 @@ int ms_cli_gen_trace(int argc, char **argv)
             else
                 ok = false;
             break;
-        case 'M': ok = ms_cli_parse_double(optarg, &mean) && mean > 0; break;
-        case 'a': ok = ms_cli_parse_double(optarg, &lo) && lo >= 0; break;
-        case 'b': ok = ms_cli_parse_double(optarg, &hi) && hi >= 0; break;
-        case 's': ok = ms_cli_parse_double(optarg, &sigma) && sigma > 0; break;
-        case 'S': ok = ms_cli_parse_long(optarg, &seed); break;
+        case 'M': ok = ms_cli_opt_double(C, "mean", optarg, 0.001, 1e8, &mean); break;
+        case 'a': ok = have_lo = ms_cli_opt_double(C, "min", optarg, 0, 1e8, &lo); break;
+        case 'b': ok = have_hi = ms_cli_opt_double(C, "max", optarg, 0, 1e8, &hi); break;
+        case 's': ok = ms_cli_opt_double(C, "sigma", optarg, 0.01, 10, &sigma); break;
+        case 'S':
+            ok = ms_cli_opt_long(C, "seed", optarg, LONG_MIN, LONG_MAX, &seed);
+            break;
         case 'm': model = optarg; break;
         case 'p': profiles = optarg; break;
         case 'o': out = optarg; break;
@@ -132,22 +101,34 @@ int ms_cli_gen_trace(int argc, char **argv)
         default: usage(stderr); return 2;
         }
         if (!ok) {
-            const struct option *o = opts;
-
-            while (o->name != NULL && o->val != c)
-                o++;
-            fprintf(stderr, "migsched gen-trace: bad value '%s' for --%s\n", optarg,
-                    o->name != NULL ? o->name : "?");
+            if (c == 'd')
+                fprintf(stderr, "migsched gen-trace: --dist: '%s' is not one of exp, uniform, "
+                                "lognormal\n", optarg);
             return 2;
         }
     }
     if (optind != argc || jobs < 0 || out == NULL || (rate <= 0 && (load <= 0 || gpus <= 0))) {
+        ms_cli_usage_error(C, optind != argc ? argv[optind] : NULL,
+                           "--jobs, -o and --rate (or --load with --gpus) are required");
         usage(stderr);
+        return 2;
+    }
+    if (dist == 1 && (have_lo || have_hi)) {
+        if (!have_hi)
+            hi = 2.0 * mean;
+        if (!(hi > lo)) {
+            fprintf(stderr, "migsched gen-trace: --max (%g) must be greater than --min (%g)\n",
+                    hi, lo);
+            return 2;
+        }
+    } else if (have_lo || have_hi) {
+        fprintf(stderr, "migsched gen-trace: --min and --max apply to --dist uniform only\n");
         return 2;
     }
     if ((rc = ms_cli_geom("gen-trace", model, profiles, &g)) != 0)
         return rc;
-    if (mix != NULL && parse_mix(g, mix, w) != 0) {
+    if (mix != NULL && (st = ms_cli_parse_weights(g, "mix", mix, w, &d)) != MS_OK) {
+        ms_cli_fail(C, st, &d);
         ms_geom_destroy(g);
         return 2;
     }
@@ -164,6 +145,12 @@ int ms_cli_gen_trace(int argc, char **argv)
     gc.sigma = sigma;
     gc.seed = (uint64_t)seed;
     st = ms_trace_generate(g, &gc, &t);
+    if (st == MS_ERANGE) {
+        fprintf(stderr, "migsched gen-trace: the arrivals would pass 1e9 s (the longest "
+                        "trace); raise --rate or --load, or lower --jobs\n");
+        ms_geom_destroy(g);
+        return 2;
+    }
     if (st == MS_EINVAL) {
         fprintf(stderr, "migsched gen-trace: inconsistent options (a --mix with no weight, "
                         "or --min/--max/--mean that give no durations)\n");

@@ -25,16 +25,16 @@ static void usage(FILE *f)
         "                     memory: ceil(milli*memory_slices/1000) memory slices\n"
         "  --node-mode MODE   regroup (default): every GPU, cut into nodes of G;\n"
         "                     whole: only nodes with exactly G GPUs\n"
-        "  --gpus-per-node G  uniform node size of the MIG cluster (default 8)\n"
+        "  --gpus-per-node G  uniform node size of the MIG cluster, 1..1024 (default 8)\n"
         "import (trace) mode:\n"
         "  --out T.csv        trace CSV (job_id,arrival_s,profile,duration_s[,gpus]); - = stdout\n"
-        "  --time-scale F     multiply arrival and duration by F (default 1)\n"
+        "  --time-scale F     multiply arrival and duration by F, 1e-6..1e6 (default 1)\n"
         "  --cluster-out C    write the cluster as JSON (needs --nodes)\n"
         "fill mode (--fill):\n"
         "  --policy NAME|all  a MIG policy, or every MIG policy (default all)\n"
-        "  --seeds LIST       A-B or A,B,C (default 42-51)\n"
-        "  --tune T           inflate the pod list to T x capacity (default 1.3)\n"
-        "  --gpus N           cluster size instead of --nodes\n"
+        "  --seeds LIST       A-B or A,B,C, seeds >= 0 (default 42-51)\n"
+        "  --tune T           inflate the pod list to T x capacity, 0..100 (default 1.3)\n"
+        "  --gpus N           cluster size instead of --nodes, 1..1000000\n"
         "  --no-make-room     do not call make_room/on_idle after a miss\n"
         "  --json OUT.json    every curve and summary as JSON\n"
         "Counts of kept and dropped pods go to stderr.\n");
@@ -469,33 +469,25 @@ int ms_cli_import_alibaba(int argc, char **argv)
             }
             break;
         case 'G':
-            if (!ms_cli_parse_long(optarg, &o.gpn) || o.gpn < 1 || o.gpn > 1024) {
-                fprintf(stderr, "migsched import-alibaba: bad --gpus-per-node '%s'\n", optarg);
+            if (!ms_cli_opt_long("import-alibaba", "gpus-per-node", optarg, 1, 1024, &o.gpn))
                 return 2;
-            }
             break;
         case 'g':
-            if (!ms_cli_parse_long(optarg, &o.gpus) || o.gpus < 1 || o.gpus > 10000000) {
-                fprintf(stderr, "migsched import-alibaba: bad --gpus '%s'\n", optarg);
+            if (!ms_cli_opt_long("import-alibaba", "gpus", optarg, 1, 1000000, &o.gpus))
                 return 2;
-            }
             break;
         case 't':
-            if (!ms_cli_parse_double(optarg, &o.time_scale) || !(o.time_scale > 0) ||
-                !isfinite(o.time_scale)) {
-                fprintf(stderr, "migsched import-alibaba: bad --time-scale '%s'\n", optarg);
+            if (!ms_cli_opt_double("import-alibaba", "time-scale", optarg, 1e-6, 1e6,
+                                   &o.time_scale))
                 return 2;
-            }
             break;
         case 'c': o.cluster_out = optarg; break;
         case 'f': o.fill = true; break;
         case 'y': o.policy = optarg; break;
         case 's': o.seeds = optarg; break;
         case 'T':
-            if (!ms_cli_parse_double(optarg, &o.tune) || !isfinite(o.tune) || o.tune > 100) {
-                fprintf(stderr, "migsched import-alibaba: bad --tune '%s'\n", optarg);
+            if (!ms_cli_opt_double("import-alibaba", "tune", optarg, 0, 100, &o.tune))
                 return 2;
-            }
             break;
         case 'R': o.no_room = true; break;
         case 'j': o.json = optarg; break;

@@ -175,7 +175,7 @@ static ms_status_t load_run(run_t *r, size_t idx, const char *src, bool is_dir,
         return MS_ENOMEM;
     f = fopen(path, "r");
     if (f != NULL) {
-        double *arr = NULL;
+        ms_report_arrival_t *arr = NULL;
         size_t na = 0;
         st = ms_report_read_arrivals(f, path, &arr, &na, d);
         fclose(f);
@@ -812,7 +812,8 @@ static void usage(FILE *f)
         "                       [--fgd F1.json,...] [--fill F1.json,...] --out DIR\n"
         "                       [--model M]\n"
         "  --runs LIST     run directories, each with metrics.json, optional schedule.csv\n"
-        "                  and optional trace.csv (as `migsched experiment` writes in runs/)\n"
+        "                  and optional trace.csv, as `simulate --out DIR` writes (and\n"
+        "                  `migsched experiment` in its runs/)\n"
         "  --metrics LIST  metrics JSON files (no schedules: no Gantt, no utilisation)\n"
         "  --fgd LIST      `migsched fgd-experiment --json` files (one per trace)\n"
         "  --fill LIST     `migsched import-alibaba --fill --json` files\n"

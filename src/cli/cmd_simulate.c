@@ -7,9 +7,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <limits.h>
+
 #include "cli/cli.h"
+#include "migsched/report.h"
 #include "migsched/schedule.h"
 #include "migsched/sim.h"
+
+#define C "simulate"
 
 static void usage(FILE *f)
 {
@@ -18,34 +23,40 @@ static void usage(FILE *f)
 
     fprintf(f,
         "usage: migsched simulate --trace T.csv (--gpus N | --node SPEC ...) --policy P [options]\n"
-        "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus])\n"
-        "  --gpus N            number of GPUs (one model, --model)\n"
+        "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus]);\n"
+        "                      '-' = stdin\n"
+        "  --gpus N            number of GPUs (one model, --model), 1..1000000\n"
         "  --node SPEC         a node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole], repeated:\n"
         "                      a heterogeneous cluster (the schedule gains node,model)\n"
         "  --cluster FILE      nodes from a file, one SPEC a line ('#' comments)\n"
         "  --policy P          placement policy (see below)\n"
         "  --model M           GPU model (default A100-40GB)\n"
         "  --profiles LIST     active profile set (default: the classic ones)\n"
-        "  --gpus-per-node K   GPUs per node (default: all on one node)\n"
-        "  --lb-threshold T    fa: Lazy if busy/compute < T (default 0.4)\n"
+        "  --gpus-per-node K   GPUs per node, 1..1000000 (default: all on one node)\n"
+        "  --lb-threshold T    fa: Lazy if busy/compute < T, 0..1 (default 0.4)\n"
         "  --no-balance        fa: no conditional load balancing\n"
         "  --no-dynamic        fa: static layout instead of dynamic partitioning\n"
         "  --no-migration      fa: no migration\n"
-        "  --max-moves N       fa: migrations per trigger (default 4)\n"
+        "  --max-moves N       fa: migrations per trigger, 0..1000000 (default 4)\n"
         "  --static-layout L   static layout, e.g. 4g+2g+1g or 7g;4g+3g (cycled per GPU)\n"
-        "  --replicas R        timeslice: jobs per GPU (default 4)\n"
-        "  --hysteresis S      node-profile: seconds a node keeps a layout (default 300)\n"
-        "  --beta B            interference per other running instance (default 0.05)\n"
-        "  --create-s S        GI creation delay (default 2)\n"
-        "  --migrate-s S       migration pause (default 10)\n"
+        "  --replicas R        timeslice: jobs per GPU, 1..%d (default 4)\n"
+        "  --hysteresis S      node-profile: seconds a node keeps a layout, 0..1e9\n"
+        "                      (default 300)\n"
+        "  --beta B            interference per other running instance, 0..10\n"
+        "                      (default 0.05)\n"
+        "  --create-s S        GI creation delay, 0..1e9 seconds (default 2)\n"
+        "  --migrate-s S       migration pause, 0..1e9 seconds (default 10)\n"
         "  --queue Q           backfill | fifo (default backfill)\n"
-        "  --backfill-bound S  the head may be passed for S seconds at most (default 3600)\n"
+        "  --backfill-bound S  the head may be passed for S seconds at most, 0..1e9\n"
+        "                      (default 3600)\n"
         "  --index I           bucket | scan (default bucket; same schedule)\n"
-        "  --seed S            policy seed (default 0)\n"
-        "  --schedule-out FILE schedule CSV, one row per segment\n"
+        "  --seed S            policy seed, any 64-bit integer (default 0)\n"
+        "  --schedule-out FILE schedule CSV, one row per segment ('-' = stdout)\n"
         "  --metrics-out FILE  metrics JSON ('-' = stdout)\n"
+        "  --out DIR           a run directory for `migsched report --runs DIR`:\n"
+        "                      DIR/schedule.csv, DIR/metrics.json, DIR/trace.csv\n"
         "  --quiet             no summary\n"
-        "policies:");
+        "policies:", MS_MAX_INST);
     for (i = 0; i < n; i++)
         fprintf(f, " %s", all[i]->name);
     fprintf(f, "\n");
@@ -122,7 +133,7 @@ int ms_cli_simulate(int argc, char **argv)
         O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
         O_NODYN, O_NOMIG, O_MAXMOVES, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
         O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP,
-        O_NODE, O_CLUSTER
+        O_OUT, O_NODE, O_CLUSTER
     };
     static const struct option opts[] = {
         { "trace", required_argument, NULL, O_TRACE },
@@ -151,11 +162,13 @@ int ms_cli_simulate(int argc, char **argv)
         { "schedule-out", required_argument, NULL, O_SCHED },
         { "metrics-out", required_argument, NULL, O_METRICS },
         { "quiet", no_argument, NULL, O_QUIET },
+        { "out", required_argument, NULL, O_OUT },
         { "help", no_argument, NULL, O_HELP },
         { NULL, 0, NULL, 0 },
     };
     const char *trace_path = NULL, *model = "A100-40GB", *profiles = "", *pname = NULL;
-    const char *sched_path = NULL, *metrics_path = NULL;
+    const char *sched_path = NULL, *metrics_path = NULL, *out_dir = NULL;
+    char *own_sched = NULL, *own_metrics = NULL;
     long v, gpus = 0;
     int c, rc = 0, quiet = 0;
     const ms_model_t *m;
@@ -181,7 +194,7 @@ int ms_cli_simulate(int argc, char **argv)
 
         switch (c) {
         case O_TRACE: trace_path = optarg; break;
-        case O_GPUS: ok = ms_cli_parse_long(optarg, &gpus) && gpus > 0 && gpus <= 100000000; break;
+        case O_GPUS: ok = ms_cli_opt_long(C, "gpus", optarg, 1, 1000000, &gpus); break;
         case O_POLICY: pname = optarg; break;
         case O_MODEL: model = optarg; model_given = true; break;
         case O_NODE:
@@ -203,32 +216,31 @@ int ms_cli_simulate(int argc, char **argv)
             break;
         case O_PROFILES: profiles = optarg; break;
         case O_GPN:
-            ok = ms_cli_parse_long(optarg, &v) && v > 0 && v <= 100000000;
+            ok = ms_cli_opt_long(C, "gpus-per-node", optarg, 1, 1000000, &v);
             cfg.gpus_per_node = (int)v;
             break;
         case O_LBT:
-            ok = ms_cli_parse_double(optarg, &cfg.pcfg.lb_threshold) &&
-                 cfg.pcfg.lb_threshold >= 0 && cfg.pcfg.lb_threshold <= 1;
+            ok = ms_cli_opt_double(C, "lb-threshold", optarg, 0, 1, &cfg.pcfg.lb_threshold);
             break;
         case O_NOBAL: cfg.pcfg.balance = false; break;
         case O_NODYN: cfg.pcfg.dynamic = false; break;
         case O_NOMIG: cfg.pcfg.migration = false; break;
         case O_MAXMOVES:
-            ok = ms_cli_parse_long(optarg, &v) && v >= 0 && v <= 1000000;
+            ok = ms_cli_opt_long(C, "max-moves", optarg, 0, 1000000, &v);
             cfg.pcfg.max_moves = (int)v;
             break;
         case O_LAYOUT: cfg.pcfg.static_layout = optarg; break;
         case O_REPLICAS:
-            ok = ms_cli_parse_long(optarg, &v) && v >= 1 && v <= MS_MAX_INST;
+            ok = ms_cli_opt_long(C, "replicas", optarg, 1, MS_MAX_INST, &v);
             cfg.pcfg.replicas = (int)v;
             break;
         case O_HYST:
-            ok = ms_cli_parse_double(optarg, &cfg.pcfg.hysteresis_s) && cfg.pcfg.hysteresis_s >= 0;
+            ok = ms_cli_opt_double(C, "hysteresis", optarg, 0, 1e9, &cfg.pcfg.hysteresis_s);
             break;
-        case O_BETA: ok = ms_cli_parse_double(optarg, &cfg.beta) && cfg.beta >= 0; break;
-        case O_CREATE: ok = ms_cli_parse_double(optarg, &cfg.create_s) && cfg.create_s >= 0; break;
+        case O_BETA: ok = ms_cli_opt_double(C, "beta", optarg, 0, 10, &cfg.beta); break;
+        case O_CREATE: ok = ms_cli_opt_double(C, "create-s", optarg, 0, 1e9, &cfg.create_s); break;
         case O_MIGRATE:
-            ok = ms_cli_parse_double(optarg, &cfg.migrate_s) && cfg.migrate_s >= 0;
+            ok = ms_cli_opt_double(C, "migrate-s", optarg, 0, 1e9, &cfg.migrate_s);
             break;
         case O_QUEUE:
             if (strcmp(optarg, "backfill") == 0)
@@ -239,7 +251,7 @@ int ms_cli_simulate(int argc, char **argv)
                 ok = false;
             break;
         case O_BOUND:
-            ok = ms_cli_parse_double(optarg, &cfg.backfill_bound_s) && cfg.backfill_bound_s >= 0;
+            ok = ms_cli_opt_double(C, "backfill-bound", optarg, 0, 1e9, &cfg.backfill_bound_s);
             break;
         case O_INDEX:
             if (strcmp(optarg, "bucket") == 0)
@@ -250,34 +262,55 @@ int ms_cli_simulate(int argc, char **argv)
                 ok = false;
             break;
         case O_SEED:
-            ok = ms_cli_parse_long(optarg, &v);
+            ok = ms_cli_opt_long(C, "seed", optarg, LONG_MIN, LONG_MAX, &v);
             cfg.pcfg.seed = (uint64_t)v;
             break;
         case O_SCHED: sched_path = optarg; break;
         case O_METRICS: metrics_path = optarg; break;
         case O_QUIET: quiet = 1; break;
-        case O_HELP: usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case O_OUT: out_dir = optarg; break;
+        case O_HELP: usage(stdout); ms_cluster_spec_destroy(cs); return 0;
+        default: usage(stderr); ms_cluster_spec_destroy(cs); return 2;
         }
         if (!ok) {
-            const struct option *o = opts;
-
-            while (o->name != NULL && o->val != c)
-                o++;
-            fprintf(stderr, "migsched simulate: bad value '%s' for --%s\n", optarg,
-                    o->name != NULL ? o->name : "?");
+            if (c == O_QUEUE || c == O_INDEX)
+                fprintf(stderr, "migsched simulate: --%s: '%s' is not one of %s\n",
+                        c == O_QUEUE ? "queue" : "index", optarg,
+                        c == O_QUEUE ? "backfill, fifo" : "bucket, scan");
+            ms_cluster_spec_destroy(cs);
             return 2;
         }
     }
     if (optind != argc || trace_path == NULL || (gpus <= 0) == (cs == NULL) || pname == NULL) {
-        if (optind != argc)
-            fprintf(stderr, "migsched simulate: unexpected argument '%s'\n", argv[optind]);
-        else
-            fprintf(stderr, "migsched simulate: --trace, --policy and one of --gpus and "
-                            "--node/--cluster are required\n");
+        ms_cli_usage_error(C, optind != argc ? argv[optind] : NULL,
+                           "--trace, --policy and one of --gpus and --node/--cluster are "
+                           "required");
         usage(stderr);
         ms_cluster_spec_destroy(cs);
         return 2;
+    }
+    if (out_dir != NULL) {
+        size_t n = strlen(out_dir) + 16;
+
+        if (sched_path != NULL || metrics_path != NULL) {
+            fprintf(stderr, "migsched simulate: --out writes the schedule and the metrics; "
+                            "leave off --schedule-out and --metrics-out\n");
+            ms_cluster_spec_destroy(cs);
+            return 2;
+        }
+        own_sched = malloc(n);
+        own_metrics = malloc(n);
+        if (own_sched == NULL || own_metrics == NULL || ms_report_mkdirs(out_dir) != MS_OK) {
+            fprintf(stderr, "migsched simulate: cannot create the directory '%s'\n", out_dir);
+            free(own_sched);
+            free(own_metrics);
+            ms_cluster_spec_destroy(cs);
+            return 1;
+        }
+        snprintf(own_sched, n, "%s/schedule.csv", out_dir);
+        snprintf(own_metrics, n, "%s/metrics.json", out_dir);
+        sched_path = own_sched;
+        metrics_path = own_metrics;
     }
     if (cs != NULL) {
         cfg.nodes = ms_cluster_spec_nodes(cs);
@@ -295,25 +328,68 @@ int ms_cli_simulate(int argc, char **argv)
     if (cfg.policy == NULL) {
         fprintf(stderr, "migsched simulate: unknown policy '%s'\n", pname);
         usage(stderr);
-        ms_cluster_spec_destroy(cs);
-        return 2;
+        rc = 2;
+        goto out;
     }
-    if ((rc = ms_cli_geom("simulate", model, profiles, &g)) != 0) {
-        ms_cluster_spec_destroy(cs);
-        return rc;
-    }
+    if ((rc = ms_cli_geom("simulate", model, profiles, &g)) != 0)
+        goto out;
     m = ms_geom_model(g);
     if (cfg.pcfg.static_layout != NULL &&
         (st = ms_policy_layout_check(g, cfg.pcfg.static_layout, &d)) != MS_OK) {
+        ms_cli_fail("simulate", st, &d);
+        rc = 2;   /* an option value: usage */
+        goto out;
+    }
+    if (sched_path != NULL && (ms_cli_same_file(sched_path, trace_path) ||
+                               (metrics_path != NULL &&
+                                ms_cli_same_file(sched_path, metrics_path)))) {
+        fprintf(stderr, "migsched simulate: --schedule-out '%s' is the trace or the metrics "
+                        "file; it would overwrite it\n", sched_path);
+        rc = 2;
+        goto out;
+    }
+    if (metrics_path != NULL && ms_cli_same_file(metrics_path, trace_path)) {
+        fprintf(stderr, "migsched simulate: --metrics-out '%s' is the trace; it would "
+                        "overwrite it\n", metrics_path);
+        rc = 2;
+        goto out;
+    }
+    if (sched_path != NULL && metrics_path != NULL && strcmp(sched_path, "-") == 0 &&
+        strcmp(metrics_path, "-") == 0) {
+        fprintf(stderr, "migsched simulate: --schedule-out and --metrics-out cannot both be "
+                        "stdout\n");
+        rc = 2;
+        goto out;
+    }
+    if ((st = ms_cli_read_trace(trace_path, g, &t, &d)) != MS_OK) {
         rc = ms_cli_fail("simulate", st, &d);
         goto out;
     }
-    if ((st = ms_trace_read_file(trace_path, g, &t, &d)) != MS_OK) {
-        rc = ms_cli_fail("simulate", st, &d);
-        goto out;
+    if (out_dir != NULL) {   /* the trace beside its run, for the report's wait times */
+        size_t n = strlen(out_dir) + 16;
+        char *tp = malloc(n);
+        FILE *tf = NULL;
+
+        if (tp != NULL) {
+            snprintf(tp, n, "%s/trace.csv", out_dir);
+            if (ms_cli_same_file(tp, trace_path))
+                tf = NULL;   /* the run's own trace: already there */
+            else if ((tf = fopen(tp, "w")) == NULL || ms_trace_write(tf, t) != MS_OK ||
+                     fclose(tf) != 0) {
+                ms_diag_set(&d, tp, 0, "out", "cannot write the trace copy");
+                free(tp);
+                rc = ms_cli_fail("simulate", MS_EIO, &d);
+                goto out;
+            }
+        }
+        free(tp);
+        if (tp == NULL) {
+            rc = ms_cli_fail("simulate", MS_ENOMEM, NULL);
+            goto out;
+        }
     }
     if (sched_path != NULL) {
-        sf = fopen(sched_path, "w");
+        sf = strcmp(sched_path, "-") == 0 ? stdout : fopen(sched_path, "w");
         if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK ||
             (cs != NULL && ms_schedule_writer_set_nodes(r.w, cfg.nodes, cfg.nnodes) != MS_OK)) {
             ms_diag_set(&d, sched_path, 0, "schedule-out", "cannot create the file");
@@ -336,7 +412,7 @@ int ms_cli_simulate(int argc, char **argv)
     if (r.w != NULL) {
         st = ms_schedule_writer_close(r.w);
         r.w = NULL;
-        if (fclose(sf) != 0)
+        if (sf != stdout ? fclose(sf) != 0 : fflush(sf) != 0)
             st = MS_EIO;
         sf = NULL;
         if (st != MS_OK) {
@@ -360,15 +436,18 @@ int ms_cli_simulate(int argc, char **argv)
             goto out;
         }
     }
-    if (!quiet && !(metrics_path != NULL && strcmp(metrics_path, "-") == 0))
+    if (!quiet && !(metrics_path != NULL && strcmp(metrics_path, "-") == 0) &&
+        !(sched_path != NULL && strcmp(sched_path, "-") == 0))
         summary(&cfg, m, &x);
 out:
     if (r.w != NULL)
         (void)ms_schedule_writer_close(r.w);
-    if (sf != NULL)
+    if (sf != NULL && sf != stdout)
         fclose(sf);
     ms_trace_free(t);
     ms_geom_destroy(g);
     ms_cluster_spec_destroy(cs);
+    free(own_sched);
+    free(own_metrics);
     return rc;
 }

@@ -110,13 +110,30 @@ ms_status_t ms_fgd_shuffle_tune(ms_rng_t *rng, size_t **list, size_t *n, size_t 
         return MS_OK;
     if ((double)total < target) {
         /* tuneUpPods: the test adds the candidate's per-GPU milli, the
-         * update its total milli (the quirk of §4 item 4). */
+         * update its total milli (the quirk of §4 item 4).
+         * Termination: only a pod with GPU demand (num_gpu x milli > 0)
+         * moves total towards target, so without one the loop would never
+         * end: that list is MS_EINVAL. With one, each draw hits it with
+         * probability >= 1/npods; and the list may grow to at most
+         * MS_FGD_TUNE_MAX(npods) entries, past which it is MS_ERANGE (a
+         * list far too small for the cluster), so memory stays bounded. */
+        size_t limit = MS_FGD_TUNE_MAX(npods);
+        bool demand = false;
+
+        for (size_t i = 0; i < npods && !demand; i++) {
+            req(pods, i, &ng, &milli);
+            demand = ng > 0 && milli > 0;
+        }
+        if (!demand)
+            return MS_EINVAL;
         for (;;) {
             size_t idx = (size_t)ms_rng_below(rng, npods);
 
             req(pods, idx, &ng, &milli);
             if ((double)(total + milli) > target)
                 break;
+            if (*n >= limit)
+                return MS_ERANGE;
             if (*n == *cap) {
                 size_t *nl = realloc(*list, *cap * 2 * sizeof(*nl));
                 if (nl == NULL)
@@ -128,7 +145,8 @@ ms_status_t ms_fgd_shuffle_tune(ms_rng_t *rng, size_t **list, size_t *n, size_t 
             total += (int64_t)ng * milli;
         }
     } else {
-        /* tuneDownPods: remove random pods until at or below the target */
+        /* tuneDownPods: remove random pods until at or below the target;
+         * each pass removes one entry, so at most *n passes */
         while ((double)total > target && *n > 0) {
             size_t idx = (size_t)ms_rng_below(rng, *n);
 

@@ -79,7 +79,7 @@ ms_status_t ms_fgd_typical(const ms_fgd_pods_t *pods, double threshold_pct,
     }
     sort_classes(v, n, pods->specs);
     expected = threshold_pct * (double)pods->n / 100.0;
-    while (cum < expected && kept < n)
+    while (cum < expected && kept < n)   /* at most n classes */
         cum += (double)v[kept++].count;
     out->v = v;
     out->n = kept;

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "io/csv.h"
+#include "migsched/number.h"
 #include "policy/policy_int.h"
 
 /* ---- field parsers of the importer's dialect (lines: io/csv.h, lax) --- */
@@ -34,23 +35,21 @@ static ms_status_t csv_int(const ms_csv_t *c, int col, const char *field, long l
                            long *out, ms_diag_t *d)
 {
     const char *s;
-    char *end;
-    long v;
+    int64_t v;
     ms_status_t st = csv_str(c, col, field, &s, d);
 
     if (st != MS_OK)
         return st;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno != 0) {
+    st = ms_number_int(s, lo, hi, &v);
+    if (st == MS_EPARSE) {
         ms_diag_set(d, c->name, c->line, field, "'%s' is not an integer", s);
         return MS_EPARSE;
     }
-    if (v < lo || v > hi) {
-        ms_diag_set(d, c->name, c->line, field, "%ld is outside %ld..%ld", v, lo, hi);
+    if (st != MS_OK) {
+        ms_diag_set(d, c->name, c->line, field, "'%s' is outside %ld..%ld", s, lo, hi);
         return MS_EPARSE;
     }
-    *out = v;
+    *out = (long)v;
     return MS_OK;
 }
 
@@ -59,7 +58,6 @@ static ms_status_t csv_time(const ms_csv_t *c, int col, const char *field, doubl
                             bool *present, ms_diag_t *d)
 {
     const char *s;
-    char *end;
     double v;
     ms_status_t st = csv_str(c, col, field, &s, d);
 
@@ -68,10 +66,8 @@ static ms_status_t csv_time(const ms_csv_t *c, int col, const char *field, doubl
     *present = false;
     if (*s == '\0')
         return MS_OK;
-    errno = 0;
-    v = strtod(s, &end);
-    if (*end != '\0' || errno != 0 || !isfinite(v) || v < 0) {
-        ms_diag_set(d, c->name, c->line, field, "'%s' is not a time in seconds >= 0", s);
+    if (ms_number_double(s, &v) != MS_OK || v < 0 || v > 1e12) {
+        ms_diag_set(d, c->name, c->line, field, "'%s' is not a time in [0, 1e12] seconds", s);
         return MS_EPARSE;
     }
     *out = v;
@@ -519,6 +515,14 @@ ms_status_t ms_ali_to_trace(const ms_ali_pods_t *pods, const ms_geom_t *g,
         j.gang = (int16_t)p->num_gpu;
         j.arrival = p->creation_s * cfg->time_scale;
         j.duration = (end - p->creation_s) * cfg->time_scale;
+        if (!(j.arrival <= MS_TRACE_MAX_S && j.duration <= MS_TRACE_MAX_S)) {
+            ms_diag_set(d, NULL, 0, "time-scale", "pod %s would arrive at %g s and run %g s: "
+                        "a trace holds times up to 1e9 s (lower --time-scale)",
+                        ms_ali_pod_name(pods, i), j.arrival, j.duration);
+            free(jobs);
+            free(names);
+            return MS_ERANGE;
+        }
         if (p->num_gpu > 1) {
             cnt.gangs++;
             cnt.gang_by_size[p->num_gpu]++;
@@ -533,7 +537,10 @@ ms_status_t ms_ali_to_trace(const ms_ali_pods_t *pods, const ms_geom_t *g,
     }
     cnt.kept = (long)n;
     st = ms_trace_from_jobs(g, jobs, n, names, out);
-    if (st != MS_OK)
+    if (st == MS_EINVAL)
+        ms_diag_set(d, NULL, 0, "name", "cannot build the trace: two pods share a name "
+                                        "(a trace's job ids are unique)");
+    else if (st != MS_OK)
         ms_diag_set(d, NULL, 0, "", "cannot build the trace: %s", ms_strerror(st));
     free(jobs);
     free(names);

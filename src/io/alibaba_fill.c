@@ -323,7 +323,14 @@ ms_status_t ms_ali_fill_run(const ms_ali_pods_t *pods, const ms_geom_t *g,
     f.tot_idle = cfg->ngpus;
     if ((st = make_sched(&f)) != MS_OK)
         goto done;
-    if ((st = build_list(&f)) != MS_OK)
+    if ((st = build_list(&f)) == MS_EINVAL)
+        ms_diag_set(d, NULL, 0, "pods", "the pod list has no GPU demand (every pod asks for "
+                                        "0 GPUs): there is nothing to fill the cluster with");
+    else if (st == MS_ERANGE)
+        ms_diag_set(d, NULL, 0, "pods", "the pod list is far too small to fill %d GPUs "
+                                        "(more than %zu pods after tuning)", cfg->ngpus,
+                    MS_FGD_TUNE_MAX(pods->n));
+    if (st != MS_OK)
         goto done;
     capacity = (double)cfg->ngpus * 1000.0;
     out->npods = f.nlist;

@@ -1,6 +1,8 @@
 /* csv.c - the shared CSV line reader and strict field parsers (see csv.h). */
 #include "io/csv.h"
 
+#include "migsched/number.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,8 @@ void ms_csv_close(ms_csv_t *c)
 
 int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
 {
+    /* Each pass reads one line (getline) and returns unless it is empty:
+     * bounded by the stream's lines. */
     for (;;) {
         ssize_t len;
         char *p;
@@ -41,6 +45,14 @@ int ms_csv_next(ms_csv_t *c, ms_diag_t *d)
             return 0;
         }
         c->line++;
+        if (c->line == 1 && len >= 3 && memcmp(c->buf, "\xEF\xBB\xBF", 3) == 0) {
+            memmove(c->buf, c->buf + 3, (size_t)len - 2);   /* a UTF-8 byte-order mark */
+            len -= 3;
+        }
+        if (memchr(c->buf, '\0', (size_t)len) != NULL) {
+            ms_diag_set(d, c->name, c->line, "", "NUL byte in the line (not a text file?)");
+            return -(int)MS_EPARSE;
+        }
         while (len > 0 && (c->buf[len - 1] == '\n' || c->buf[len - 1] == '\r'))
             c->buf[--len] = '\0';
         if (len == 0)
@@ -124,7 +136,6 @@ ms_status_t ms_csv_int(const ms_csv_t *c, int col, const char *field, int64_t lo
                        int64_t *out, ms_diag_t *d)
 {
     const char *s;
-    char *end;
     long long v;
     ms_status_t st = ms_csv_str(c, col, field, &s, d);
 
@@ -134,11 +145,20 @@ ms_status_t ms_csv_int(const ms_csv_t *c, int col, const char *field, int64_t lo
         ms_diag_set(d, c->name, c->line, field, "empty value, expected an integer");
         return MS_EPARSE;
     }
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0') {
-        ms_diag_set(d, c->name, c->line, field, "'%s' is not an integer", s);
-        return MS_EPARSE;
+    {
+        int64_t w;
+        ms_status_t ns = ms_number_int(s, INT64_MIN, INT64_MAX, &w);
+
+        if (ns == MS_EPARSE) {
+            ms_diag_set(d, c->name, c->line, field, "'%s' is not an integer", s);
+            return MS_EPARSE;
+        }
+        if (ns != MS_OK) {
+            ms_diag_set(d, c->name, c->line, field, "'%s' is out of range [%lld, %lld]", s,
+                        (long long)lo, (long long)hi);
+            return MS_ERANGE;
+        }
+        v = (long long)w;
     }
     if (v < lo || v > hi) {
         ms_diag_set(d, c->name, c->line, field, "%lld is out of range [%lld, %lld]", v,
@@ -221,4 +241,44 @@ ms_status_t ms_csv_read_path(const char *path, void *out, size_t out_size, ms_cs
     st = rd(f, path, out, d);
     fclose(f);
     return st;
+}
+
+const char *ms_csv_json_number(const char *p, const char *end, double *out)
+{
+    const char *q = p;
+    char buf[64];
+    size_t n;
+
+    /* RFC 8259: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+    if (q < end && *q == '-')
+        q++;
+    if (q >= end || !(*q >= '0' && *q <= '9'))
+        return NULL;
+    if (*q == '0')
+        q++;
+    else
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+    if (q < end && *q == '.') {
+        q++;
+        if (q >= end || !(*q >= '0' && *q <= '9'))
+            return NULL;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        q++;
+        if (q < end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= end || !(*q >= '0' && *q <= '9'))
+            return NULL;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    n = (size_t)(q - p);
+    if (n >= sizeof(buf))
+        return NULL;   /* 63 characters hold any double a writer prints */
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return ms_number_double(buf, out) == MS_OK ? q : NULL;
 }

@@ -61,6 +61,10 @@ void *ms_csv_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
  * read error. Fills no diagnostic. */
 ms_status_t ms_csv_slurp(FILE *f, char **out, size_t *len);
 
+/* A JSON number (RFC 8259 syntax, finite as a double) at p, before end:
+ * the end of its text with *out set, or NULL if there is none. */
+const char *ms_csv_json_number(const char *p, const char *end, double *out);
+
 /* A reader of one stream into *out (ms_fgd_nodes_t, ms_ali_pods_t, ...). */
 typedef ms_status_t (*ms_csv_reader_fn)(FILE *f, const char *name, void *out, ms_diag_t *d);
 /* Zero out (out_size bytes), open path and read it with rd. A file that

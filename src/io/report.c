@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "io/csv.h"
+#include "io/report_int.h"
+#include "migsched/number.h"
 
 /* --- metrics JSON ------------------------------------------------------ */
 
@@ -84,6 +86,8 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
         return MS_EPARSE;
     }
     p = skip_ws(p + 1);
+    /* Each pass consumes a key, a colon and a value or fails: p only moves
+     * forward through the NUL-terminated buffer, so the loop ends. */
     while (*p != '}') {
         const char *q = parse_str(p, key, sizeof(key));
         if (q == NULL)
@@ -104,18 +108,30 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
                     *(double *)(void *)((char *)m + DKEYS[i].off) = NAN;
             p += 4;
         } else {
-            char *end;
+            const char *end;
             double v;
-            errno = 0;
-            v = strtod(p, &end);
-            if (end == p)
-                goto bad;
+
+            end = ms_csv_json_number(p, buf + len, &v);
+            if (end == NULL) {
+                ms_diag_set(diag, name, 0, key, "not a finite JSON number near byte %ld",
+                            (long)(p - buf));
+                free(buf);
+                return MS_EPARSE;
+            }
             for (i = 0; i < sizeof(DKEYS) / sizeof(DKEYS[0]); i++)
                 if (strcmp(key, DKEYS[i].key) == 0)
                     *(double *)(void *)((char *)m + DKEYS[i].off) = v;
-            for (i = 0; i < sizeof(LKEYS) / sizeof(LKEYS[0]); i++)
-                if (strcmp(key, LKEYS[i].key) == 0)
-                    *(long *)(void *)((char *)m + LKEYS[i].off) = (long)v;
+            for (i = 0; i < sizeof(LKEYS) / sizeof(LKEYS[0]); i++) {
+                if (strcmp(key, LKEYS[i].key) != 0)
+                    continue;
+                /* a count: whole, in [0, 1e15]; never a cast out of range */
+                if (v != floor(v) || !ms_number_fits_int(v, 0, 1000000000000000)) {
+                    ms_diag_set(diag, name, 0, key, "%g is not a count in [0, 1e15]", v);
+                    free(buf);
+                    return MS_EPARSE;
+                }
+                *(long *)(void *)((char *)m + LKEYS[i].off) = (long)v;
+            }
             p = end;
         }
         p = skip_ws(p);
@@ -186,6 +202,13 @@ ms_status_t ms_report_read_schedule(FILE *f, const char *name, const ms_geom_t *
         col[i] = -1;
     while ((got = getline(&line, &cap, f)) != -1) {
         lineno++;
+        if (memchr(line, '\0', (size_t)got) != NULL) {
+            ms_diag_set(diag, name, lineno, "", "NUL byte in the line (not a text file?)");
+            st = MS_EPARSE;
+            break;
+        }
+        if (lineno == 1 && got >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+            memmove(line, line + 3, (size_t)got - 2);   /* a UTF-8 byte-order mark */
         chomp(line);
         if (line[0] == '\0')
             continue;
@@ -226,42 +249,43 @@ ms_status_t ms_report_read_schedule(FILE *f, const char *name, const ms_geom_t *
             long gpu, start, job;
             double b, e;
             int prof = ms_geom_profile_find(g, fields[col[C_PROF]]);
-            char *end;
 
-            errno = 0;
-            gpu = strtol(fields[col[C_GPU]], &end, 10);
-            if (*end != '\0' || end == fields[col[C_GPU]] || gpu < 0 || gpu > INT32_MAX - 1) {
+            int64_t iv;
+
+            if (ms_number_int(fields[col[C_GPU]], 0, INT32_MAX - 1, &iv) != MS_OK) {
                 ms_diag_set(diag, name, lineno, "gpu", "bad GPU '%s'", fields[col[C_GPU]]);
                 st = MS_EPARSE;
                 break;
             }
-            start = strtol(fields[col[C_START]], &end, 10);
-            if (*end != '\0' || end == fields[col[C_START]] || start < -1 ||
-                start >= ms_geom_width(g)) {
+            gpu = (long)iv;
+            if (ms_number_int(fields[col[C_START]], -1, ms_geom_width(g) - 1, &iv) != MS_OK) {
                 ms_diag_set(diag, name, lineno, "start", "bad start '%s'", fields[col[C_START]]);
                 st = MS_EPARSE;
                 break;
             }
+            start = (long)iv;
             if (prof < 0) {
                 ms_diag_set(diag, name, lineno, "profile", "unknown profile '%s' for %s",
                             fields[col[C_PROF]], ms_geom_model(g)->name);
                 st = MS_EPARSE;
                 break;
             }
-            b = strtod(fields[col[C_BEGIN]], &end);
-            if (*end != '\0' || end == fields[col[C_BEGIN]] || !isfinite(b)) {
-                ms_diag_set(diag, name, lineno, "begin_s", "bad time '%s'", fields[col[C_BEGIN]]);
+            if (ms_number_double(fields[col[C_BEGIN]], &b) != MS_OK || b < 0 || b > 1e12) {
+                ms_diag_set(diag, name, lineno, "begin_s", "bad time '%s' (want 0..1e12 s)",
+                            fields[col[C_BEGIN]]);
                 st = MS_EPARSE;
                 break;
             }
-            e = strtod(fields[col[C_END]], &end);
-            if (*end != '\0' || end == fields[col[C_END]] || !isfinite(e) || e < b) {
-                ms_diag_set(diag, name, lineno, "end_s", "bad time '%s'", fields[col[C_END]]);
+            if (ms_number_double(fields[col[C_END]], &e) != MS_OK || e < b || e > 1e12) {
+                ms_diag_set(diag, name, lineno, "end_s", "bad time '%s' (want begin_s..1e12 s)",
+                            fields[col[C_END]]);
                 st = MS_EPARSE;
                 break;
             }
-            job = strtol(fields[col[C_JOB]], &end, 10);
-            if (*end != '\0' || end == fields[col[C_JOB]] || job < 0 || job > INT32_MAX)
+            /* a numeric id is the job; another id, the row's ordinal */
+            if (ms_number_int(fields[col[C_JOB]], 0, INT32_MAX, &iv) == MS_OK)
+                job = (long)iv;
+            else
                 job = (long)(nseg < (size_t)INT32_MAX ? nseg : (size_t)INT32_MAX);
             s.job = (int32_t)job;
             s.gpu = (int32_t)gpu;
@@ -323,16 +347,20 @@ ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segmen
     uev_t *ev;
     int *load;
     double *ot, *ou, total = 0.0, cap;
-    size_t i, k = 0, ne = 0;
+    size_t i, k = 0, ne = 0, nd = 0;
+    int32_t *dg = NULL;
+    ms_status_t rc;
     int C;
 
     if (g == NULL || ngpus <= 0 || (n > 0 && segs == NULL) || t == NULL || u == NULL ||
         npts == NULL || n > SIZE_MAX / 4 / sizeof(uev_t))
         return MS_EINVAL;
+    if ((rc = ms__report_dense_gpus(segs, n, ngpus, &dg, &nd)) != MS_OK)
+        return rc;
     C = ms_geom_compute(g);
     cap = (double)C * ngpus;
     ev = malloc((2 * n + 1) * sizeof(*ev));
-    load = calloc((size_t)ngpus, sizeof(*load));
+    load = calloc(nd > 0 ? nd : 1, sizeof(*load));
     ot = malloc((2 * n + 2) * sizeof(*ot));
     ou = malloc((2 * n + 2) * sizeof(*ou));
     if (ev == NULL || load == NULL || ot == NULL || ou == NULL) {
@@ -340,19 +368,20 @@ ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segmen
         free(load);
         free(ot);
         free(ou);
+        free(dg);
         return MS_ENOMEM;
     }
     for (i = 0; i < n; i++) {
         int c;
-        if (segs[i].gpu < 0 || segs[i].gpu >= ngpus || segs[i].prof < 0 ||
+        if (dg[i] < 0 || segs[i].prof < 0 ||
             segs[i].prof >= ms_geom_nprofiles(g) || !(segs[i].end_s > segs[i].begin_s))
             continue;
         c = ms_geom_profile(g, segs[i].prof)->cslices;
         ev[ne].t = segs[i].begin_s;
-        ev[ne].gpu = segs[i].gpu;
+        ev[ne].gpu = dg[i];
         ev[ne++].delta = c;
         ev[ne].t = segs[i].end_s;
-        ev[ne].gpu = segs[i].gpu;
+        ev[ne].gpu = dg[i];
         ev[ne++].delta = -c;
     }
     qsort(ev, ne, sizeof(*ev), cmp_uev);
@@ -371,6 +400,7 @@ ms_status_t ms_report_util_series(const ms_geom_t *g, int ngpus, const ms_segmen
     }
     free(ev);
     free(load);
+    free(dg);
     *t = ot;
     *u = ou;
     *npts = k;

@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/csv.h"
+#include "migsched/number.h"
 
 /* --- the parser: a tree of nodes --------------------------------------- */
 
@@ -253,10 +255,9 @@ static bool jvalue(jparser_t *ps, jnode_t *out, int depth)
             jerr(ps, "a value");
             return false;
         }
-        errno = 0;
-        out->num = strtod(ps->p, &e);
-        if (e == ps->p || e > ps->end) {
-            jerr(ps, "a number");
+        e = (char *)(uintptr_t)ms_csv_json_number(ps->p, ps->end, &out->num);
+        if (e == NULL) {
+            jerr(ps, "a finite JSON number");
             return false;
         }
         out->type = J_NUM;
@@ -365,6 +366,21 @@ static double jnum_opt(const jnode_t *o, const char *key)
     const jnode_t *v = jget(o, key);
 
     return v != NULL && v->type == J_NUM ? v->num : NAN;
+}
+
+/* An optional count: 0 when absent or null; a whole number in [0, 1e15]
+ * when present, else an error (never a cast of NaN or of 4e118). */
+static long jcount_opt(jctx_t *c, const jnode_t *o, const char *prefix, const char *key)
+{
+    const jnode_t *v = jget(o, key);
+
+    if (v == NULL || v->type == J_NULL)
+        return 0;
+    if (v->type != J_NUM || v->num != floor(v->num) || !ms_number_fits_int(v->num, 0, 1000000000000000)) {
+        jmiss(c, o, prefix, key, "expected a whole number in [0, 1e15]");
+        return 0;
+    }
+    return (long)v->num;
 }
 
 static char *jdup(jctx_t *c, const char *s)
@@ -529,7 +545,7 @@ ms_status_t ms_report_read_fgd(FILE *f, const char *name, ms_report_fgd_t **out,
     }
     pols = jhead(&c, &root, true, &r->pods, &r->trace, &r->nseeds, &np);
     if (c.st == MS_OK) {
-        r->gpus = (long)jnum_opt(&root, "gpus");
+        r->gpus = jcount_opt(&c, &root, "", "gpus");
         r->pol = calloc(np, sizeof(*r->pol));
         if (r->pol == NULL)
             c.st = MS_ENOMEM;
@@ -683,7 +699,7 @@ ms_status_t ms_report_read_fill(FILE *f, const char *name, ms_report_fill_t **ou
         r->model = jdup(&c, v != NULL && v->type == J_STR ? v->str : "");
         v = jget(&root, "mapping");
         r->mapping = jdup(&c, v != NULL && v->type == J_STR ? v->str : "");
-        r->ngpus = (long)jnum_opt(&root, "ngpus");
+        r->ngpus = jcount_opt(&c, &root, "", "ngpus");
         if (c.st == MS_OK) {
             r->pol = calloc(np, sizeof(*r->pol));
             if (r->pol == NULL)

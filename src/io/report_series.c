@@ -10,7 +10,50 @@
 #include <string.h>
 #include <strings.h>
 
+#include "io/report_int.h"
+#include "migsched/number.h"
 #include "migsched/frag.h"
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+ms_status_t ms__report_dense_gpus(const ms_segment_t *segs, size_t n, int ngpus, int32_t **idx,
+                                  size_t *nd)
+{
+    int32_t *ids = malloc((n > 0 ? n : 1) * sizeof(*ids)), *out;
+    size_t i, k = 0, u = 0;
+
+    out = malloc((n > 0 ? n : 1) * sizeof(*out));
+    if (ids == NULL || out == NULL) {
+        free(ids);
+        free(out);
+        return MS_ENOMEM;
+    }
+    for (i = 0; i < n; i++)
+        if (segs[i].gpu >= 0 && segs[i].gpu < ngpus)
+            ids[k++] = segs[i].gpu;
+    if (k > 0) {
+        qsort(ids, k, sizeof(*ids), cmp_i32);
+        for (i = 0; i < k; i++)
+            if (u == 0 || ids[u - 1] != ids[i])
+                ids[u++] = ids[i];
+    }
+    for (i = 0; i < n; i++) {
+        const int32_t *hit = NULL;
+
+        if (segs[i].gpu >= 0 && segs[i].gpu < ngpus && u > 0)
+            hit = bsearch(&segs[i].gpu, ids, u, sizeof(*ids), cmp_i32);
+        out[i] = hit != NULL ? (int32_t)(hit - ids) : -1;
+    }
+    free(ids);
+    *idx = out;
+    *nd = u;
+    return MS_OK;
+}
 
 /* --- FragCost over time ------------------------------------------------ */
 
@@ -40,13 +83,17 @@ ms_status_t ms_report_frag_series(const ms_geom_t *g, int ngpus, const ms_segmen
     unsigned char *placed;
     fev_t *ev;
     double *ot, *ov, sum = 0.0;
-    size_t i, ne = 0, k = 0, skip = 0;
+    size_t i, ne = 0, k = 0, skip = 0, nd = 0;
+    int32_t *dg = NULL;
+    ms_status_t rc;
 
     if (g == NULL || ngpus <= 0 || (n > 0 && segs == NULL) || t == NULL || v == NULL ||
         npts == NULL || n > SIZE_MAX / 4 / sizeof(fev_t))
         return MS_EINVAL;
+    if ((rc = ms__report_dense_gpus(segs, n, ngpus, &dg, &nd)) != MS_OK)
+        return rc;
     tab = malloc(sizeof(*tab));
-    st = calloc((size_t)ngpus, sizeof(*st));
+    st = calloc(nd > 0 ? nd : 1, sizeof(*st));
     placed = calloc(n > 0 ? n : 1, 1);
     ev = malloc((2 * n + 1) * sizeof(*ev));
     ot = malloc((2 * n + 2) * sizeof(*ot));
@@ -58,13 +105,14 @@ ms_status_t ms_report_frag_series(const ms_geom_t *g, int ngpus, const ms_segmen
         free(ev);
         free(ot);
         free(ov);
+        free(dg);
         return MS_ENOMEM;
     }
     ms_frag_table_fill(g, NULL, tab);
-    for (i = 0; i < (size_t)ngpus; i++)
+    for (i = 0; i < nd; i++)
         st[i] = ms_geom_empty_state();
     for (i = 0; i < n; i++) {
-        if (segs[i].start < 0 || segs[i].gpu < 0 || segs[i].gpu >= ngpus ||
+        if (segs[i].start < 0 || dg[i] < 0 ||
             segs[i].prof < 0 || segs[i].prof >= ms_geom_nprofiles(g) ||
             !(segs[i].end_s > segs[i].begin_s))
             continue;
@@ -80,7 +128,8 @@ ms_status_t ms_report_frag_series(const ms_geom_t *g, int ngpus, const ms_segmen
     ov[k++] = 0.0;
     for (i = 0; i < ne; i++) {
         const ms_segment_t *s = &segs[ev[i].seg];
-        ms_state_t old = st[s->gpu], nw;
+        int32_t gi = dg[ev[i].seg];
+        ms_state_t old = st[gi], nw;
 
         if (ev[i].end) {
             if (!placed[ev[i].seg])
@@ -95,7 +144,7 @@ ms_status_t ms_report_frag_series(const ms_geom_t *g, int ngpus, const ms_segmen
         }
         if (nw != MS_STATE_NONE) {
             sum += tab->cost[nw] - tab->cost[old];
-            st[s->gpu] = nw;
+            st[gi] = nw;
         }
         if (i + 1 < ne && ev[i + 1].t == ev[i].t)
             continue;   /* one point per distinct time */
@@ -108,6 +157,7 @@ ms_status_t ms_report_frag_series(const ms_geom_t *g, int ngpus, const ms_segmen
     free(st);
     free(placed);
     free(ev);
+    free(dg);
     *t = ot;
     *v = ov;
     *npts = k;
@@ -159,40 +209,56 @@ static bool field_at(const char *line, int idx, const char **p, size_t *len)
     return true;
 }
 
-ms_status_t ms_report_read_arrivals(FILE *f, const char *name, double **arrival, size_t *n,
-                                    ms_diag_t *diag)
+static int cmp_arrival(const void *a, const void *b)
+{
+    const ms_report_arrival_t *x = a, *y = b;
+
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+ms_status_t ms_report_read_arrivals(FILE *f, const char *name, ms_report_arrival_t **arrival,
+                                    size_t *n, ms_diag_t *diag)
 {
     char *line = NULL, buf[64];
-    size_t cap = 0, acap = 0, na = 0;
+    size_t cap = 0, acap = 0, na = 0, i;
     long lineno = 0;
     int cid = -1, carr = -1;
     bool header = false;
-    double *a = NULL;
+    ms_report_arrival_t *a = NULL;
     ms_status_t st = MS_OK;
 
     if (f == NULL || arrival == NULL || n == NULL)
         return MS_EINVAL;
     *arrival = NULL;
     *n = 0;
-    while (getline(&line, &cap, f) != -1) {
+    /* one line per iteration, to EOF */
+    ssize_t got;
+
+    while ((got = getline(&line, &cap, f)) != -1) {
         const char *p;
         size_t len;
-        char *end;
-        long id;
+        int64_t id;
         double at;
 
         lineno++;
+        if (memchr(line, '\0', (size_t)got) != NULL) {
+            ms_diag_set(diag, name, lineno, "", "NUL byte in the line (not a text file?)");
+            st = MS_EPARSE;
+            break;
+        }
+        if (lineno == 1 && got >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+            memmove(line, line + 3, (size_t)got - 2);   /* a UTF-8 byte-order mark */
         chomp(line);
         if (line[0] == '\0' || line[0] == '#')
             continue;
         if (!header) {
-            int i;
+            int k;
             header = true;
-            for (i = 0; field_at(line, i, &p, &len); i++) {
+            for (k = 0; field_at(line, k, &p, &len); k++) {
                 if (len == 6 && strncasecmp(p, "job_id", 6) == 0)
-                    cid = i;
+                    cid = k;
                 else if (len == 9 && strncasecmp(p, "arrival_s", 9) == 0)
-                    carr = i;
+                    carr = k;
             }
             if (cid < 0 || carr < 0) {
                 ms_diag_set(diag, name, lineno, cid < 0 ? "job_id" : "arrival_s",
@@ -209,10 +275,9 @@ ms_status_t ms_report_read_arrivals(FILE *f, const char *name, double **arrival,
         }
         memcpy(buf, p, len);
         buf[len] = '\0';
-        errno = 0;
-        id = strtol(buf, &end, 10);
-        if (*end != '\0' || id < 0 || id > INT32_MAX || errno != 0) {
-            ms_diag_set(diag, name, lineno, "job_id", "not a non-negative integer: '%s'", buf);
+        if (ms_number_int(buf, 0, INT32_MAX - 1, &id) != MS_OK) {
+            ms_diag_set(diag, name, lineno, "job_id", "not an integer in [0, 2^31 - 2]: '%s'",
+                        buf);
             st = MS_EPARSE;
             break;
         }
@@ -223,30 +288,23 @@ ms_status_t ms_report_read_arrivals(FILE *f, const char *name, double **arrival,
         }
         memcpy(buf, p, len);
         buf[len] = '\0';
-        at = strtod(buf, &end);
-        if (*end != '\0' || !isfinite(at)) {
+        if (ms_number_double(buf, &at) != MS_OK) {
             ms_diag_set(diag, name, lineno, "arrival_s", "bad time '%s'", buf);
             st = MS_EPARSE;
             break;
         }
-        if ((size_t)id >= acap) {
-            size_t nc = acap ? acap : 256, j;
-            double *nb;
-            while (nc <= (size_t)id)
-                nc *= 2;
-            nb = realloc(a, nc * sizeof(*nb));
+        if (na == acap) {
+            size_t nc = acap ? acap * 2 : 256;
+            ms_report_arrival_t *nb = realloc(a, nc * sizeof(*nb));
             if (nb == NULL) {
                 st = MS_ENOMEM;
                 break;
             }
-            for (j = acap; j < nc; j++)
-                nb[j] = NAN;
             a = nb;
             acap = nc;
         }
-        a[id] = at;
-        if ((size_t)id + 1 > na)
-            na = (size_t)id + 1;
+        a[na].id = (int32_t)id;
+        a[na++].arrival_s = at;
     }
     if (st == MS_OK && ferror(f)) {
         ms_diag_set(diag, name, lineno, "", "read error");
@@ -257,6 +315,16 @@ ms_status_t ms_report_read_arrivals(FILE *f, const char *name, double **arrival,
         st = MS_EPARSE;
     }
     free(line);
+    if (st == MS_OK && na > 1) {
+        qsort(a, na, sizeof(*a), cmp_arrival);
+        for (i = 1; i < na; i++)
+            if (a[i].id == a[i - 1].id) {
+                ms_diag_set(diag, name, 0, "job_id", "job_id %ld appears twice",
+                            (long)a[i].id);
+                st = MS_EPARSE;
+                break;
+            }
+    }
     if (st != MS_OK) {
         free(a);
         return st;
@@ -266,8 +334,8 @@ ms_status_t ms_report_read_arrivals(FILE *f, const char *name, double **arrival,
     return MS_OK;
 }
 
-ms_status_t ms_report_wait_times(const double *arrival, size_t njobs, const ms_segment_t *segs,
-                                 size_t n, double **w, size_t *nw)
+ms_status_t ms_report_wait_times(const ms_report_arrival_t *arrival, size_t njobs,
+                                 const ms_segment_t *segs, size_t n, double **w, size_t *nw)
 {
     double *first, *out;
     size_t i, k = 0;
@@ -284,12 +352,16 @@ ms_status_t ms_report_wait_times(const double *arrival, size_t njobs, const ms_s
     for (i = 0; i < njobs; i++)
         first[i] = INFINITY;
     for (i = 0; i < n; i++) {
-        int32_t j = segs[i].job;
-        if (j >= 0 && (size_t)j < njobs && segs[i].begin_s < first[j])
-            first[j] = segs[i].begin_s;
+        ms_report_arrival_t key;
+        const ms_report_arrival_t *hit;
+
+        key.id = segs[i].job;
+        hit = bsearch(&key, arrival, njobs, sizeof(*arrival), cmp_arrival);
+        if (hit != NULL && segs[i].begin_s < first[hit - arrival])
+            first[hit - arrival] = segs[i].begin_s;
     }
     for (i = 0; i < njobs; i++)
-        if (isfinite(first[i]) && isfinite(arrival[i]))
+        if (isfinite(first[i]) && isfinite(arrival[i].arrival_s))
             k++;
     if (k == 0) {
         free(first);
@@ -302,8 +374,8 @@ ms_status_t ms_report_wait_times(const double *arrival, size_t njobs, const ms_s
     }
     k = 0;
     for (i = 0; i < njobs; i++)
-        if (isfinite(first[i]) && isfinite(arrival[i]))
-            out[k++] = first[i] - arrival[i];
+        if (isfinite(first[i]) && isfinite(arrival[i].arrival_s))
+            out[k++] = first[i] - arrival[i].arrival_s;
     free(first);
     *w = out;
     *nw = k;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "io/csv.h"
+#include "migsched/number.h"
 
 typedef struct seg {
     int32_t job, gpu;
@@ -59,6 +60,8 @@ static int32_t idmap_get(const idmap_t *m, const ms_trace_t *t, const char *id)
 {
     size_t h = hash_str(id) & (m->cap - 1);
 
+    /* the table is at most half full (idmap_build), so a free slot ends
+     * every probe */
     while (m->slot[h] >= 0) {
         if (strcmp(ms_trace_name(t, (size_t)m->slot[h]), id) == 0)
             return m->slot[h];
@@ -97,14 +100,12 @@ static ms_status_t parse_double(const ms_csv_t *c, int col, const char *field, d
                                 ms_diag_t *d)
 {
     const char *s;
-    char *end;
     ms_status_t st = ms_csv_str(c, col, field, &s, d);
 
     if (st != MS_OK)
         return st;
-    *out = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || !isfinite(*out)) {
-        ms_diag_set(d, c->name, c->line, field, "'%s' is not a number", s);
+    if (ms_number_double(s, out) != MS_OK || *out < 0.0 || *out > 1e12) {
+        ms_diag_set(d, c->name, c->line, field, "'%s' is not a time in [0, 1e12] seconds", s);
         return MS_EPARSE;
     }
     return MS_OK;
@@ -206,6 +207,8 @@ static ms_status_t check_overlap(const ms_trace_t *t, seg_t *v, size_t n, ms_che
     size_t i, nlive = 0, cap = 0;
     size_t *live = NULL;
 
+    if (n == 0)
+        return MS_OK;
     qsort(v, n, sizeof(*v), seg_cmp);
     for (i = 0; i < n; i++) {
         const seg_t *s = &v[i];
@@ -241,33 +244,81 @@ static ms_status_t check_overlap(const ms_trace_t *t, seg_t *v, size_t n, ms_che
     return MS_OK;
 }
 
-static ms_status_t check_work(const ms_trace_t *t, const seg_t *v, size_t n,
-                              ms_check_result_t *r)
+static int seg_job_cmp(const void *a, const void *b)
 {
-    double *work = calloc(t->n ? t->n : 1, sizeof(*work));
-    size_t i;
+    const seg_t *x = a, *y = b;
 
-    if (work == NULL)
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+/* Every job ran in full: its segments (sorted by job, then begin) cover
+ * at least its duration in time and add up to duration x gang of work.
+ * A job without segments is a violation unless it can never run here. */
+static ms_status_t check_work(const ms_trace_t *t, const ms_check_opts_t *o, const seg_t *v,
+                              size_t n, ms_check_result_t *r)
+{
+    seg_t *s = n > 0 ? malloc(n * sizeof(*s)) : NULL;
+    int node = o->gpus_per_node > 0 && o->gpus_per_node < o->ngpus ? o->gpus_per_node : o->ngpus;
+    size_t i, k = 0;
+
+    if (n > 0 && s == NULL)
         return MS_ENOMEM;
-    for (i = 0; i < n; i++)
-        work[v[i].job] += v[i].end - v[i].begin;
+    if (n > 0) {
+        memcpy(s, v, n * sizeof(*s));
+        qsort(s, n, sizeof(*s), seg_job_cmp);
+    }
     for (i = 0; i < t->n; i++) {
-        double need = t->jobs[i].duration * (t->jobs[i].gang > 1 ? t->jobs[i].gang : 1);
-        if (work[i] <= 0.0) {
-            r->jobs_missing++;
+        const ms_job_t *j = &t->jobs[i];
+        int gang = j->gang > 1 ? j->gang : 1;
+        double need = j->duration * gang, work = 0.0, cover = 0.0, lo = 0.0, hi = -1.0;
+        double tol = 1e-6 * (need > 1.0 ? need : 1.0);
+        size_t first = k;
+
+        /* segments of job i are s[first..k): one pass over s in all */
+        for (; k < n && s[k].job == (int32_t)i; k++) {
+            double b = s[k].begin, e = s[k].end > s[k].begin ? s[k].end : s[k].begin;
+
+            work += e - b;
+            if (b > hi) {               /* a gap: close the covered run */
+                cover += hi > lo ? hi - lo : 0.0;
+                lo = b;
+                hi = e;
+            } else if (e > hi) {
+                hi = e;
+            }
+        }
+        cover += hi > lo ? hi - lo : 0.0;
+        if (k == first) {
+            if (gang > node)
+                r->jobs_unrunnable++;
+            else if (o->allow_missing)
+                r->jobs_missing++;
+            else {
+                r->jobs_missing++;
+                finding(r, "job %s is not in the schedule (it needs %.3f s of %s)",
+                        ms_trace_name(t, i), j->duration,
+                        ms_geom_profile(t->geom, j->prof)->name);
+            }
             continue;
         }
         r->jobs_run++;
-        if (work[i] < need - 1e-6 * (need > 1.0 ? need : 1.0))
+        if (work < need - tol)
             finding(r, "job %s ran %.3f s in all, less than its %.3f s", ms_trace_name(t, i),
-                    work[i], need);
+                    work, need);
+        else if (cover < j->duration - tol)
+            finding(r, "job %s ran for %.3f s of time, less than its %.3f s "
+                       "(segments at the same time do not add up)",
+                    ms_trace_name(t, i), cover, j->duration);
     }
-    free(work);
+    free(s);
     return MS_OK;
 }
 
-ms_status_t ms_schedule_check(FILE *f, const char *name, const ms_trace_t *t, int ngpus,
-                              bool timeslice, ms_check_result_t *res, ms_diag_t *diag)
+ms_status_t ms_schedule_check(FILE *f, const char *name, const ms_trace_t *t,
+                              const ms_check_opts_t *o, ms_check_result_t *res,
+                              ms_diag_t *diag)
 {
     ms_csv_t c;
     idmap_t ids = { NULL, 0 };
@@ -275,20 +326,22 @@ ms_status_t ms_schedule_check(FILE *f, const char *name, const ms_trace_t *t, in
     size_t n = 0;
     ms_status_t st;
 
+    if (res == NULL)
+        return MS_EINVAL;
     memset(res, 0, sizeof(*res));
-    if (ngpus <= 0)
+    if (f == NULL || t == NULL || o == NULL || o->ngpus <= 0 || o->gpus_per_node < 0)
         return MS_EINVAL;
     if ((st = idmap_build(&ids, t)) != MS_OK)
         return st;
     ms_csv_open(&c, f, name);
     c.lax = true;
-    st = read_rows(&c, t, &ids, ngpus, &segs, &n, res, diag);
+    st = read_rows(&c, t, &ids, o->ngpus, &segs, &n, res, diag);
     ms_csv_close(&c);
     if (st == MS_OK) {
-        check_rows(t, timeslice, segs, n, res);
-        st = check_work(t, segs, n, res);
+        check_rows(t, o->timeslice, segs, n, res);
+        st = check_work(t, o, segs, n, res);
     }
-    if (st == MS_OK && !timeslice)
+    if (st == MS_OK && !o->timeslice)
         st = check_overlap(t, segs, n, res);
     free(segs);
     free(ids.slot);

@@ -96,6 +96,11 @@ static void fix_range(double *lo, double *hi)
     }
 }
 
+/* At most this many ticks per axis: nice_step aims at about 5, and a
+ * range it cannot divide (overflowing, or narrow against its magnitude)
+ * still ends. */
+#define MAX_TICKS 64
+
 /* A "nice" tick step for about 5 ticks over [lo, hi]. */
 static double nice_step(double lo, double hi)
 {
@@ -167,7 +172,12 @@ static void axes(FILE *f, const frame_t *fr, const ms_svg_chart_t *ch, bool xtic
     char buf[64];
 
     st = nice_step(fr->y0, fr->y1);
-    for (v = ceil(fr->y0 / st - 1e-9) * st; v <= fr->y1 + st * 1e-9; v += st) {
+    /* Ticks by count, never by v += st: on a range narrow against its
+     * magnitude (1e17 .. 1e17 + 16) adding st would not move v. */
+    for (int k = 0; k <= MAX_TICKS; k++) {
+        v = ceil(fr->y0 / st - 1e-9) * st + k * st;
+        if (!(v <= fr->y1 + st * 1e-9))
+            break;
         double y = fy(fr, v);
         num_label(buf, sizeof(buf), v, st);
         fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e4e4e4\"/>\n",
@@ -177,7 +187,10 @@ static void axes(FILE *f, const frame_t *fr, const ms_svg_chart_t *ch, bool xtic
     }
     if (xticks) {
         st = nice_step(fr->x0, fr->x1);
-        for (v = ceil(fr->x0 / st - 1e-9) * st; v <= fr->x1 + st * 1e-9; v += st) {
+        for (int k = 0; k <= MAX_TICKS; k++) {
+            v = ceil(fr->x0 / st - 1e-9) * st + k * st;
+            if (!(v <= fr->x1 + st * 1e-9))
+                break;
             double x = fx(fr, v);
             num_label(buf, sizeof(buf), v, st);
             fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e4e4e4\"/>\n",
@@ -452,8 +465,13 @@ ms_status_t ms_svg_gantt(FILE *f, const ms_svg_chart_t *ch, const ms_geom_t *g,
     size_t i;
     const char *names[MS_MAX_PROFILES];
 
+    int all;
+
     if (f == NULL || g == NULL || ngpus <= 0 || (n > 0 && segs == NULL))
         return MS_EINVAL;
+    all = ngpus;
+    if (ngpus > MS_SVG_GANTT_MAX_GPUS)
+        ngpus = MS_SVG_GANTT_MAX_GPUS;   /* segments on later GPUs are left out below */
     w = ms_geom_width(g);
     np = ms_geom_nprofiles(g);
     for (i = 0; i < n; i++)
@@ -482,7 +500,10 @@ ms_status_t ms_svg_gantt(FILE *f, const ms_svg_chart_t *ch, const ms_geom_t *g,
         double st = nice_step(fr.x0, fr.x1), v;
         char buf[64];
 
-        for (v = 0.0; v <= fr.x1 + st * 1e-9; v += st) {
+        for (int t = 0; t <= MAX_TICKS; t++) {   /* by count: see ticks above */
+            v = t * st;
+            if (!(v <= fr.x1 + st * 1e-9))
+                break;
             double x = fx(&fr, v);
             num_label(buf, sizeof(buf), v, st);
             fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e4e4e4\"/>\n",
@@ -505,7 +526,13 @@ ms_status_t ms_svg_gantt(FILE *f, const ms_svg_chart_t *ch, const ms_geom_t *g,
             fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">",
                     (fr.px0 + fr.px1) / 2.0, fr.h - 12.0);
             ms_svg_escape(f, ax.xlabel);
+            if (all > ngpus)
+                fprintf(f, " (GPUs 0-%d of %d shown)", ngpus - 1, all);
             fputs("</text>\n", f);
+        } else if (all > ngpus) {
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">"
+                       "GPUs 0-%d of %d shown</text>\n",
+                    (fr.px0 + fr.px1) / 2.0, fr.h - 12.0, ngpus - 1, all);
         }
     }
     for (i = 0; i < n; i++) {

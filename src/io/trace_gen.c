@@ -5,7 +5,9 @@
  *
  * Rate from load: load = offered compute-slice load / (compute x ngpus), so
  *   rate = load * compute * ngpus / (E[c_p] * E[duration]).
- * Times are rounded to milliseconds (durations at least 1 ms).
+ * Times are rounded to milliseconds (durations at least 1 ms, at most
+ * MS_TRACE_MAX_S); a trace whose arrivals would pass MS_TRACE_MAX_S is
+ * MS_ERANGE. The loop draws exactly njobs jobs.
  */
 #include "migsched/rng.h"
 #include "migsched/trace.h"
@@ -96,6 +98,10 @@ ms_status_t ms_trace_generate(const ms_geom_t *g, const ms_gen_cfg_t *cfg, ms_tr
         double u, d;
 
         t += rng_exp(&r, 1.0 / rate);
+        if (!(round_ms(t) <= MS_TRACE_MAX_S)) {   /* a trace must read back */
+            free(jobs);
+            return MS_ERANGE;
+        }
         u = ms_rng_unit(&r) * wsum;
         for (k = 0; k < np - 1 && u >= cum[k]; k++)
             ;
@@ -106,7 +112,7 @@ ms_status_t ms_trace_generate(const ms_geom_t *g, const ms_gen_cfg_t *cfg, ms_tr
         case 1: d = lo + (hi - lo) * ms_rng_unit(&r); break;
         default: d = exp(mu + sigma * rng_normal(&r)); break;
         }
-        d = round_ms(d);
+        d = round_ms(d < MS_TRACE_MAX_S ? d : MS_TRACE_MAX_S);
         memset(&jobs[i], 0, sizeof(jobs[i]));
         jobs[i].prof = (int8_t)k;
         jobs[i].gang = 1;

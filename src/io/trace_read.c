@@ -8,6 +8,7 @@
 #include "migsched/trace.h"
 
 #include <errno.h>
+#include "migsched/number.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@ typedef struct builder {
     char *names;
     size_t nlen, ncap;
     size_t *name_off;
+    int32_t *slot;          /* id hash: job number or -1; cap is a power of two */
+    size_t scap;
+    long *line;             /* [cap] input line of each job, for duplicate ids */
 } builder_t;
 
 static void builder_free(builder_t *b)
@@ -33,16 +37,72 @@ static void builder_free(builder_t *b)
     free(b->jobs);
     free(b->names);
     free(b->name_off);
+    free(b->slot);
+    free(b->line);
     memset(b, 0, sizeof(*b));
 }
 
+static uint64_t hash_id(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+
+    while (n-- > 0)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+    return h;
+}
+
+/* The job already named id, or -1; *slot_out is where a new one goes.
+ * The probe ends: the table is kept at most half full. */
+static int32_t builder_find(const builder_t *b, const char *id, size_t n, size_t *slot_out)
+{
+    size_t h = (size_t)hash_id(id, n) & (b->scap - 1);
+
+    while (b->slot[h] >= 0) {
+        const char *o = b->names + b->name_off[b->slot[h]];
+        if (strlen(o) == n && memcmp(o, id, n) == 0)
+            return b->slot[h];
+        h = (h + 1) & (b->scap - 1);
+    }
+    *slot_out = h;
+    return -1;
+}
+
+/* Keep the id table at most half full (rehash into twice the slots). */
+static ms_status_t builder_rehash(builder_t *b)
+{
+    size_t cap = b->scap ? b->scap : 1024, i;
+    int32_t *ns;
+
+    while (cap < 2 * (b->n + 1))
+        cap *= 2;
+    if (cap == b->scap)
+        return MS_OK;
+    ns = malloc(cap * sizeof(*ns));
+    if (ns == NULL)
+        return MS_ENOMEM;
+    for (i = 0; i < cap; i++)
+        ns[i] = -1;
+    free(b->slot);
+    b->slot = ns;
+    b->scap = cap;
+    for (i = 0; i < b->n; i++) {
+        const char *o = b->names + b->name_off[i];
+        size_t h = (size_t)hash_id(o, strlen(o)) & (cap - 1);
+        while (ns[h] >= 0)
+            h = (h + 1) & (cap - 1);
+        ns[h] = (int32_t)i;
+    }
+    return MS_OK;
+}
+
 static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const char *name,
-                                size_t namelen)
+                                size_t namelen, long line)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 256;
         ms_job_t *nj = realloc(b->jobs, cap * sizeof(*nj));
         size_t *no;
+        long *nl;
 
         if (nj == NULL)
             return MS_ENOMEM;
@@ -51,8 +111,13 @@ static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const char *nam
         if (no == NULL)
             return MS_ENOMEM;
         b->name_off = no;
+        nl = realloc(b->line, cap * sizeof(*nl));
+        if (nl == NULL)
+            return MS_ENOMEM;
+        b->line = nl;
         b->cap = cap;
     }
+    b->line[b->n] = line;
     if (b->nlen + namelen + 1 > b->ncap) {
         size_t cap = b->ncap ? b->ncap : 4096;
         char *nn;
@@ -107,6 +172,11 @@ static ms_status_t builder_finish(builder_t *b, const ms_geom_t *g, ms_trace_t *
         }
     }
     free(b->name_off);
+    free(b->slot);
+    free(b->line);
+    b->name_off = NULL;   /* builder_free() may still run on failure below */
+    b->slot = NULL;
+    b->line = NULL;
     if (b->names == NULL) {
         b->names = calloc(1, 1);
         if (b->names == NULL) {
@@ -182,30 +252,28 @@ static bool blank(const char *s, size_t len)
     return true;
 }
 
-static bool parse_num(const char *s, double *out)
+/* A time field: a strict decimal number (number.h) in [0, MS_TRACE_MAX_S].
+ * NULL on success, else why not. */
+static const char *parse_time(const char *s, double *out)
 {
-    char *end;
-    double v;
+    ms_status_t st = ms_number_double(s, out);
 
-    if (*s == '\0')
-        return false;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
+    if (st == MS_EPARSE)
+        return "is not a number (write decimal digits, e.g. 12.5)";
+    if (st != MS_OK || !(*out >= 0.0) || *out > MS_TRACE_MAX_S)
+        return "is out of range [0, 1e9] seconds";
+    return NULL;
 }
 
 /* Check a job's fields; 0 on success, else the failing column. */
 static int check_job(const ms_geom_t *g, const ms_job_t *j, const char **why)
 {
-    if (!(j->arrival >= 0.0) || !isfinite(j->arrival)) {
-        *why = "arrival must be a finite number >= 0";
+    if (!(j->arrival >= 0.0) || !(j->arrival <= MS_TRACE_MAX_S)) {
+        *why = "arrival must be a number in [0, 1e9] seconds";
         return COL_ARR;
     }
-    if (!(j->duration >= 0.0) || !isfinite(j->duration)) {
-        *why = "duration must be a finite number >= 0";
+    if (!(j->duration >= 0.0) || !(j->duration <= MS_TRACE_MAX_S)) {
+        *why = "duration must be a number in [0, 1e9] seconds";
         return COL_DUR;
     }
     if (j->prof < 0 || j->prof >= ms_geom_nprofiles(g)) {
@@ -219,6 +287,129 @@ static int check_job(const ms_geom_t *g, const ms_job_t *j, const char **why)
     return -1;
 }
 
+/* The header: find the columns. MS_OK or MS_EPARSE with diag filled. */
+static ms_status_t read_header(char **fields, size_t nf, const char *name, long lineno,
+                               int *col, ms_diag_t *diag)
+{
+    size_t i;
+    int c;
+
+    for (i = 0; i < nf; i++) {
+        for (c = 0; c < NCOLS; c++) {
+            if (strcasecmp(fields[i], COL_NAME[c]) != 0)
+                continue;
+            if (col[c] >= 0) {
+                ms_diag_set(diag, name, lineno, COL_NAME[c],
+                            "duplicate column '%s' in the header", COL_NAME[c]);
+                return MS_EPARSE;
+            }
+            col[c] = (int)i;
+        }
+    }
+    for (c = 0; c < COL_GPUS; c++) {
+        if (col[c] < 0) {
+            ms_diag_set(diag, name, lineno, COL_NAME[c],
+                        "header lacks the required column '%s' "
+                        "(need job_id,arrival_s,profile,duration_s)", COL_NAME[c]);
+            return MS_EPARSE;
+        }
+    }
+    return MS_OK;
+}
+
+/* One data row (nf fields, the header had maxf) into b. */
+static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
+                            const int *col, const ms_geom_t *g, const char *name,
+                            long lineno, ms_diag_t *diag)
+{
+    const ms_model_t *m = ms_geom_model(g);
+    ms_job_t j;
+    const char *why = NULL, *id;
+    size_t idlen, slot = 0;
+    int32_t dup;
+    int c, k, bad;
+    ms_status_t st;
+
+    /* A row may leave off trailing optional fields (gpus, unknown
+     * columns); a row longer than the header is an error, never cut. */
+    if (nf > maxf) {
+        ms_diag_set(diag, name, lineno, "", "row has %zu fields, the header only %zu", nf,
+                    maxf);
+        return MS_EPARSE;
+    }
+    for (c = 0; c < COL_GPUS; c++) {
+        if ((size_t)col[c] >= nf) {
+            ms_diag_set(diag, name, lineno, COL_NAME[c],
+                        "row has %zu fields, the header %zu: '%s' is missing", nf, maxf,
+                        COL_NAME[c]);
+            return MS_EPARSE;
+        }
+    }
+    memset(&j, 0, sizeof(j));
+    id = fields[col[COL_ID]];
+    idlen = strlen(id);
+    if (idlen == 0) {
+        ms_diag_set(diag, name, lineno, "job_id", "empty job_id");
+        return MS_EPARSE;
+    }
+    if ((why = parse_time(fields[col[COL_ARR]], &j.arrival)) != NULL) {
+        ms_diag_set(diag, name, lineno, "arrival_s", "'%s' %s", fields[col[COL_ARR]], why);
+        return MS_EPARSE;
+    }
+    if ((why = parse_time(fields[col[COL_DUR]], &j.duration)) != NULL) {
+        ms_diag_set(diag, name, lineno, "duration_s", "'%s' %s", fields[col[COL_DUR]], why);
+        return MS_EPARSE;
+    }
+    k = ms_geom_profile_find(g, fields[col[COL_PROF]]);
+    if (k < 0) {
+        if (ms_model_profile_find(m, fields[col[COL_PROF]]) >= 0)
+            ms_diag_set(diag, name, lineno, "profile",
+                        "profile '%s' of %s is not active (enable it with --profiles)",
+                        fields[col[COL_PROF]], m->name);
+        else
+            ms_diag_set(diag, name, lineno, "profile", "unknown profile '%s' for %s",
+                        fields[col[COL_PROF]], m->name);
+        return MS_EPARSE;
+    }
+    j.prof = (int8_t)k;
+    j.gang = 1;
+    if (col[COL_GPUS] >= 0 && (size_t)col[COL_GPUS] < nf && fields[col[COL_GPUS]][0] != '\0') {
+        int64_t v;
+
+        if (ms_number_int(fields[col[COL_GPUS]], 1, 32767, &v) != MS_OK) {
+            ms_diag_set(diag, name, lineno, "gpus",
+                        "'%s' is not a whole number of GPUs in 1..32767",
+                        fields[col[COL_GPUS]]);
+            return MS_EPARSE;
+        }
+        j.gang = (int16_t)v;
+    }
+    bad = check_job(g, &j, &why);
+    if (bad >= 0) {
+        ms_diag_set(diag, name, lineno, COL_NAME[bad], "%s (got '%s')", why,
+                    col[bad] >= 0 && (size_t)col[bad] < nf ? fields[col[bad]] : "");
+        return MS_EPARSE;
+    }
+    if (b->n >= (size_t)INT32_MAX - 1) {
+        ms_diag_set(diag, name, lineno, NULL, "too many jobs");
+        return MS_ERANGE;
+    }
+    if ((st = builder_rehash(b)) != MS_OK)
+        return st;
+    dup = builder_find(b, id, idlen, &slot);
+    if (dup >= 0) {
+        ms_diag_set(diag, name, lineno, "job_id",
+                    "duplicate job_id '%s' (first on line %ld): ids must be unique", id,
+                    b->line[dup]);
+        return MS_EPARSE;
+    }
+    j.idx = (int32_t)b->n;
+    if ((st = builder_push(b, &j, id, idlen, lineno)) != MS_OK)
+        return st;
+    b->slot[slot] = j.idx;
+    return MS_OK;
+}
+
 ms_status_t ms_trace_read(FILE *f, const char *name, const ms_geom_t *g,
                           ms_trace_t **out, ms_diag_t *diag)
 {
@@ -230,7 +421,6 @@ ms_status_t ms_trace_read(FILE *f, const char *name, const ms_geom_t *g,
     bool have_header = false;
     builder_t b;
     ms_status_t st = MS_OK;
-    const ms_model_t *m = ms_geom_model(g);
     int c;
 
     if (f == NULL || g == NULL || out == NULL)
@@ -242,126 +432,43 @@ ms_status_t ms_trace_read(FILE *f, const char *name, const ms_geom_t *g,
     for (c = 0; c < NCOLS; c++)
         col[c] = -1;
 
+    /* One line per iteration; the loop ends at EOF (getline reads every
+     * byte once). */
     while ((len = getline(&line, &lcap, f)) != -1) {
-        size_t nf, i;
+        char *p = line;
+        size_t nf, i, n = (size_t)len;
 
         lineno++;
-        if (blank(line, (size_t)len) || line[0] == '#')
+        if (lineno == 1 && n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+            p += 3;   /* a UTF-8 byte-order mark, as spreadsheets write */
+            n -= 3;
+        }
+        if (memchr(p, '\0', n) != NULL) {
+            ms_diag_set(diag, name, lineno, "", "NUL byte in the line (not a text file?)");
+            st = MS_EPARSE;
+            goto done;
+        }
+        if (blank(p, n) || p[0] == '#')
             continue;
         if (!have_header) {
             /* Size the field array from the header's comma count. */
             maxf = 1;
-            for (i = 0; i < (size_t)len; i++)
-                maxf += line[i] == ',';
+            for (i = 0; i < n; i++)
+                maxf += p[i] == ',';
             fields = malloc(maxf * sizeof(*fields));
             if (fields == NULL) {
                 st = MS_ENOMEM;
                 goto done;
             }
-            nf = split(line, (size_t)len, fields, maxf);
-            for (i = 0; i < nf; i++) {
-                for (c = 0; c < NCOLS; c++) {
-                    if (strcasecmp(fields[i], COL_NAME[c]) != 0)
-                        continue;
-                    if (col[c] >= 0) {
-                        ms_diag_set(diag, name, lineno, COL_NAME[c],
-                                    "duplicate column '%s' in the header", COL_NAME[c]);
-                        st = MS_EPARSE;
-                        goto done;
-                    }
-                    col[c] = (int)i;
-                }
-            }
-            for (c = 0; c < COL_GPUS; c++) {
-                if (col[c] < 0) {
-                    ms_diag_set(diag, name, lineno, COL_NAME[c],
-                                "header lacks the required column '%s' "
-                                "(need job_id,arrival_s,profile,duration_s)", COL_NAME[c]);
-                    st = MS_EPARSE;
-                    goto done;
-                }
-            }
+            nf = split(p, n, fields, maxf);
+            if ((st = read_header(fields, nf, name, lineno, col, diag)) != MS_OK)
+                goto done;
             have_header = true;
             continue;
         }
-
-        nf = split(line, (size_t)len, fields, maxf);
-        {
-            ms_job_t j;
-            const char *why = NULL;
-            double v;
-            int k, bad;
-
-            for (c = 0; c < COL_GPUS; c++) {   /* gpus may be left off */
-                if ((size_t)col[c] >= nf) {
-                    ms_diag_set(diag, name, lineno, COL_NAME[c],
-                                "row has %zu fields, the header %zu: '%s' is missing",
-                                nf, maxf, COL_NAME[c]);
-                    st = MS_EPARSE;
-                    goto done;
-                }
-            }
-            memset(&j, 0, sizeof(j));
-            if (fields[col[COL_ID]][0] == '\0') {
-                ms_diag_set(diag, name, lineno, "job_id", "empty job_id");
-                st = MS_EPARSE;
-                goto done;
-            }
-            if (!parse_num(fields[col[COL_ARR]], &j.arrival)) {
-                ms_diag_set(diag, name, lineno, "arrival_s", "'%s' is not a number",
-                            fields[col[COL_ARR]]);
-                st = MS_EPARSE;
-                goto done;
-            }
-            if (!parse_num(fields[col[COL_DUR]], &j.duration)) {
-                ms_diag_set(diag, name, lineno, "duration_s", "'%s' is not a number",
-                            fields[col[COL_DUR]]);
-                st = MS_EPARSE;
-                goto done;
-            }
-            k = ms_geom_profile_find(g, fields[col[COL_PROF]]);
-            if (k < 0) {
-                if (ms_model_profile_find(m, fields[col[COL_PROF]]) >= 0)
-                    ms_diag_set(diag, name, lineno, "profile",
-                                "profile '%s' of %s is not active (enable it with --profiles)",
-                                fields[col[COL_PROF]], m->name);
-                else
-                    ms_diag_set(diag, name, lineno, "profile",
-                                "unknown profile '%s' for %s", fields[col[COL_PROF]], m->name);
-                st = MS_EPARSE;
-                goto done;
-            }
-            j.prof = (int8_t)k;
-            j.gang = 1;
-            if (col[COL_GPUS] >= 0 && (size_t)col[COL_GPUS] < nf &&
-                fields[col[COL_GPUS]][0] != '\0') {
-                if (!parse_num(fields[col[COL_GPUS]], &v) || v != floor(v) || v < 1 ||
-                    v > 32767) {
-                    ms_diag_set(diag, name, lineno, "gpus",
-                                "'%s' is not a whole number of GPUs in 1..32767",
-                                fields[col[COL_GPUS]]);
-                    st = MS_EPARSE;
-                    goto done;
-                }
-                j.gang = (int16_t)v;
-            }
-            bad = check_job(g, &j, &why);
-            if (bad >= 0) {
-                ms_diag_set(diag, name, lineno, COL_NAME[bad], "%s (got '%s')", why,
-                            col[bad] >= 0 && (size_t)col[bad] < nf ? fields[col[bad]] : "");
-                st = MS_EPARSE;
-                goto done;
-            }
-            if (b.n >= (size_t)INT32_MAX) {
-                ms_diag_set(diag, name, lineno, NULL, "too many jobs");
-                st = MS_ERANGE;
-                goto done;
-            }
-            j.idx = (int32_t)b.n;
-            st = builder_push(&b, &j, fields[col[COL_ID]], strlen(fields[col[COL_ID]]));
-            if (st != MS_OK)
-                goto done;
-        }
+        nf = split(p, n, fields, maxf);
+        if ((st = read_row(&b, fields, nf, maxf, col, g, name, lineno, diag)) != MS_OK)
+            goto done;
     }
     if (ferror(f)) {
         ms_diag_set(diag, name, lineno, NULL, "read error");
@@ -421,12 +528,23 @@ ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t 
             st = MS_EINVAL;
             break;
         }
+        size_t slot = 0;
+
         if (names != NULL && names[i] != NULL && names[i][0] != '\0')
             nm = names[i];
         else
             snprintf(buf, sizeof(buf), "%zu", i);
         j.idx = (int32_t)i;
-        st = builder_push(&b, &j, nm, strlen(nm));
+        /* ids are unique in every trace, as the reader demands */
+        if ((st = builder_rehash(&b)) != MS_OK)
+            break;
+        if (builder_find(&b, nm, strlen(nm), &slot) >= 0) {
+            st = MS_EINVAL;
+            break;
+        }
+        st = builder_push(&b, &j, nm, strlen(nm), 0);
+        if (st == MS_OK)
+            b.slot[slot] = j.idx;
     }
     if (st == MS_OK)
         st = builder_finish(&b, g, out);

@@ -111,6 +111,10 @@ static ms_status_t parse_one(const ms_geom_t *g, const char *b, const char *e,
         }
         profs[n++] = k;
         b = t < e ? t + 1 : t;
+        if (t < e && b == e) {   /* "7g+": an empty last profile, as "+7g" is a first */
+            ms_diag_set(diag, NULL, 0, "static_layout", "empty or overlong profile in layout");
+            return MS_EPARSE;
+        }
     }
     if (n == 0) {
         ms_diag_set(diag, NULL, 0, "static_layout", "empty layout");

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -43,15 +44,36 @@ static int teardown(void **state)
     return 0;
 }
 
-static ms_status_t check(fx_t *f, const char *sched, ms_check_result_t *r, ms_diag_t *d)
+static ms_status_t check_with(fx_t *f, const char *sched, bool allow_missing,
+                              ms_check_result_t *r, ms_diag_t *d)
 {
     FILE *in = fmemopen((void *)(uintptr_t)sched, strlen(sched), "r");
     ms_status_t st;
 
     assert_non_null(in);
-    st = ms_schedule_check(in, "sched", f->t, 2, false, r, d);
+    ms_check_opts_t o;
+
+    memset(&o, 0, sizeof(o));
+    o.ngpus = 2;
+    o.allow_missing = allow_missing;
+    st = ms_schedule_check(in, "sched", f->t, &o, r, d);
     fclose(in);
     return st;
+}
+
+/* Jobs left out of a schedule are counted, not violations (the findings
+ * under test are the others). */
+static ms_status_t check(fx_t *f, const char *sched, ms_check_result_t *r, ms_diag_t *d)
+{
+    return check_with(f, sched, true, r, d);
+}
+
+static bool has_msg(const ms_check_result_t *r, const char *s)
+{
+    for (int i = 0; i < r->nmsgs; i++)
+        if (strstr(r->msgs[i], s) != NULL)
+            return true;
+    return false;
 }
 
 #define HDR "job_id,gpu,start,profile,begin_s,end_s\n"
@@ -120,6 +142,66 @@ static void test_malformed(void **state)
     assert_string_equal(d.field, "header");
 }
 
+/* Every job of the trace must run in full: none may be missing (unless
+ * allowed), none may have 0 s, and simultaneous segments of one job do not
+ * add up to its duration. */
+static void test_every_job_runs(void **state)
+{
+    ms_check_result_t r;
+
+    /* a header-only schedule: three jobs never ran */
+    assert_int_equal(check_with(*state, HDR, false, &r, NULL), MS_OK);
+    assert_int_equal(r.violations, 3);
+    assert_int_equal(r.jobs_missing, 3);
+    assert_true(has_msg(&r, "not in the schedule"));
+    /* the same with --allow-missing: counted only */
+    assert_int_equal(check_with(*state, HDR, true, &r, NULL), MS_OK);
+    assert_int_equal(r.violations, 0);
+    assert_int_equal(r.jobs_missing, 3);
+    /* a 0-second segment for a 100-second job is a violation, not "missing" */
+    assert_int_equal(check_with(*state, HDR "a,0,4,3g,0,0\nb,0,0,1g,10,60\nc,1,0,4g,0,30\n",
+                                false, &r, NULL), MS_OK);
+    assert_int_equal(r.violations, 1);
+    assert_int_equal(r.jobs_missing, 0);
+    assert_true(has_msg(&r, "job a ran 0.000 s"));
+    /* c's 30 s as two 15 s segments at the same time on two GPUs */
+    assert_int_equal(check_with(*state, HDR "a,0,4,3g,0,100\nb,0,0,1g,10,60\n"
+                                            "c,1,0,4g,0,15\nc,1,4,3g.20gb,0,15\n",
+                                false, &r, NULL), MS_OK);
+    assert_true(has_msg(&r, "job c ran for 15.000 s of time"));
+}
+
+/* A gang larger than a node can never run: counted as unrunnable, not a
+ * violation; but a gang that fits and is missing is one. */
+static void test_unrunnable_gang(void **state)
+{
+    static const char TR[] = "job_id,arrival_s,profile,duration_s,gpus\ng,0,7g,5,2\n";
+    FILE *in = fmemopen((void *)(uintptr_t)TR, sizeof(TR) - 1, "r");
+    FILE *s1;
+    ms_trace_t *t = NULL;
+    ms_check_result_t r;
+    ms_check_opts_t o;
+    fx_t *f = *state;
+
+    assert_int_equal(ms_trace_read(in, "trace", f->g, &t, NULL), MS_OK);
+    fclose(in);
+    memset(&o, 0, sizeof(o));
+    o.ngpus = 1;
+    s1 = fmemopen((void *)(uintptr_t)HDR, strlen(HDR), "r");
+    assert_int_equal(ms_schedule_check(s1, "s", t, &o, &r, NULL), MS_OK);
+    fclose(s1);
+    assert_int_equal(r.violations, 0);
+    assert_int_equal(r.jobs_unrunnable, 1);
+    o.ngpus = 4;
+    o.gpus_per_node = 2;
+    s1 = fmemopen((void *)(uintptr_t)HDR, strlen(HDR), "r");
+    assert_int_equal(ms_schedule_check(s1, "s", t, &o, &r, NULL), MS_OK);
+    fclose(s1);
+    assert_int_equal(r.violations, 1);
+    assert_int_equal(r.jobs_unrunnable, 0);
+    ms_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +209,8 @@ int main(void)
         cmocka_unit_test(test_migrated_job_is_valid),
         cmocka_unit_test(test_violations),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_every_job_runs),
+        cmocka_unit_test(test_unrunnable_gang),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

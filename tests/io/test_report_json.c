@@ -327,7 +327,8 @@ static void test_waits(void **state)
     const char *csv = "job_id,arrival_s,profile,duration_s\n0,0,1g.5gb,5\n2,3,1g.5gb,5\n"
                       "1,2.5,1g.5gb,5\n";
     ms_segment_t s[4];
-    double *arr = NULL, *w = NULL, *xs = NULL, *p = NULL;
+    ms_report_arrival_t *arr = NULL;
+    double *w = NULL, *xs = NULL, *p = NULL;
     size_t n = 0, nw = 0;
     ms_diag_t d;
     FILE *f;
@@ -338,8 +339,9 @@ static void test_waits(void **state)
     assert_int_equal(ms_report_read_arrivals(f, "t.csv", &arr, &n, &d), MS_OK);
     fclose(f);
     assert_int_equal(n, 3);
-    assert_float_equal(arr[1], 2.5, 1e-12);
-    assert_float_equal(arr[2], 3.0, 1e-12);
+    assert_int_equal(arr[1].id, 1);                          /* sorted by id */
+    assert_float_equal(arr[1].arrival_s, 2.5, 1e-12);
+    assert_float_equal(arr[2].arrival_s, 3.0, 1e-12);
 
     memset(s, 0, sizeof(s));
     s[0].job = 0; s[0].begin_s = 7.0; s[0].end_s = 9.0;    /* job 0 migrated: */

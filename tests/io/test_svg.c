@@ -185,6 +185,40 @@ static void test_gantt(void **state)
     ms_geom_destroy(g);
 }
 
+/* Input-sized work: a range narrow against its magnitude, or one that
+ * overflows, still gives a bounded number of ticks (it used to loop on
+ * v += st with v not moving); a Gantt chart of GPU 2e9 draws 64 bands. */
+static void test_bounded(void **state)
+{
+    static const double x1[] = { 1e17, 1e17 + 64 }, y1[] = { 1e17, 1e17 + 32 };
+    static const double x2[] = { -1e308, 1e308 }, y2[] = { -1e308, 1e308 };
+    ms_svg_series_t s[2] = { { "narrow", x1, y1, 2 }, { "wide", x2, y2, 2 } };
+    ms_segment_t seg = { 0, 2000000000, 0, 0, 0.0, 10.0 };
+    ms_geom_t *g = NULL;
+    cap_t c;
+    char *out;
+
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        cap_open(&c);
+        assert_int_equal(ms_svg_lines(c.f, NULL, &s[i], 1), MS_OK);
+        out = cap_close(&c);
+        assert_doc(out);
+        assert_true(count(out, "<text") < 200);
+        free(out);
+    }
+    assert_int_equal(ms_geom_create(ms_model_find("A100-40GB"), 0, &g), MS_OK);
+    cap_open(&c);
+    assert_int_equal(ms_svg_gantt(c.f, NULL, g, 2000000001, &seg, 1), MS_OK);
+    out = cap_close(&c);
+    assert_doc(out);
+    assert_true(strlen(out) < 100000);
+    assert_int_equal(count(out, "class=\"seg\""), 0);   /* GPU 2e9 is not drawn */
+    assert_non_null(strstr(out, "GPUs 0-63 of 2000000001 shown"));
+    free(out);
+    ms_geom_destroy(g);
+}
+
 static void test_escape(void **state)
 {
     ms_svg_series_t s = { "a<b & \"c\" 'd'>", NULL, NULL, 0 };
@@ -217,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_bars),
         cmocka_unit_test(test_cdf),
         cmocka_unit_test(test_gantt),
+        cmocka_unit_test(test_bounded),
         cmocka_unit_test(test_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -107,13 +107,22 @@ static void test_read_malformed(void **state)
         { "job_id,arrival_s,profile\nj,1,1g\n", 1, "duration_s", "lacks" },
         { "job_id,arrival_s,profile,duration_s,arrival_s\n", 1, "arrival_s", "duplicate" },
         { "job_id,arrival_s,profile,duration_s\nj,abc,1g,1\n", 2, "arrival_s", "not a number" },
-        { "job_id,arrival_s,profile,duration_s\nj,1,1g,1\nk,2,1g,-3\n", 3, "duration_s", ">= 0" },
-        { "job_id,arrival_s,profile,duration_s\nj,-1,1g,1\n", 2, "arrival_s", ">= 0" },
+        { "job_id,arrival_s,profile,duration_s\nj,1,1g,1\nk,2,1g,-3\n", 3, "duration_s", "[0, 1e9]" },
+        { "job_id,arrival_s,profile,duration_s\nj,-1,1g,1\n", 2, "arrival_s", "[0, 1e9]" },
         { "job_id,arrival_s,profile,duration_s\nj,1,5g,1\n", 2, "profile", "unknown profile" },
         { "job_id,arrival_s,profile,duration_s\nj,1,1g.10gb,1\n", 2, "profile", "not active" },
         { "job_id,arrival_s,profile,duration_s\n,1,1g,1\n", 2, "job_id", "empty" },
         { "job_id,arrival_s,profile,duration_s\nj,1,1g\n", 2, "duration_s", "missing" },
-        { "job_id,arrival_s,profile,duration_s\nj,1,1g,1e999\n", 2, "duration_s", "not a number" },
+        { "job_id,arrival_s,profile,duration_s\nj,1,1g,1e999\n", 2, "duration_s", "out of range" },
+        /* issue 8: nonsense that used to be accepted or misreported */
+        { "job_id,arrival_s,profile,duration_s\n0,1e308,1g,1e308\n", 2, "arrival_s", "[0, 1e9]" },
+        { "job_id,arrival_s,profile,duration_s\n0,1e17,1g,5\n", 2, "arrival_s", "[0, 1e9]" },
+        { "job_id,arrival_s,profile,duration_s\nj,1,1g,0x10\n", 2, "duration_s", "not a number" },
+        { "job_id,arrival_s,profile,duration_s\nj,1,1g,inf\n", 2, "duration_s", "not a number" },
+        { "job_id,arrival_s,profile,duration_s\n0,0,7g,100,2\n", 2, "", "header only 4" },
+        { "job_id,arrival_s,profile,duration_s\nj,1,1g,1,x\n", 2, "", "header only 4" },
+        { "job_id,arrival_s,profile,duration_s\na,1,1g,1\nb,1,1g,1\na,2,1g,1\n", 4, "job_id",
+          "first on line 2" },
         { "job_id,arrival_s,profile,duration_s\nj,1,1g,nan\n", 2, "duration_s", "not a number" },
         { "job_id,arrival_s,profile,duration_s\nj,1,1g,12x\n", 2, "duration_s", "not a number" },
         { "job_id,arrival_s,profile,duration_s,gpus\nj,1,1g,1,0\n", 2, "gpus", "whole number" },
@@ -134,6 +143,35 @@ static void test_read_malformed(void **state)
             strstr(d.msg, cases[i].msg_part) == NULL)
             fail_msg("case %zu: got line %ld field '%s' msg '%s'", i, d.line, d.field, d.msg);
     }
+    ms_geom_destroy(g);
+}
+
+/* A NUL byte is an error (it used to cut the field silently); a UTF-8
+ * byte-order mark is skipped; a value that underflows reads as ~0. */
+static void test_read_bytes(void **state)
+{
+    static const char nul[] = "job_id,arrival_s,profile,duration_s\nj,1,1g,5\0" "00\n";
+    static const char bom[] = "\xEF\xBB\xBFjob_id,arrival_s,profile,duration_s\nj,1e-320,1g,5\n";
+    ms_geom_t *g = a100();
+    ms_trace_t *t = NULL;
+    ms_diag_t d;
+    FILE *f;
+
+    (void)state;
+    ms_diag_clear(&d);
+    f = fmemopen((void *)(uintptr_t)nul, sizeof(nul) - 1, "r");
+    assert_non_null(f);
+    assert_int_equal(ms_trace_read(f, "t.csv", g, &t, &d), MS_EPARSE);
+    fclose(f);
+    assert_int_equal(d.line, 2);
+    assert_non_null(strstr(d.msg, "NUL"));
+    f = fmemopen((void *)(uintptr_t)bom, sizeof(bom) - 1, "r");
+    assert_non_null(f);
+    assert_int_equal(ms_trace_read(f, "t.csv", g, &t, &d), MS_OK);
+    fclose(f);
+    assert_int_equal(t->n, 1);
+    assert_true(t->jobs[0].arrival >= 0.0 && t->jobs[0].arrival < 1e-300);
+    ms_trace_free(t);
     ms_geom_destroy(g);
 }
 
@@ -326,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_read_good),
         cmocka_unit_test(test_read_long_line),
         cmocka_unit_test(test_read_malformed),
+        cmocka_unit_test(test_read_bytes),
         cmocka_unit_test(test_read_missing_file),
         cmocka_unit_test(test_write_roundtrip),
         cmocka_unit_test(test_generate),
