@@ -28,3 +28,12 @@ $(CLIENT_LIB): $(CLIENT_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
+
+# The request parser's libFuzzer harness (fuzz/fuzz_svc_request.c): built by
+# `make fuzz` (mk/fuzz.mk picks up fuzz/fuzz_*.c) with every service object
+# but main.o, run by scripts/fuzz.sh like every other harness.
+SVC_FUZZ_OBJ := $(filter-out $(BUILD)/obj/src/service/main.o,$(SVC_OBJ))
+$(BUILD)/fuzz/fuzz_svc_request: fuzz/fuzz_svc_request.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
+	    $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(SVC_LIBS) $(LDLIBS)

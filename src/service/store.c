@@ -25,8 +25,8 @@ static const char *const SQL[S_N] = {
     "INSERT INTO jobs(id, body, state, submit_t, start_t, end_t, placement, reason) VALUES(?,?,?,?,?,?,?,?)",
     "UPDATE jobs SET state=?, start_t=?, end_t=?, placement=?, reason=? WHERE seq=?",
     "INSERT INTO plans(kind, t) VALUES(?,?)",
-    "INSERT INTO ops(plan, idx, op_id, kind, gpu, start, prof, from_gpu, from_start, bbm, job, result)"
-    " VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending')",
+    ("INSERT INTO ops(plan, idx, op_id, kind, gpu, start, prof, from_gpu, from_start, bbm, job, result)"
+     " VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending')"),
     "UPDATE ops SET result=?, t=? WHERE plan=? AND idx=?",
     "INSERT INTO events(seq, job, state, t) VALUES(?,?,?,?)",
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Backends and transports: dry-run logs every op it would perform as JSON
 # lines (and they replay the job's life: create, start, stop, destroy);
-# nvml says it is not wired yet; bad options are refused with the option's
+# nvml without a driver is a clear error; bad options are refused with the option's
 # name; TLS serves HTTPS when given a certificate; a config file works.
 set -u
 cd "$(dirname "$0")/../.."
@@ -20,9 +20,11 @@ jq -se 'map(select(.op == "start")) | length == 1 and .[0].job == "d1" and .[0].
     "$SVC_TMP/dry/dry-run.jsonl" >/dev/null || fail "dry-run start line"
 grep -q '"msg":"dry-run op"' "$SVC_TMP/log" || fail "dry-run ops are not in the log"
 
-# nvml: a clear error, non-zero exit
-"$MIGSCHEDD" --state-dir "$SVC_TMP/nv" --backend nvml --node a=1xA100-40GB --listen 127.0.0.1:1 2>"$SVC_TMP/nv.err"
-[ $? -ne 0 ] && grep -q 'not wired yet' "$SVC_TMP/nv.err" || fail "nvml: $(cat "$SVC_TMP/nv.err")"
+# nvml without a driver: a clear error, non-zero exit (tests/cli/test_service_nvml.sh
+# runs it against the fake driver)
+MIGSCHEDD_NVML_LIB=$SVC_TMP/no-such-libnvidia-ml.so.1 "$MIGSCHEDD" --state-dir "$SVC_TMP/nv" \
+    --backend nvml --node a=1xA100-40GB --listen 127.0.0.1:1 2>"$SVC_TMP/nv.err"
+[ $? -ne 0 ] && grep -q 'backend nvml' "$SVC_TMP/nv.err" || fail "nvml: $(cat "$SVC_TMP/nv.err")"
 # bad settings name the option (or the file and line)
 for bad in "--lb-threshold 2" "--policy nope" "--node a=4xB999" "--time-scale 0" "--frobnicate 1"; do
     # shellcheck disable=SC2086
