@@ -55,6 +55,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+# ms_version(): the VERSION file's text, for this one object
+MS_VERSION_TEXT := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+$(BUILD)/obj/src/core/version.o: CPPFLAGS += -DMS_VERSION_STRING='"$(MS_VERSION_TEXT)"'
+$(BUILD)/obj/src/core/version.o: VERSION
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "migsched/version.h"
 
 static const ms_cli_cmd_t COMMANDS[] = {
     { "frag", "draw a GPU as a slice map and print its FragCost", ms_cli_frag },
@@ -39,6 +40,10 @@ int main(int argc, char **argv)
 {
     size_t i;
 
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("migsched %s\n", ms_version());
+        return 0;
+    }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

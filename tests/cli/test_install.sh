@@ -21,8 +21,7 @@ objdump -p "$lib/libmigsched.so.0" | grep -q 'SONAME *libmigsched.so.0$' ||
 cat >"$tmp/prog.c" <<'C'
 #include <stdio.h>
 #include <string.h>
-#include <migsched/frag.h>
-#include <migsched/trace.h>
+#include <migsched/migsched.h>
 #include <migsched/number.h>
 
 int main(void)
@@ -42,7 +41,7 @@ int main(void)
     s = ms_state_place(g, s, ms_geom_profile_find(g, "1g"), 5);
     if (ms_number_double("1e-320", &v) != MS_OK)
         return 3;
-    printf("jobs %zu fragcost %.4f\n", t->n, ms_frag_cost(g, s, NULL));
+    printf("jobs %zu fragcost %.4f version %s\n", t->n, ms_frag_cost(g, s, NULL), ms_version());
     fclose(f);
     ms_trace_free(t);
     ms_geom_destroy(g);
@@ -55,7 +54,7 @@ echo "pkg-config: $flags"
 [ "$(pkg-config --modversion migsched)" = "$(cat VERSION)" ] || { echo "FAIL: version"; exit 1; }
 cc -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Werror -o "$tmp/prog" "$tmp/prog.c" $flags -lm
 LD_LIBRARY_PATH=$lib "$tmp/prog" >"$tmp/out.txt"
-grep -q 'jobs 2 fragcost 0.6250' "$tmp/out.txt" || { echo "FAIL: shared run"; cat "$tmp/out.txt"; exit 1; }
+grep -q "jobs 2 fragcost 0.6250 version $(cat VERSION)\$" "$tmp/out.txt" || { echo "FAIL: shared run"; cat "$tmp/out.txt"; exit 1; }
 ldd "$tmp/prog" | grep -q 'libmigsched.so.0' || { echo "FAIL: not linked shared"; exit 1; }
 cc -std=c17 -D_POSIX_C_SOURCE=200809L -o "$tmp/prog_static" "$tmp/prog.c" \
     $(pkg-config --cflags migsched) "$lib/libmigsched.a" $(pkg-config --static --libs-only-l migsched | sed 's/-lmigsched//')
