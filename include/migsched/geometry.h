@@ -114,6 +114,11 @@ int  ms_geom_nprofiles(const ms_geom_t *g);      /* active profiles */
 int  ms_geom_nstates(const ms_geom_t *g);
 /* Active profile k (0..nprofiles-1), ordered by ascending size. */
 const ms_profile_t *ms_geom_profile(const ms_geom_t *g, int k);
+/* Memory of active profile k in GB (from its product name: "2g.10gb" is 10). */
+double ms_geom_profile_mem_gb(const ms_geom_t *g, int k);
+/* The smallest active profile with >= mem_gb and >= cslices compute
+ * slices, by memory then compute (never +me/+gfx); -1 if none (fit.c). */
+int ms_geom_smallest_fit(const ms_geom_t *g, double mem_gb, int cslices);
 /* Active profile index by name (product or generic); -1 if none active. */
 int  ms_geom_profile_find(const ms_geom_t *g, const char *name);
 /* Occupancy of profile k at start s: ((1 << msize) - 1) << s. */

@@ -1,11 +1,17 @@
 /* trace.h - job traces: CSV in, jobs out.
  *
  * Format (header required, columns in any order, extra columns ignored):
- *   job_id,arrival_s,profile,duration_s[,gpus]
+ *   job_id,arrival_s,profile,duration_s[,gpus][,mem_gb][,model][,isolation][,priority]
  * job_id is any non-empty token without commas; profile is a product
- * ("3g.20gb") or generic ("3g") name of the cluster's model; gpus (optional,
- * default 1) asks for a gang of whole GPUs on one node. Rows need not be
- * sorted; the trace is sorted by (arrival, row) after reading.
+ * ("3g.20gb") or generic ("3g") name of the trace's model; gpus (or gang;
+ * optional, default 1) asks for a gang of whole GPUs on one node. A row
+ * gives profile or mem_gb (the other empty; with a mem_gb column the
+ * profile column may be absent): memory resolves on each model of a
+ * heterogeneous cluster to its smallest profile with that memory. model
+ * (only that model), isolation (any or mig) and priority (higher first) are
+ * constraints, kept in ms_trace_t.req when the header has such a column.
+ * Rows need not be sorted; the trace is sorted by (arrival, row) after
+ * reading.
  *
  * A bad row is an error naming file, line and field; nothing is half-read.
  * The reader streams (one line in memory at a time). It is strict: numbers
@@ -26,6 +32,8 @@
 /* What a job asks beyond its profile and gang (optional, per job): the
  * constraints a heterogeneous cluster resolves (sched.h). */
 typedef struct ms_job_req {
+    double mem_gb;             /* > 0: the job asked for memory, not a profile
+                              * (prof is then the smallest fit on the trace's model) */
     const ms_model_t *model;   /* only this model; NULL = any */
     uint8_t isolation;         /* ms_isolation_t: 0 any, 1 mig */
     int32_t priority;          /* higher first */

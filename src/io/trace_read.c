@@ -14,11 +14,14 @@
 #include <string.h>
 #include <strings.h>
 
-enum { COL_ID, COL_ARR, COL_PROF, COL_DUR, COL_GPUS, NCOLS };
+enum { COL_ID, COL_ARR, COL_PROF, COL_DUR, COL_GPUS, COL_MEM, COL_MODEL, COL_ISO, COL_PRIO,
+       COL_GANG, NCOLS };
 
 static const char *const COL_NAME[NCOLS] = {
-    "job_id", "arrival_s", "profile", "duration_s", "gpus"
+    "job_id", "arrival_s", "profile", "duration_s", "gpus", "mem_gb", "model", "isolation",
+    "priority", "gang"
 };
+#define COL_REQUIRED COL_GPUS   /* columns before it are required (profile or mem_gb) */
 
 /* A trace under construction. */
 typedef struct builder {
@@ -30,6 +33,8 @@ typedef struct builder {
     int32_t *slot;          /* id hash: job number or -1; cap is a power of two */
     size_t scap;
     long *line;             /* [cap] input line of each job, for duplicate ids */
+    ms_job_req_t *req;      /* [cap] constraints, when the header has such columns */
+    bool want_req;
 } builder_t;
 
 static void builder_free(builder_t *b)
@@ -39,6 +44,7 @@ static void builder_free(builder_t *b)
     free(b->name_off);
     free(b->slot);
     free(b->line);
+    free(b->req);
     memset(b, 0, sizeof(*b));
 }
 
@@ -95,8 +101,8 @@ static ms_status_t builder_rehash(builder_t *b)
     return MS_OK;
 }
 
-static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const char *name,
-                                size_t namelen, long line)
+static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const ms_job_req_t *rq,
+                                const char *name, size_t namelen, long line)
 {
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 256;
@@ -115,6 +121,13 @@ static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const char *nam
         if (nl == NULL)
             return MS_ENOMEM;
         b->line = nl;
+        if (b->want_req) {
+            ms_job_req_t *nr = realloc(b->req, cap * sizeof(*nr));
+
+            if (nr == NULL)
+                return MS_ENOMEM;
+            b->req = nr;
+        }
         b->cap = cap;
     }
     b->line[b->n] = line;
@@ -131,6 +144,8 @@ static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const char *nam
         b->ncap = cap;
     }
     b->jobs[b->n] = *j;
+    if (b->want_req)
+        b->req[b->n] = *rq;
     b->name_off[b->n] = b->nlen;
     memcpy(b->names + b->nlen, name, namelen);
     b->names[b->nlen + namelen] = '\0';
@@ -156,6 +171,7 @@ static ms_status_t builder_finish(builder_t *b, const ms_geom_t *g, ms_trace_t *
 {
     ms_trace_t *t = calloc(1, sizeof(*t));
     size_t *off = NULL, i;
+    ms_job_req_t *req = NULL;
 
     if (t == NULL)
         return MS_ENOMEM;
@@ -166,11 +182,20 @@ static ms_status_t builder_finish(builder_t *b, const ms_geom_t *g, ms_trace_t *
             return MS_ENOMEM;
         }
         qsort(b->jobs, b->n, sizeof(*b->jobs), cmp_job);
+        if (b->want_req && (req = malloc(b->n * sizeof(*req))) == NULL) {
+            free(off);
+            free(t);
+            return MS_ENOMEM;
+        }
         for (i = 0; i < b->n; i++) {
             off[i] = b->name_off[b->jobs[i].idx];
+            if (req != NULL)
+                req[i] = b->req[b->jobs[i].idx];
             b->jobs[i].idx = (int32_t)i;
         }
     }
+    free(b->req);
+    b->req = NULL;
     free(b->name_off);
     free(b->slot);
     free(b->line);
@@ -181,10 +206,12 @@ static ms_status_t builder_finish(builder_t *b, const ms_geom_t *g, ms_trace_t *
         b->names = calloc(1, 1);
         if (b->names == NULL) {
             free(off);
+            free(req);
             free(t);
             return MS_ENOMEM;
         }
     }
+    t->req = req;
     t->jobs = b->jobs;
     t->n = b->n;
     t->names = b->names;
@@ -306,13 +333,18 @@ static ms_status_t read_header(char **fields, size_t nf, const char *name, long 
             col[c] = (int)i;
         }
     }
-    for (c = 0; c < COL_GPUS; c++) {
-        if (col[c] < 0) {
+    for (c = 0; c < COL_REQUIRED; c++) {
+        if (col[c] < 0 && !(c == COL_PROF && col[COL_MEM] >= 0)) {
             ms_diag_set(diag, name, lineno, COL_NAME[c],
                         "header lacks the required column '%s' "
-                        "(need job_id,arrival_s,profile,duration_s)", COL_NAME[c]);
+                        "(need job_id,arrival_s,profile,duration_s; mem_gb may stand for profile)",
+                        COL_NAME[c]);
             return MS_EPARSE;
         }
+    }
+    if (col[COL_GPUS] >= 0 && col[COL_GANG] >= 0) {
+        ms_diag_set(diag, name, lineno, "gang", "gpus and gang are one column: give one");
+        return MS_EPARSE;
     }
     return MS_OK;
 }
@@ -327,8 +359,10 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
     const char *why = NULL, *id;
     size_t idlen, slot = 0;
     int32_t dup;
-    int c, k, bad;
+    int c, k, bad, gcol;
     ms_status_t st;
+    ms_job_req_t rq;
+    const char *prof, *mem;
 
     /* A row may leave off trailing optional fields (gpus, unknown
      * columns); a row longer than the header is an error, never cut. */
@@ -337,7 +371,9 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
                     maxf);
         return MS_EPARSE;
     }
-    for (c = 0; c < COL_GPUS; c++) {
+    for (c = 0; c < COL_REQUIRED; c++) {
+        if (col[c] < 0)
+            continue;   /* profile, when mem_gb stands for it */
         if ((size_t)col[c] >= nf) {
             ms_diag_set(diag, name, lineno, COL_NAME[c],
                         "row has %zu fields, the header %zu: '%s' is missing", nf, maxf,
@@ -360,26 +396,67 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
         ms_diag_set(diag, name, lineno, "duration_s", "'%s' %s", fields[col[COL_DUR]], why);
         return MS_EPARSE;
     }
-    k = ms_geom_profile_find(g, fields[col[COL_PROF]]);
-    if (k < 0) {
-        if (ms_model_profile_find(m, fields[col[COL_PROF]]) >= 0)
-            ms_diag_set(diag, name, lineno, "profile",
-                        "profile '%s' of %s is not active (enable it with --profiles)",
-                        fields[col[COL_PROF]], m->name);
-        else
-            ms_diag_set(diag, name, lineno, "profile", "unknown profile '%s' for %s",
-                        fields[col[COL_PROF]], m->name);
+    memset(&rq, 0, sizeof(rq));
+    prof = col[COL_PROF] >= 0 && (size_t)col[COL_PROF] < nf ? fields[col[COL_PROF]] : "";
+    mem = col[COL_MEM] >= 0 && (size_t)col[COL_MEM] < nf ? fields[col[COL_MEM]] : "";
+    if ((prof[0] != '\0') == (mem[0] != '\0')) {
+        ms_diag_set(diag, name, lineno, "profile", "give exactly one of profile and mem_gb");
         return MS_EPARSE;
+    }
+    if (mem[0] != '\0') {
+        if (ms_number_double(mem, &rq.mem_gb) != MS_OK || !(rq.mem_gb > 0.0 && rq.mem_gb <= 100000.0)) {
+            ms_diag_set(diag, name, lineno, "mem_gb", "'%s' is not a memory size in (0, 100000] GB",
+                        mem);
+            return MS_EPARSE;
+        }
+        /* on the trace's model: the smallest profile with that memory */
+        if ((k = ms_geom_smallest_fit(g, rq.mem_gb, 1)) < 0) {
+            ms_diag_set(diag, name, lineno, "mem_gb", "no %s profile has %s GB", m->name, mem);
+            return MS_EPARSE;
+        }
+    } else if ((k = ms_geom_profile_find(g, prof)) < 0) {
+        if (ms_model_profile_find(m, prof) >= 0)
+            ms_diag_set(diag, name, lineno, "profile",
+                        "profile '%s' of %s is not active (enable it with --profiles)", prof,
+                        m->name);
+        else
+            ms_diag_set(diag, name, lineno, "profile", "unknown profile '%s' for %s", prof,
+                        m->name);
+        return MS_EPARSE;
+    }
+    if (col[COL_MODEL] >= 0 && (size_t)col[COL_MODEL] < nf && fields[col[COL_MODEL]][0] != '\0' &&
+        (rq.model = ms_model_find(fields[col[COL_MODEL]])) == NULL) {
+        ms_diag_set(diag, name, lineno, "model", "unknown GPU model '%s'", fields[col[COL_MODEL]]);
+        return MS_EPARSE;
+    }
+    if (col[COL_ISO] >= 0 && (size_t)col[COL_ISO] < nf && fields[col[COL_ISO]][0] != '\0') {
+        if (strcmp(fields[col[COL_ISO]], "mig") == 0)
+            rq.isolation = 1;
+        else if (strcmp(fields[col[COL_ISO]], "any") != 0) {
+            ms_diag_set(diag, name, lineno, "isolation", "'%s' is not any or mig",
+                        fields[col[COL_ISO]]);
+            return MS_EPARSE;
+        }
+    }
+    if (col[COL_PRIO] >= 0 && (size_t)col[COL_PRIO] < nf && fields[col[COL_PRIO]][0] != '\0') {
+        int64_t v;
+
+        if (ms_number_int(fields[col[COL_PRIO]], -1000000, 1000000, &v) != MS_OK) {
+            ms_diag_set(diag, name, lineno, "priority",
+                        "'%s' is not a whole number in -1000000..1000000", fields[col[COL_PRIO]]);
+            return MS_EPARSE;
+        }
+        rq.priority = (int32_t)v;
     }
     j.prof = (int8_t)k;
     j.gang = 1;
-    if (col[COL_GPUS] >= 0 && (size_t)col[COL_GPUS] < nf && fields[col[COL_GPUS]][0] != '\0') {
+    gcol = col[COL_GPUS] >= 0 ? col[COL_GPUS] : col[COL_GANG];
+    if (gcol >= 0 && (size_t)gcol < nf && fields[gcol][0] != '\0') {
         int64_t v;
 
-        if (ms_number_int(fields[col[COL_GPUS]], 1, 32767, &v) != MS_OK) {
-            ms_diag_set(diag, name, lineno, "gpus",
-                        "'%s' is not a whole number of GPUs in 1..32767",
-                        fields[col[COL_GPUS]]);
+        if (ms_number_int(fields[gcol], 1, 32767, &v) != MS_OK) {
+            ms_diag_set(diag, name, lineno, COL_NAME[col[COL_GPUS] >= 0 ? COL_GPUS : COL_GANG],
+                        "'%s' is not a whole number of GPUs in 1..32767", fields[gcol]);
             return MS_EPARSE;
         }
         j.gang = (int16_t)v;
@@ -404,7 +481,7 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
         return MS_EPARSE;
     }
     j.idx = (int32_t)b->n;
-    if ((st = builder_push(b, &j, id, idlen, lineno)) != MS_OK)
+    if ((st = builder_push(b, &j, &rq, id, idlen, lineno)) != MS_OK)
         return st;
     b->slot[slot] = j.idx;
     return MS_OK;
@@ -463,6 +540,9 @@ ms_status_t ms_trace_read(FILE *f, const char *name, const ms_geom_t *g,
             nf = split(p, n, fields, maxf);
             if ((st = read_header(fields, nf, name, lineno, col, diag)) != MS_OK)
                 goto done;
+            /* constraints are kept only when the header asks for them */
+            b.want_req = col[COL_MEM] >= 0 || col[COL_MODEL] >= 0 || col[COL_ISO] >= 0 ||
+                         col[COL_PRIO] >= 0;
             have_header = true;
             continue;
         }
@@ -542,7 +622,7 @@ ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t 
             st = MS_EINVAL;
             break;
         }
-        st = builder_push(&b, &j, nm, strlen(nm), 0);
+        st = builder_push(&b, &j, NULL, nm, strlen(nm), 0);
         if (st == MS_OK)
             b.slot[slot] = j.idx;
     }

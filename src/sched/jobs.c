@@ -194,19 +194,9 @@ ms_status_t ms_sched_forget(ms_sched_t *s, int32_t slot)
 
 /* --- resolution --------------------------------------------------------- */
 
-/* Memory of a profile in GB: the number in its product name ("2g.10gb"). */
 static double prof_mem_gb(const ms_geom_t *g, int k)
 {
-    const ms_profile_t *p = ms_geom_profile(g, k);
-    const char *dot = strchr(p->name, '.');
-    double v = 0.0;
-
-    if (dot != NULL)
-        for (dot++; *dot >= '0' && *dot <= '9'; dot++)
-            v = v * 10.0 + (*dot - '0');
-    if (v <= 0.0)
-        v = (double)p->msize * ms_geom_model(g)->mem_slice_gb;
-    return v;
+    return ms_geom_profile_mem_gb(g, k);
 }
 
 void ms__sched_memgb_fill(const ms_geom_t *g, double *out)

@@ -71,6 +71,11 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
         rq.model = x->model != NULL ? x->model->name : NULL;
         rq.isolation = (ms_isolation_t)x->isolation;
         rq.priority = x->priority;
+        if (x->mem_gb > 0.0) {
+            /* resolved on each model by its memory, not by the trace model's profile */
+            rq.prof_geom = NULL;
+            rq.mem_gb = x->mem_gb;
+        }
     }
     s->jobs[jid].st = MS__J_WAITING;
     ms_diag_clear(&d);

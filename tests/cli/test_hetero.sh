@@ -43,6 +43,32 @@ done
     --node c=4xA100-40GB:timeslice=3 --node d=2xA30-24GB:whole --schedule-out "$tmp/s2.csv" --quiet
 cmp -s "$tmp/s-fa.csv" "$tmp/s2.csv" || fail "--node and --cluster differ"
 
+# requests by memory and constraints from the trace: model=H100-80GB rows run
+# on b only; isolation=mig rows never on the time-sliced node c; a 10 GB
+# request is a 1g.10gb on an H100 and a 2g.10gb on an A100
+{
+    echo "job_id,arrival_s,mem_gb,profile,duration_s,model,isolation,priority"
+    i=0
+    while [ $i -lt 120 ]; do
+        case $((i % 4)) in
+            0) echo "r$i,$((i * 5)),10,,200,,mig,0" ;;
+            1) echo "r$i,$((i * 5)),,3g,300,H100-80GB,,1" ;;
+            2) echo "r$i,$((i * 5)),5,,100,,,0" ;;
+            *) echo "r$i,$((i * 5)),,2g.10gb,150,,,0" ;;
+        esac
+        i=$((i + 1))
+    done
+} > "$tmp/req.csv"
+"$M" simulate --trace "$tmp/req.csv" --policy fa+ --cluster "$tmp/cluster.txt" \
+    --schedule-out "$tmp/req-s.csv" --metrics-out "$tmp/req-m.json" --quiet || fail "simulate requests"
+grep -q '"jobs_completed": 120' "$tmp/req-m.json" || fail "not every request completed"
+awk -F, 'NR > 1 { n = substr($1, 2) + 0; k = n % 4
+    if (k == 1 && $8 != "H100-80GB") { print "model constraint broken: " $0; bad = 1 }
+    if (k == 0 && $7 == "c") { print "isolated job time-sliced: " $0; bad = 1 }
+    if (k == 0 && $8 == "H100-80GB" && $4 != "1g.10gb") { print "10 GB on an H100: " $0; bad = 1 }
+    if (k == 0 && $8 == "A100-40GB" && $2 < 4 && $4 != "2g.10gb") { print "10 GB on an A100: " $0; bad = 1 } }
+    END { exit bad }' "$tmp/req-s.csv" || fail "requests"
+
 # usage errors name the problem
 for bad in "a=0xA100-40GB" "a=4xNOPE" "a=4xA100-40GB:timeslice=0" "=4xA100-40GB" "a=4xA100-40GB:zz"; do
     set +e

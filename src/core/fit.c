@@ -1,0 +1,42 @@
+/* fit.c - which profile of a model fits a request: the rule every face
+ * uses (docs/sched.md). Memory comes from the product name ("2g.10gb" is
+ * 10 GB), which is what NVIDIA sells; the slice count times the memory per
+ * slice stands in where a name has no size. */
+#include "migsched/geometry.h"
+
+#include <string.h>
+
+double ms_geom_profile_mem_gb(const ms_geom_t *g, int k)
+{
+    const ms_profile_t *p = ms_geom_profile(g, k);
+    const char *dot = strchr(p->name, '.');
+    double v = 0.0;
+
+    if (dot != NULL)
+        for (dot++; *dot >= '0' && *dot <= '9' && v < 1e6; dot++)
+            v = v * 10.0 + (*dot - '0');
+    if (v <= 0.0)
+        v = (double)p->msize * ms_geom_model(g)->mem_slice_gb;
+    return v;
+}
+
+int ms_geom_smallest_fit(const ms_geom_t *g, double mem_gb, int cslices)
+{
+    int k, best = -1, np = ms_geom_nprofiles(g);
+    double bm = 0.0;
+
+    for (k = 0; k < np; k++) {
+        const ms_profile_t *p = ms_geom_profile(g, k);
+        double m = ms_geom_profile_mem_gb(g, k);
+
+        if (p->cslices < cslices || m + 1e-9 < mem_gb)
+            continue;
+        if (p->flags & (MS_PF_ME | MS_PF_ALL_ME | MS_PF_GFX))
+            continue;
+        if (best < 0 || m < bm || (m == bm && p->cslices < ms_geom_profile(g, best)->cslices)) {
+            best = k;
+            bm = m;
+        }
+    }
+    return best;
+}
