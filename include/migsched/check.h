@@ -22,6 +22,7 @@
 
 #include <stdio.h>
 
+#include "migsched/sched.h"
 #include "migsched/trace.h"
 
 #define MS_CHECK_MAX_MSGS 8
@@ -39,8 +40,19 @@ typedef struct ms_check_result {
 typedef struct ms_check_opts {
     int ngpus;              /* GPUs of the cluster, > 0 */
     int gpus_per_node;      /* 0: all on one node */
-    bool timeslice;         /* rows have start -1; no memory-slice check */
+    bool timeslice;         /* rows have start -1; no memory-slice check (with nodes:
+                             * the MIG nodes are time-sliced, the timeslice policy) */
     bool allow_missing;     /* a job not in the schedule is no violation */
+    /* A heterogeneous cluster (overrides ngpus, gpus_per_node and
+     * timeslice when nnodes > 0): each GPU is checked in its own model's
+     * geometry and its node's mode. Then also: a row's node,model columns
+     * (if present) match the GPU; an instance has at least the job's memory
+     * and share of compute; a time-sliced GPU never holds more than its
+     * replicas at once, a whole GPU never two; a job with a model
+     * constraint runs on that model, an isolated one (mig) never on a
+     * time-sliced GPU. */
+    const ms_node_spec_t *nodes;
+    int nnodes;
 } ms_check_opts_t;
 
 /* Read the schedule CSV from f (name for diagnostics) and check it against

@@ -8,11 +8,14 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: migsched check --trace T.csv --schedule S.csv --gpus N [options]\n"
+        "usage: migsched check --trace T.csv --schedule S.csv (--gpus N | --node SPEC ...) [options]\n"
         "  --trace FILE         the job trace ('-' = stdin)\n"
         "  --schedule FILE      the schedule CSV ('-' = stdin; not both)\n"
         "  --gpus N             GPUs of the cluster, 1..1000000\n"
         "  --gpus-per-node K    GPUs per node, 1..1000000 (default: one node)\n"
+        "  --node SPEC          a node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole], repeated,\n"
+        "                       as given to simulate: each GPU is checked in its model and mode\n"
+        "  --cluster FILE       the nodes from a file\n"
         "  --model M            GPU model (default A100-40GB)\n"
         "  --profiles LIST      active profile set (default: the classic ones)\n"
         "  --timeslice          rows are time-slice slots (start -1)\n"
@@ -36,6 +39,8 @@ int ms_cli_check(int argc, char **argv)
         { "timeslice", no_argument, NULL, 'T' },
         { "gpus-per-node", required_argument, NULL, 'n' },
         { "allow-missing", no_argument, NULL, 'A' },
+        { "node", required_argument, NULL, 'N' },
+        { "cluster", required_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -50,6 +55,8 @@ int ms_cli_check(int argc, char **argv)
     ms_diag_t d;
     ms_status_t st;
     FILE *f = NULL;
+    ms_cluster_spec_t *cs = NULL;
+    bool model_given = false;
 
     ms_diag_clear(&d);
     optind = 1;
@@ -66,25 +73,46 @@ int ms_cli_check(int argc, char **argv)
                 return 2;
             break;
         case 'A': allow = true; break;
-        case 'm': model = optarg; break;
+        case 'm': model = optarg; model_given = true; break;
+        case 'N':
+        case 'C':
+            if (cs == NULL && ms_cluster_spec_create(&cs) != MS_OK)
+                return 1;
+            st = c == 'N' ? ms_cluster_spec_add(cs, optarg, 0, &d)
+                          : ms_cluster_spec_read_file(cs, optarg, 0, &d);
+            if (st != MS_OK) {
+                ms_cluster_spec_destroy(cs);
+                if (c == 'N') {
+                    fprintf(stderr, "migsched check: --node: %s\n", d.msg);
+                    return 2;
+                }
+                return ms_cli_fail("check", st, &d);
+            }
+            break;
         case 'p': profiles = optarg; break;
         case 'T': ts = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (trace == NULL || sched == NULL || gpus <= 0 || optind != argc) {
+    if (trace == NULL || sched == NULL || (gpus <= 0) == (cs == NULL) || optind != argc) {
         ms_cli_usage_error("check", optind != argc ? argv[optind] : NULL,
-                           "--trace, --schedule and --gpus are required");
+                           "--trace, --schedule and one of --gpus and --node/--cluster are required");
         usage(stderr);
+        ms_cluster_spec_destroy(cs);
         return 2;
     }
+    if (cs != NULL && !model_given)
+        model = ms_geom_model(ms_cluster_spec_nodes(cs)[0].geom)->name;
     if (strcmp(trace, "-") == 0 && strcmp(sched, "-") == 0) {
         fprintf(stderr, "migsched check: --trace and --schedule cannot both be stdin\n");
+        ms_cluster_spec_destroy(cs);
         return 2;
     }
-    if ((rc = ms_cli_geom("check", model, profiles, &g)) != 0)
+    if ((rc = ms_cli_geom("check", model, profiles, &g)) != 0) {
+        ms_cluster_spec_destroy(cs);
         return rc;
+    }
     rc = 1;
     if ((st = ms_cli_read_trace(trace, g, &t, &d)) != MS_OK) {
         rc = ms_cli_fail("check", st, &d);
@@ -100,6 +128,10 @@ int ms_cli_check(int argc, char **argv)
     co.gpus_per_node = (int)gpn;
     co.timeslice = ts;
     co.allow_missing = allow;
+    if (cs != NULL) {
+        co.nodes = ms_cluster_spec_nodes(cs);
+        co.nnodes = ms_cluster_spec_nnodes(cs);
+    }
     if ((st = ms_schedule_check(f, strcmp(sched, "-") == 0 ? "<stdin>" : sched, t, &co, &r,
                                 &d)) != MS_OK) {
         rc = ms_cli_fail("check", st, &d);
@@ -122,5 +154,6 @@ out:
         fclose(f);
     ms_trace_free(t);
     ms_geom_destroy(g);
+    ms_cluster_spec_destroy(cs);
     return rc;
 }

@@ -21,6 +21,14 @@ typedef struct seg {
     double begin, end;
 } seg_t;
 
+/* What the checker knows of each GPU. */
+typedef struct gpuinfo {
+    const ms_geom_t *g;
+    int mode;               /* ms_node_mode_t; MIG on a homogeneous non-timeslice cluster */
+    int replicas;           /* jobs at once at most (time-sliced / whole), 0 = unchecked */
+    int node;               /* index in opts->nodes, -1 homogeneous */
+} gpuinfo_t;
+
 typedef struct idmap {
     int32_t *slot;          /* trace index or -1 */
     size_t cap;             /* power of two */
@@ -113,10 +121,11 @@ static ms_status_t parse_double(const ms_csv_t *c, int col, const char *field, d
 
 /* Read every row into segs; resolves job ids and profiles. */
 static ms_status_t read_rows(ms_csv_t *c, const ms_trace_t *t, const idmap_t *ids, int ngpus,
-                             seg_t **segs, size_t *n, ms_check_result_t *r, ms_diag_t *d)
+                             const gpuinfo_t *gi, const ms_check_opts_t *o, seg_t **segs,
+                             size_t *n, ms_check_result_t *r, ms_diag_t *d)
 {
-    const ms_geom_t *g = t->geom;
-    int cj, cg, cs, cp, cb, ce, rc;
+    const ms_geom_t *g;
+    int cj, cg, cs, cp, cb, ce, cn, cm, rc;
     size_t cap = 0;
     ms_status_t st;
 
@@ -128,6 +137,8 @@ static ms_status_t read_rows(ms_csv_t *c, const ms_trace_t *t, const idmap_t *id
     cp = ms_csv_col(c, "profile");
     cb = ms_csv_col(c, "begin_s");
     ce = ms_csv_col(c, "end_s");
+    cn = ms_csv_col(c, "node");
+    cm = ms_csv_col(c, "model");
     if (cj < 0 || cg < 0 || cs < 0 || cp < 0 || cb < 0 || ce < 0) {
         ms_diag_set(d, c->name, c->line, "header",
                     "the header needs job_id,gpu,start,profile,begin_s,end_s");
@@ -143,8 +154,21 @@ static ms_status_t read_rows(ms_csv_t *c, const ms_trace_t *t, const idmap_t *id
             (st = ms_csv_int(c, cg, "gpu", 0, (int64_t)ngpus - 1, &v, d)) != MS_OK)
             return st;
         s.gpu = (int32_t)v;
+        g = gi[s.gpu].g;
         if ((st = ms_csv_int(c, cs, "start", -1, ms_geom_width(g) - 1, &v, d)) != MS_OK)
             return st;
+        if (gi[s.gpu].node >= 0 && (cn >= 0 || cm >= 0)) {
+            const ms_node_spec_t *nd = &o->nodes[gi[s.gpu].node];
+            const char *x;
+
+            if (cn >= 0 && (st = ms_csv_str(c, cn, "node", &x, d)) == MS_OK && strcmp(x, nd->name) != 0)
+                finding(r, "row %ld: GPU %d is on node %s, the row says %s", c->line, (int)s.gpu,
+                        nd->name, x);
+            if (cm >= 0 && (st = ms_csv_str(c, cm, "model", &x, d)) == MS_OK &&
+                ms_model_find(x) != ms_geom_model(g))
+                finding(r, "row %ld: GPU %d is a %s, the row says %s", c->line, (int)s.gpu,
+                        ms_geom_model(g)->name, x);
+        }
         s.start = (int8_t)v;
         if ((st = ms_csv_str(c, cp, "profile", &prof, d)) != MS_OK ||
             (st = parse_double(c, cb, "begin_s", &s.begin, d)) != MS_OK ||
@@ -157,7 +181,8 @@ static ms_status_t read_rows(ms_csv_t *c, const ms_trace_t *t, const idmap_t *id
         }
         s.prof = (int8_t)ms_geom_profile_find(g, prof);
         if (s.prof < 0) {
-            ms_diag_set(d, c->name, c->line, "profile", "unknown profile '%s'", prof);
+            ms_diag_set(d, c->name, c->line, "profile", "unknown profile '%s' for %s", prof,
+                        ms_geom_model(g)->name);
             return MS_EPARSE;
         }
         if ((nv = ms_csv_grow(*segs, &cap, *n, sizeof(**segs), 1024)) == NULL)
@@ -169,16 +194,17 @@ static ms_status_t read_rows(ms_csv_t *c, const ms_trace_t *t, const idmap_t *id
     return rc < 0 ? (ms_status_t)-rc : MS_OK;
 }
 
-static void check_rows(const ms_trace_t *t, bool timeslice, const seg_t *v, size_t n,
-                       ms_check_result_t *r)
+static void check_rows(const ms_trace_t *t, const gpuinfo_t *gi, bool hetero, const seg_t *v,
+                       size_t n, ms_check_result_t *r)
 {
-    const ms_geom_t *g = t->geom;
     size_t i;
 
     for (i = 0; i < n; i++) {
         const seg_t *s = &v[i];
         const ms_job_t *j = &t->jobs[s->job];
-        const ms_profile_t *ip = ms_geom_profile(g, s->prof), *jp = ms_geom_profile(g, j->prof);
+        const ms_geom_t *g = gi[s->gpu].g;
+        const ms_profile_t *ip = ms_geom_profile(g, s->prof), *jp = ms_geom_profile(t->geom, j->prof);
+        const ms_job_req_t *rq = t->req != NULL ? &t->req[s->job] : NULL;
         const char *id = ms_trace_name(t, (size_t)s->job);
 
         if (s->end < s->begin)
@@ -187,39 +213,98 @@ static void check_rows(const ms_trace_t *t, bool timeslice, const seg_t *v, size
         if (s->begin < j->arrival - 1e-6)
             finding(r, "job %s starts at %.3f before it arrives at %.3f", id, s->begin,
                     j->arrival);
-        if (timeslice) {
+        if (rq != NULL && rq->model != NULL && ms_geom_model(g) != rq->model)
+            finding(r, "job %s asks for a %s but ran on a %s (GPU %d)", id, rq->model->name,
+                    ms_geom_model(g)->name, (int)s->gpu);
+        if (rq != NULL && rq->isolation == 1 && gi[s->gpu].mode == MS_NODE_TIMESLICE)
+            finding(r, "job %s asks for isolation but ran time-sliced on GPU %d", id, (int)s->gpu);
+        if (gi[s->gpu].mode != MS_NODE_MIG) {
             if (s->start != -1)
                 finding(r, "job %s: time-slice segment with start %d", id, s->start);
             continue;
         }
         if (s->start < 0 || !((ip->start_mask >> s->start) & 1u))
             finding(r, "job %s: %s at illegal start %d", id, ip->name, s->start);
-        if (ip->cslices < jp->cslices || ip->msize < jp->msize)
-            finding(r, "job %s asks for %s but ran on %s", id, jp->name, ip->name);
+        if (!hetero) {
+            if (ip->cslices < jp->cslices || ip->msize < jp->msize)
+                finding(r, "job %s asks for %s but ran on %s", id, jp->name, ip->name);
+        } else if (j->gang <= 1) {
+            /* another model: at least the job's memory and share of compute */
+            double want_mem = rq != NULL && rq->mem_gb > 0 ? rq->mem_gb
+                                                           : ms_geom_profile_mem_gb(t->geom, j->prof);
+            double want_c = rq != NULL && rq->mem_gb > 0
+                                ? 0.0
+                                : (double)jp->cslices / ms_geom_compute(t->geom);
+
+            if (ms_geom_profile_mem_gb(g, s->prof) + 1e-9 < want_mem ||
+                (double)ip->cslices / ms_geom_compute(g) + 1e-9 < want_c)
+                finding(r, "job %s asks for %s but ran on %s (%s)", id,
+                        rq != NULL && rq->mem_gb > 0 ? "its memory" : jp->name, ip->name,
+                        ms_geom_model(g)->name);
+        }
     }
+}
+
+/* Time-sliced and whole GPUs: at most `replicas` jobs at once. v is
+ * sorted by (gpu, begin). */
+static ms_status_t check_slots(const ms_trace_t *t, const gpuinfo_t *gi, const seg_t *v, size_t n,
+                               ms_check_result_t *r)
+{
+    size_t i, nlive = 0, cap = 0;
+    double *live = NULL;
+
+    for (i = 0; i < n; i++) {
+        const seg_t *s = &v[i];
+        size_t k, w = 0;
+        double *nl;
+
+        if (i > 0 && v[i - 1].gpu != s->gpu)
+            nlive = 0;
+        if (gi[s->gpu].replicas <= 0 || s->start >= 0)
+            continue;
+        for (k = 0; k < nlive; k++)   /* live ends; at most replicas of them */
+            if (live[k] > s->begin + 1e-9)
+                live[w++] = live[k];
+        nlive = w;
+        if ((nl = ms_csv_grow(live, &cap, nlive, sizeof(*live), 16)) == NULL) {
+            free(live);
+            return MS_ENOMEM;
+        }
+        live = nl;
+        live[nlive++] = s->end;
+        if ((int)nlive > gi[s->gpu].replicas)
+            finding(r, "GPU %d holds %zu jobs at %.3f (%s at most %d)", (int)s->gpu, nlive,
+                    s->begin, gi[s->gpu].mode == MS_NODE_WHOLE ? "a whole GPU:" : "time-sliced,",
+                    gi[s->gpu].replicas);
+    }
+    (void)t;
+    free(live);
+    return MS_OK;
 }
 
 /* Per GPU, segments sorted by begin: each must not share a memory slice
  * with a segment still alive. */
-static ms_status_t check_overlap(const ms_trace_t *t, seg_t *v, size_t n, ms_check_result_t *r)
+static ms_status_t check_overlap(const ms_trace_t *t, const gpuinfo_t *gi, seg_t *v, size_t n,
+                                 ms_check_result_t *r)
 {
-    const ms_geom_t *g = t->geom;
+    const ms_geom_t *g;
     size_t i, nlive = 0, cap = 0;
     size_t *live = NULL;
 
     if (n == 0)
         return MS_OK;
-    qsort(v, n, sizeof(*v), seg_cmp);
     for (i = 0; i < n; i++) {
         const seg_t *s = &v[i];
         uint16_t m;
         size_t k, w = 0;
         size_t *nl;
 
-        if (s->start < 0 || !((ms_geom_profile(g, s->prof)->start_mask >> s->start) & 1u))
-            continue;   /* reported already */
         if (i > 0 && v[i - 1].gpu != s->gpu)
             nlive = 0;
+        g = gi[s->gpu].g;
+        if (gi[s->gpu].mode != MS_NODE_MIG || s->start < 0 ||
+            !((ms_geom_profile(g, s->prof)->start_mask >> s->start) & 1u))
+            continue;   /* a slot, or reported already */
         m = ms_geom_profile_mask(g, s->prof, s->start);
         for (k = 0; k < nlive; k++) {
             const seg_t *o = &v[live[k]];
@@ -323,27 +408,73 @@ ms_status_t ms_schedule_check(FILE *f, const char *name, const ms_trace_t *t,
     ms_csv_t c;
     idmap_t ids = { NULL, 0 };
     seg_t *segs = NULL;
+    gpuinfo_t *gi = NULL;
+    ms_check_opts_t oo;
     size_t n = 0;
+    int g, k, q;
     ms_status_t st;
 
     if (res == NULL)
         return MS_EINVAL;
     memset(res, 0, sizeof(*res));
-    if (f == NULL || t == NULL || o == NULL || o->ngpus <= 0 || o->gpus_per_node < 0)
+    if (f == NULL || t == NULL || o == NULL || o->nnodes < 0 ||
+        (o->nnodes == 0 && (o->ngpus <= 0 || o->gpus_per_node < 0)) ||
+        (o->nnodes > 0 && o->nodes == NULL))
         return MS_EINVAL;
-    if ((st = idmap_build(&ids, t)) != MS_OK)
+    oo = *o;
+    if (o->nnodes > 0) {
+        /* the node list decides: GPUs, the largest node (for gangs) */
+        oo.ngpus = 0;
+        oo.gpus_per_node = 0;
+        for (k = 0; k < o->nnodes; k++) {
+            if (o->nodes[k].ngpus <= 0 || o->nodes[k].geom == NULL || oo.ngpus > (1 << 24))
+                return MS_EINVAL;
+            oo.ngpus += o->nodes[k].ngpus;
+            if (o->nodes[k].ngpus > oo.gpus_per_node)
+                oo.gpus_per_node = o->nodes[k].ngpus;
+        }
+    }
+    if ((gi = malloc((size_t)oo.ngpus * sizeof(*gi))) == NULL)
+        return MS_ENOMEM;
+    if (o->nnodes > 0) {
+        for (k = 0, g = 0; k < o->nnodes; k++)
+            for (q = 0; q < o->nodes[k].ngpus; q++, g++) {
+                gi[g].g = o->nodes[k].geom;
+                gi[g].mode = o->nodes[k].mode;
+                if (o->timeslice && gi[g].mode == MS_NODE_MIG)
+                    gi[g].mode = MS_NODE_TIMESLICE;   /* the timeslice policy shares MIG nodes too */
+                gi[g].replicas = o->nodes[k].mode == MS_NODE_MIG ? 0   /* replicas of the policy: unchecked */
+                                 : o->nodes[k].mode == MS_NODE_WHOLE ? 1 : o->nodes[k].replicas;
+                gi[g].node = k;
+            }
+    } else {
+        for (g = 0; g < oo.ngpus; g++) {
+            gi[g].g = t->geom;
+            gi[g].mode = o->timeslice ? MS_NODE_TIMESLICE : MS_NODE_MIG;
+            gi[g].replicas = 0;
+            gi[g].node = -1;
+        }
+    }
+    if ((st = idmap_build(&ids, t)) != MS_OK) {
+        free(gi);
         return st;
+    }
     ms_csv_open(&c, f, name);
     c.lax = true;
-    st = read_rows(&c, t, &ids, o->ngpus, &segs, &n, res, diag);
+    st = read_rows(&c, t, &ids, oo.ngpus, gi, o, &segs, &n, res, diag);
     ms_csv_close(&c);
     if (st == MS_OK) {
-        check_rows(t, o->timeslice, segs, n, res);
-        st = check_work(t, o, segs, n, res);
+        check_rows(t, gi, o->nnodes > 0, segs, n, res);
+        st = check_work(t, &oo, segs, n, res);
     }
-    if (st == MS_OK && !o->timeslice)
-        st = check_overlap(t, segs, n, res);
+    if (st == MS_OK && n > 0)
+        qsort(segs, n, sizeof(*segs), seg_cmp);
+    if (st == MS_OK)
+        st = check_overlap(t, gi, segs, n, res);
+    if (st == MS_OK)
+        st = check_slots(t, gi, segs, n, res);
     free(segs);
     free(ids.slot);
+    free(gi);
     return st;
 }

@@ -38,6 +38,25 @@ for p in fa first-fit best-fit mfi fgd static node-profile timeslice; do
         || fail "$p: a shared GPU holds too many jobs"
 done
 
+# check validates each policy's heterogeneous schedule in each GPU's model and mode
+for p in fa first-fit best-fit mfi fgd static node-profile timeslice; do
+    ts=; [ "$p" = timeslice ] && ts=--timeslice
+    "$M" check --trace "$tmp/t.csv" --schedule "$tmp/s-$p.csv" --cluster "$tmp/cluster.txt" $ts \
+        > "$tmp/c-$p.txt" || fail "check rejects $p's schedule: $(tail -n 3 "$tmp/c-$p.txt")"
+done
+# ... and rejects broken ones: a row on the wrong node, an illegal start on
+# the H100s, four jobs at once on a GPU time-sliced 3 ways, two on a whole GPU
+broken() { # NAME AWK-PROGRAM
+    awk -F, -v OFS=, "$2" "$tmp/s-fa.csv" > "$tmp/b-$1.csv"
+    if "$M" check --trace "$tmp/t.csv" --schedule "$tmp/b-$1.csv" --cluster "$tmp/cluster.txt" \
+        > "$tmp/cb-$1.txt"; then fail "check accepts $1"; fi
+    grep -q "violation" "$tmp/cb-$1.txt" || fail "$1: $(cat "$tmp/cb-$1.txt")"
+}
+broken node 'NR == 2 { $7 = "zz" } { print }'
+broken start '!d && NR > 1 && $8 == "H100-80GB" && $3 >= 0 { $3 = 7; $4 = "3g.40gb"; d = 1 } { print }'
+broken slots 'NR == 1 { print; next } { print } END { for (i = 0; i < 4; i++) print i ",6,-1,1g.5gb,1000,2000,c,A100-40GB" }'
+broken whole 'NR == 1 { print; next } { print } END { for (i = 0; i < 2; i++) print i ",10,-1,4g.24gb,1000,2000,d,A30" }'
+
 # the same cluster with --node, same schedule
 "$M" simulate --trace "$tmp/t.csv" --policy fa --node a=4xA100-40GB --node b=2xH100-80GB \
     --node c=4xA100-40GB:timeslice=3 --node d=2xA30-24GB:whole --schedule-out "$tmp/s2.csv" --quiet
