@@ -36,6 +36,20 @@ static void nwait_add(ms_sched_t *s, int32_t slot, int d)
         s->grp[c->order[i]].nwait[c->prof[c->order[i]]] += d;
 }
 
+/* head of class a before head of class b (both non-empty) */
+static inline bool head_before(const ms__cls_t *a, const ms__cls_t *b)
+{
+    return a->hprio > b->hprio || (a->hprio == b->hprio && a->hseq < b->hseq);
+}
+
+static void head_key(ms_sched_t *s, ms__cls_t *c)
+{
+    if (c->qhead >= 0) {
+        c->hprio = s->jobs[c->qhead].priority;
+        c->hseq = s->jobs[c->qhead].seq;
+    }
+}
+
 void ms__sched_enqueue(ms_sched_t *s, int32_t slot)
 {
     ms__job_t *j = &s->jobs[slot];
@@ -51,10 +65,12 @@ void ms__sched_enqueue(ms_sched_t *s, int32_t slot)
         s->jobs[j->next].prev = slot;
     else
         c->qtail = slot;
-    if (at >= 0)
+    if (at >= 0) {
         s->jobs[at].next = slot;
-    else
+    } else {
         c->qhead = slot;
+        head_key(s, c);
+    }
     j->state = MS_JOB_QUEUED;
     j->inq = 1;
     s->st.waiting++;
@@ -66,10 +82,12 @@ void ms__sched_dequeue(ms_sched_t *s, int32_t slot)
     ms__job_t *j = &s->jobs[slot];
     ms__cls_t *c = &s->cls[j->cls];
 
-    if (j->prev >= 0)
+    if (j->prev >= 0) {
         s->jobs[j->prev].next = j->next;
-    else
+    } else {
         c->qhead = j->next;
+        head_key(s, c);
+    }
     if (j->next >= 0)
         s->jobs[j->next].prev = j->prev;
     else
@@ -178,13 +196,13 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
         int32_t j;
 
         for (k = 0; k < s->ncls; k++) {
-            int32_t h = s->cls[k].qhead;
+            const ms__cls_t *ck = &s->cls[k];
 
-            if (h < 0)
+            if (ck->qhead < 0)
                 continue;
-            if (head < 0 || before(s, h, s->cls[head].qhead))
+            if (head < 0 || head_before(ck, &s->cls[head]))
                 head = k;
-            if (!blocked[k] && (best < 0 || before(s, h, s->cls[best].qhead)))
+            if (!blocked[k] && (best < 0 || head_before(ck, &s->cls[best])))
                 best = k;
         }
         if (best < 0)

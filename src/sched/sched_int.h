@@ -59,6 +59,10 @@ typedef struct ms__cls {
     bool gang;
     int32_t node;                  /* node constraint, -1 = none */
     int32_t qhead, qtail;
+    /* the head's queue key, cached: a pass compares classes without
+     * touching the (large, randomly placed) job records */
+    int32_t hprio;
+    uint64_t hseq;
 } ms__cls_t;
 
 typedef struct ms__job {
