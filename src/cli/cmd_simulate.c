@@ -22,14 +22,14 @@ static void usage(FILE *f)
     const ms_policy_ops_t *const *all = ms_policies(&n);
 
     fprintf(f,
-        "usage: migsched simulate --trace T.csv (--gpus N | --node SPEC ...) --policy P [options]\n"
+        "usage: migsched simulate --trace T.csv (--gpus N | --node SPEC ...) [--policy P] [options]\n"
         "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus]);\n"
         "                      '-' = stdin\n"
         "  --gpus N            number of GPUs (one model, --model), 1..1000000\n"
         "  --node SPEC         a node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole], repeated:\n"
         "                      a heterogeneous cluster (the schedule gains node,model)\n"
         "  --cluster FILE      nodes from a file, one SPEC a line ('#' comments)\n"
-        "  --policy P          placement policy (see below)\n"
+        "  --policy P          placement policy (see below; default fa+, this project's own)\n"
         "  --model M           GPU model (default A100-40GB)\n"
         "  --profiles LIST     active profile set (default: the classic ones)\n"
         "  --gpus-per-node K   GPUs per node, 1..1000000 (default: all on one node)\n"
@@ -281,10 +281,11 @@ int ms_cli_simulate(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc || trace_path == NULL || (gpus <= 0) == (cs == NULL) || pname == NULL) {
+    if (pname == NULL)
+        pname = "fa+";   /* the zoo's best on every workload (docs/zoo.md) */
+    if (optind != argc || trace_path == NULL || (gpus <= 0) == (cs == NULL)) {
         ms_cli_usage_error(C, optind != argc ? argv[optind] : NULL,
-                           "--trace, --policy and one of --gpus and --node/--cluster are "
-                           "required");
+                           "--trace and one of --gpus and --node/--cluster are required");
         usage(stderr);
         ms_cluster_spec_destroy(cs);
         return 2;

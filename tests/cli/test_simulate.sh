@@ -56,9 +56,13 @@ set -e
 [ "$rc" -eq 1 ] || fail "unknown profile: exit $rc"
 grep -q 'bad2.csv:2:.*profile' "$tmp/err.txt" || fail "unknown profile message: $(cat "$tmp/err.txt")"
 
+# fa+ is the default policy
+"$M" simulate --trace "$tmp/t.csv" --gpus 8 --metrics-out "$tmp/dflt.json" --quiet || fail "default policy"
+grep -q '"policy": "fa+"' "$tmp/dflt.json" || fail "the default policy is not fa+"
+
 # usage errors: exit 2
 set +e
-"$M" simulate --trace "$tmp/t.csv" --gpus 2 > /dev/null 2>&1; rc1=$?
+"$M" simulate --trace "$tmp/t.csv" > /dev/null 2>&1; rc1=$?
 "$M" simulate --trace "$tmp/t.csv" --gpus 2 --policy nope > /dev/null 2>&1; rc2=$?
 "$M" simulate --trace "$tmp/t.csv" --gpus x --policy fa > /dev/null 2>&1; rc3=$?
 "$M" gen-trace --jobs 10 -o "$tmp/x.csv" > /dev/null 2>&1; rc4=$?
