@@ -1,9 +1,9 @@
 /* fuzz_ali_nodes.c - the Alibaba node list, read by the MIG importer
- * (alibaba.c) and by FGD's own reader (src/fgd/nodes.c). */
+ * (alibaba.c) and by FGD's own reader (src/research/fgd/nodes.c). */
 #include "fuzz.h"
 
-#include "migsched/alibaba.h"
-#include "migsched/fgd.h"
+#include "migsched/research/alibaba.h"
+#include "migsched/research/fgd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
  * (report_series.c): memory follows the rows, not the job ids. */
 #include "fuzz.h"
 
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

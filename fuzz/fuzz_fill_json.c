@@ -1,7 +1,7 @@
 /* fuzz_fill_json.c - the MIG fill-experiment JSON reader (report_json.c). */
 #include "fuzz.h"
 
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

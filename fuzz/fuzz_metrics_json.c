@@ -1,7 +1,7 @@
 /* fuzz_metrics_json.c - the metrics JSON reader (report.c). */
 #include "fuzz.h"
 
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

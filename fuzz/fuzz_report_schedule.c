@@ -4,8 +4,8 @@
  * follow the rows, never the GPU numbers in them. */
 #include "fuzz.h"
 
-#include "migsched/report.h"
-#include "migsched/svg.h"
+#include "migsched/research/report.h"
+#include "migsched/research/svg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

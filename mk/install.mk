@@ -61,6 +61,8 @@ install: all shared $(BUILD)/migsched.1 $(BUILD)/migsched.pc
 	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
 	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libmigsched.so
 	$(INSTALL) -m 644 include/migsched/*.h $(DESTDIR)$(INCLUDEDIR)/migsched/
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/migsched/research
+	$(INSTALL) -m 644 include/migsched/research/*.h $(DESTDIR)$(INCLUDEDIR)/migsched/research/
 	$(INSTALL) -m 644 $(BUILD)/migsched.1 $(DESTDIR)$(MANDIR)/man1/migsched.1
 	$(INSTALL) -m 644 $(BUILD)/migsched.pc $(DESTDIR)$(PKGCONFIGDIR)/migsched.pc
 

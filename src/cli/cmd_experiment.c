@@ -1,6 +1,6 @@
 /* cmd_experiment.c - `migsched experiment`: options, the progress display,
  * and the main table. The experiment itself (traces, runs, sweeps, the
- * report directory) is the library's: experiment.h, src/sim/experiment*.c,
+ * report directory) is the library's: experiment.h, src/research/experiment*.c,
  * docs/experiment.md.
  */
 #include <getopt.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "migsched/experiment.h"
-#include "migsched/report.h"
+#include "migsched/research/experiment.h"
+#include "migsched/research/report.h"
 
 /* Progress on stderr when it is a terminal. */
 typedef struct progress {

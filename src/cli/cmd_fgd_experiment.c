@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 #define DEFAULT_NODES "../shared/traces/alibaba-openb/openb_node_list_gpu_node.csv"
 #define MAX_SEEDS 1000

@@ -1,14 +1,14 @@
 /* cmd_import_alibaba.c - `migsched import-alibaba`: an Alibaba openb pod
  * list as a migsched trace plus the cluster to replay it on, or (--fill)
  * FGD's one-pass fill experiment on that MIG cluster with migsched's
- * policies. Rules: include/migsched/alibaba.h, docs/alibaba-mig.md. */
+ * policies. Rules: include/migsched/research/alibaba.h, docs/alibaba-mig.md. */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "migsched/alibaba.h"
+#include "migsched/research/alibaba.h"
 
 #define MAX_SEEDS 1000
 

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "migsched/report.h"
-#include "migsched/svg.h"
+#include "migsched/research/report.h"
+#include "migsched/research/svg.h"
 
 typedef struct run {
     char *src;             /* the directory or JSON file given */

@@ -10,7 +10,7 @@
 #include <limits.h>
 
 #include "cli/cli.h"
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 #include "migsched/schedule.h"
 #include "migsched/sim.h"
 

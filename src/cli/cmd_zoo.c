@@ -1,5 +1,5 @@
 /* cmd_zoo.c - `migsched zoo`: the workload zoo benchmark (zoo.h,
- * src/sim/zoo*.c, docs/zoo.md). Options, progress, the summary table. */
+ * src/research/zoo*.c, docs/zoo.md). Options, progress, the summary table. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "migsched/zoo.h"
+#include "migsched/research/zoo.h"
 
 typedef struct zprog {
     bool tty;

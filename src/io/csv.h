@@ -1,5 +1,5 @@
 /* csv.h - the one CSV line reader for inputs other than traces: the Alibaba
- * openb lists (FGD node and pod readers in src/fgd, the MIG importer in
+ * openb lists (FGD node and pod readers in src/research/fgd, the MIG importer in
  * alibaba.c) and schedules (schedule_check.c). Plain comma-separated
  * fields, no quoting. Also the whole-stream reader of the report's JSON
  * inputs (report.c, report_json.c). Internal: not installed.

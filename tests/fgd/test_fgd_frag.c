@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 /* One 4-GPU node of model 0: GPUs {1000, 500, 200, 0} free, 10 cores free.
  * idle = 1700 milli. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 static ms_status_t nodes_from(char *text, ms_fgd_nodes_t *n, ms_diag_t *d)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 static ms_fgd_res_t res(int64_t cpu, int ngpu, const int *left)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 #define TRACE "../shared/traces/alibaba-openb/"
 #define NODES TRACE "openb_node_list_gpu_node.csv"

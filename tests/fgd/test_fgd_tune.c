@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 #include "migsched/rng.h"
 
 typedef struct req { int num_gpu, milli; } req_t;

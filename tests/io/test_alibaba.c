@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "migsched/alibaba.h"
+#include "migsched/research/alibaba.h"
 
 #define OPENB "../shared/traces/alibaba-openb"
 #define HDR "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase," \

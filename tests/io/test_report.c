@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 static FILE *mem(const char *s)
 {

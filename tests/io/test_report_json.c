@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "migsched/frag.h"
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 static FILE *mem(const char *s)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migsched/svg.h"
+#include "migsched/research/svg.h"
 
 /* Capture a chart into a string; the caller frees. */
 typedef struct cap {

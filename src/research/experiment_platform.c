@@ -21,12 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migsched/experiment.h"
-#include "migsched/report.h"
+#include "migsched/research/experiment.h"
+#include "migsched/research/report.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
 #include "migsched/sim.h"
-#include "migsched/svg.h"
+#include "migsched/research/svg.h"
 
 #define NLOAD 3
 #define NCLASS 3

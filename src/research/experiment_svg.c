@@ -4,9 +4,9 @@
  */
 #include <string.h>
 
-#include "migsched/report.h"
-#include "migsched/svg.h"
-#include "sim/experiment_int.h"
+#include "migsched/research/report.h"
+#include "migsched/research/svg.h"
+#include "research/experiment_int.h"
 
 #define F(field) MS__XP_F(field)
 

@@ -4,8 +4,8 @@
  */
 #include <math.h>
 
-#include "migsched/report.h"
-#include "sim/experiment_int.h"
+#include "migsched/research/report.h"
+#include "research/experiment_int.h"
 
 double ms__xp_mean(const ms_metrics_t *m, int n, size_t off)
 {

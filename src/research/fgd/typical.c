@@ -1,6 +1,6 @@
 /* typical.c - the "typical pods" (task classes with popularity p_m),
  * fgd.md §1.2 / utils.GetTypicalPods. */
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 #include <stdlib.h>
 #include <string.h>

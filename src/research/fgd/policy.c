@@ -1,6 +1,6 @@
 /* policy.c - filters, placement and the six score functions, fgd.md
  * §1.5-1.6 (scores are the Go plugins' integers, MaxNodeScore = 100). */
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 #include <math.h>
 #include <string.h>

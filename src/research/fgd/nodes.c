@@ -1,5 +1,5 @@
 /* nodes.c - the node list reader (openb_node_list_*.csv). */
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 #include <stdlib.h>
 #include <string.h>

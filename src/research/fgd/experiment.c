@@ -1,7 +1,7 @@
 /* experiment.c - one seed of FGD's fill experiment, fgd.md §4:
  * shuffle, inflate to tune × capacity, one-pass fill with no departures,
  * log after every pod, bin by arrived %. */
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 #include "migsched/rng.h"
 
 #include <math.h>

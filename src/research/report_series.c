@@ -1,7 +1,7 @@
 /* report_series.c - series computed from a schedule for reports: FragCost
  * over time (replayed placement states), wait times and CDFs (see
  * report.h). */
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "io/report_int.h"
+#include "research/report_int.h"
 #include "migsched/number.h"
 #include "migsched/frag.h"
 

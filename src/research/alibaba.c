@@ -1,6 +1,6 @@
 /* alibaba.c - openb pod and node lists, the MIG mappings, pods -> trace.
- * The rules are in include/migsched/alibaba.h and docs/alibaba-mig.md. */
-#include "migsched/alibaba.h"
+ * The rules are in include/migsched/research/alibaba.h and docs/alibaba-mig.md. */
+#include "migsched/research/alibaba.h"
 
 #include <errno.h>
 #include <math.h>

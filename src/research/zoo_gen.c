@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "migsched/rng.h"
-#include "migsched/zoo.h"
+#include "migsched/research/zoo.h"
 
 #define PI 3.14159265358979323846
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 #include "migsched/schedule.h"
-#include "sim/experiment_int.h"
+#include "research/experiment_int.h"
 
 const ms__xp_variant_t ms__xp_variants[MS__XP_NVAR] = {
     { "static", "static", -1, -1, -1, "static partitioning (baseline): fixed per-GPU layouts" },

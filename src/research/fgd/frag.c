@@ -1,6 +1,6 @@
 /* frag.c - node state and FGD's fragmentation measure, fgd.md §1.3-1.4
  * (utils.GetNodePodFrag + NodeGpuShareFragAmountScore). */
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 #include <string.h>
 

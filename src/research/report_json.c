@@ -1,7 +1,7 @@
 /* report_json.c - a small JSON parser and the readers of the fill
  * experiments' JSON (fgd-experiment, import-alibaba --fill); the published
  * FGD table (see report.h). */
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 #include <ctype.h>
 #include <errno.h>

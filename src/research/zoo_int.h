@@ -2,7 +2,7 @@
 #ifndef MIGSCHED_ZOO_INT_H
 #define MIGSCHED_ZOO_INT_H
 
-#include "migsched/zoo.h"
+#include "migsched/research/zoo.h"
 
 #define MS__ZOO_LABEL 64
 

@@ -1,6 +1,6 @@
 /* alibaba_fill.c - FGD's one-pass fill experiment (fgd.md §4) on a MIG
  * cluster, with migsched's policies: shuffle and tune the pod list exactly
- * as src/fgd/experiment.c does (same PRNG, same stop test), then place each
+ * as src/research/fgd/experiment.c does (same PRNG, same stop test), then place each
  * GPU pod once through ms_sched (the scheduler the simulator and the service
  * use: a pod that does not start at once, after make_room and on_idle, is
  * withdrawn), nothing departing, and log the unallocated capacity against
@@ -9,8 +9,8 @@
  * The policies get a virtual clock that advances one hour per pod (nothing
  * in the fill depends on time except node-profile's hysteresis, which this
  * keeps from binding). */
-#include "migsched/alibaba.h"
-#include "migsched/fgd.h"
+#include "migsched/research/alibaba.h"
+#include "migsched/research/fgd.h"
 #include "migsched/frag.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
@@ -95,7 +95,7 @@ static void ali_req(const void *pods, size_t i, int *num_gpu, int *gpu_milli)
     *gpu_milli = p->gpu_milli;
 }
 
-/* Sort by name, shuffle, tune: the pod sequence of src/fgd/experiment.c. */
+/* Sort by name, shuffle, tune: the pod sequence of src/research/fgd/experiment.c. */
 static ms_status_t build_list(fill_t *f)
 {
     const ms_ali_pods_t *pods = f->pods;

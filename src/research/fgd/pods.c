@@ -1,5 +1,5 @@
 /* pods.c - the pod list reader (openb_pod_list_*.csv) and gpu_spec masks. */
-#include "migsched/fgd.h"
+#include "migsched/research/fgd.h"
 
 #include <stdlib.h>
 #include <string.h>

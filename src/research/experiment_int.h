@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "migsched/experiment.h"
+#include "migsched/research/experiment.h"
 #include "migsched/sim.h"
 #include "migsched/trace.h"
 

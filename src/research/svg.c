@@ -1,5 +1,5 @@
 /* svg.c - small SVG plots (see svg.h): axes, ticks, legend, four charts. */
-#include "migsched/svg.h"
+#include "migsched/research/svg.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "migsched/report.h"
-#include "migsched/svg.h"
-#include "sim/zoo_int.h"
+#include "migsched/research/report.h"
+#include "migsched/research/svg.h"
+#include "research/zoo_int.h"
 
 static const char *const METRIC[MS_ZOO_NMETRIC] = {
     "makespan_s", "mean_wait_s", "p99_wait_s", "mean_jct_s", "mean_exec_s",

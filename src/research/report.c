@@ -1,6 +1,6 @@
 /* report.c - read metrics JSON and schedule CSV back; utilisation from a
  * schedule (see report.h). */
-#include "migsched/report.h"
+#include "migsched/research/report.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "io/csv.h"
-#include "io/report_int.h"
+#include "research/report_int.h"
 #include "migsched/number.h"
 
 /* --- metrics JSON ------------------------------------------------------ */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/zoo_int.h"
+#include "research/zoo_int.h"
 
 static const char *const DEFAULT_VARIANTS =
     "fa+,fa,first-fit,best-fit,fgd,mfi,static,node-profile,fa+/nomig,fa/nomig";

@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "sim/experiment_int.h"
+#include "research/experiment_int.h"
 
 #define F(field) MS__XP_F(field)
 

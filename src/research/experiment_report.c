@@ -4,8 +4,8 @@
  */
 #include <math.h>
 
-#include "migsched/report.h"
-#include "sim/experiment_int.h"
+#include "migsched/research/report.h"
+#include "research/experiment_int.h"
 
 #define F(field) MS__XP_F(field)
 
