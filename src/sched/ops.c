@@ -359,9 +359,9 @@ ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
 
         if (p->done || (p->kind == MS_PK_STOP && p->plan != plan))
             continue;   /* an in-order executor has done none of the others */
+        p->done = 2;    /* rolled back (before undo: it is no longer pending) */
         if ((st = undo(s, p)) != MS_OK)
             return st;
-        p->done = 2;    /* rolled back */
     }
     if ((st = reissue_stops(s, i + 1, now)) != MS_OK)
         return st;

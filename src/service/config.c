@@ -33,6 +33,9 @@ static void usage(FILE *f)
             "  --op-delay S           sim: seconds each op takes (default 0.005), 0..10\n"
             "  --sim-fail KIND:N      sim: every Nth op of KIND fails (create, destroy, start, move, stop,\n"
             "                         any); also MIGSCHEDD_SIM_FAIL\n"
+            "  --migrate-hook CMD     run CMD (sh -c) for every migration: the workload checkpoints on\n"
+            "                         the source instance and restores on the target (docs/service.md)\n"
+            "  --migrate-timeout S    the hook's deadline (default 60), 1..86400 s\n"
             "  --token-file FILE      require 'Authorization: Bearer TOKEN' on POST/DELETE (SIGHUP reloads)\n"
             "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
             "  --max-body BYTES       request bodies at most (default 65536)\n"
@@ -86,6 +89,7 @@ static const opt_t OPTS[] = {
     { "nodes-file", false }, { "policy", false }, { "lb-threshold", false }, { "no-balance", true },
     { "no-dynamic", true }, { "no-migration", true }, { "max-moves", false }, { "static-layout", false },
     { "replicas", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
+    { "migrate-hook", false }, { "migrate-timeout", false },
     { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
     { "max-conns", false }, { "allow-remote", true }, { "config", false }, { NULL, false },
 };
@@ -182,6 +186,13 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
     }
     if (strcmp(k, "sim-fail") == 0)
         return set_str(&c->sim_fail, v);
+    if (strcmp(k, "migrate-hook") == 0)
+        return set_str(&c->migrate_hook, v);
+    if (strcmp(k, "migrate-timeout") == 0) {
+        NEED_NUM(1, 86400, "seconds in [1, 86400]");
+        c->migrate_timeout_s = x;
+        return 0;
+    }
     if (strcmp(k, "token-file") == 0)
         return set_str(&c->token_file, v);
     if (strcmp(k, "tls-cert") == 0)
@@ -266,6 +277,7 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
         return 1;
     c->time_scale = 1.0;
     c->op_delay_s = 0.005;
+    c->migrate_timeout_s = 60.0;
     c->max_body = 65536;
     c->max_conns = 256;
     if (env != NULL && *env != '\0' && set_str(&c->sim_fail, env) != 0)
@@ -334,6 +346,7 @@ void svc_cfg_free(svc_cfg_t *c)
     free(c->policy);
     free(c->static_layout);
     free(c->sim_fail);
+    free(c->migrate_hook);
     free(c->token_file);
     free(c->tls_cert);
     free(c->tls_key);

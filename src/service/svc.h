@@ -41,6 +41,8 @@ typedef struct svc_cfg {
     double time_scale;             /* sim: duration_s / time_scale real seconds */
     double op_delay_s;             /* sim: seconds per op */
     char *sim_fail;                /* sim: "KIND:N" every Nth op of KIND fails */
+    char *migrate_hook;            /* shell command that moves a job's work (MOVE ops) */
+    double migrate_timeout_s;      /* the hook's deadline */
     char *token_file, *tls_cert, *tls_key;
     long max_body;                 /* bytes */
     int max_conns;

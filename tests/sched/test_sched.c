@@ -429,8 +429,17 @@ static void test_exec_failures(void **state)
                              (unsigned long long)seed, step);
                 check_hardware_rules(w.s);
             }
-            /* everything settled: the hardware holds exactly the view's GIs */
+            /* everything settled: the hardware holds exactly the view's GIs,
+             * and no job is left starting or migrating */
             assert_int_equal(ms_sched_pending(w.s), 0);
+            for (g = 0; g < ms_sched_slots(w.s); g++) {
+                ms_sched_job_info_t ji;
+
+                if (ms_sched_job(w.s, g, &ji) == MS_OK &&
+                    (ji.state == MS_JOB_STARTING || ji.state == MS_JOB_MIGRATING))
+                    fail_msg("%s seed %llu: job %d left %s after every op settled", pols[pi],
+                             (unsigned long long)seed, g, ms_job_state_name(ji.state));
+            }
             {
                 ms_sched_stats_t x;
 
