@@ -87,6 +87,11 @@ ms_status_t ms_cluster_spec_read_file(ms_cluster_spec_t *cs, const char *path,
 ms_status_t ms_cluster_spec_add_group(ms_cluster_spec_t *cs, const char *prefix, int nodes,
                                       const ms_geom_t *geom, int gpus_per_node,
                                       ms_node_mode_t mode, int replicas);
+/* ngpus GPUs in nodes of gpus_per_node, the last node short if need be
+ * (`--gpus 10 --gpus-per-node 4` is nodes of 4, 4 and 2). */
+ms_status_t ms_cluster_spec_add_gpus(ms_cluster_spec_t *cs, const char *prefix, int ngpus,
+                                     int gpus_per_node, const ms_geom_t *geom, ms_node_mode_t mode,
+                                     int replicas);
 int ms_cluster_spec_nnodes(const ms_cluster_spec_t *cs);
 const ms_node_spec_t *ms_cluster_spec_nodes(const ms_cluster_spec_t *cs);
 int ms_cluster_spec_ngpus(const ms_cluster_spec_t *cs);

@@ -109,6 +109,9 @@ static inline int64_t ms__bench_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Median, p99, max and mean of n latencies in ns (sorts v). */
+lat_t ms__bench_lat_summary(int64_t *v, long n);
+
 /* Median cost of one back-to-back clock_gettime pair, in ns. */
 double ms__bench_clock_pair_ns(void);
 

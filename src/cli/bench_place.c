@@ -49,7 +49,7 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Latency summary of n samples in ns (sorts v). */
-static lat_t lat_summary(int64_t *v, long n)
+lat_t ms__bench_lat_summary(int64_t *v, long n)
 {
     lat_t l;
     double sum = 0.0;
@@ -367,7 +367,7 @@ ms_status_t ms__bench_place(const bopts_t *o, const ms_geom_t *g, const ms_polic
         res->per_s = sum > 0 ? (double)i / ((double)sum / 1e9) : 0.0;
         res->nofit_frac = (double)(ch.nofit - nofit0) / (double)i;
         res->occ = occ_sum / (double)i;
-        res->lat = lat_summary(lat, i);
+        res->lat = ms__bench_lat_summary(lat, i);
     }
     free(lat);
     churn_free(&ch);
@@ -422,9 +422,9 @@ ms_status_t ms__bench_mig(const bopts_t *o, const ms_geom_t *g, const ms_policy_
         res->room_ok += ok;
     }
     if (st == MS_OK) {
-        res->fin = lat_summary(fin, nf);
-        res->room = lat_summary(room, nr);
-        res->place = lat_summary(plc, iters);
+        res->fin = ms__bench_lat_summary(fin, nf);
+        res->room = ms__bench_lat_summary(room, nr);
+        res->place = ms__bench_lat_summary(plc, iters);
         res->occ = occ_sum / (double)iters;
     }
     free(fin); free(room); free(plc);

@@ -41,33 +41,6 @@ static uint64_t sb_next(sb_t *b)   /* splitmix64 */
     return z ^ (z >> 31);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-    return (x > y) - (x < y);
-}
-
-static lat_t summary(int64_t *v, long n)
-{
-    lat_t l;
-    double sum = 0.0;
-    long i;
-
-    memset(&l, 0, sizeof(l));
-    l.n = n;
-    if (n <= 0)
-        return l;
-    qsort(v, (size_t)n, sizeof(*v), cmp_i64);
-    for (i = 0; i < n; i++)
-        sum += (double)v[i];
-    l.p50_us = (double)v[(n * 50 + 99) / 100 - 1] / 1e3;
-    l.p99_us = (double)v[(n * 99 + 99) / 100 - 1] / 1e3;
-    l.max_us = (double)v[n - 1] / 1e3;
-    l.mean_us = sum / (double)n / 1e3;
-    return l;
-}
-
 static void sb_free(sb_t *b)
 {
     ms_sched_destroy(b->s);
@@ -246,8 +219,8 @@ ms_status_t ms__bench_sched(const bopts_t *o, const ms_policy_ops_t *pol, bool n
     }
     if (st == MS_OK) {
         res->nofit_frac = n > 0 ? (double)nofit / (double)n : 0.0;
-        res->submit = summary(lat, n);
-        res->resv = summary(rl, nr);
+        res->submit = ms__bench_lat_summary(lat, n);
+        res->resv = ms__bench_lat_summary(rl, nr);
         res->ngroups = ms_sched_ngroups(b.s);
     }
     free(lat);

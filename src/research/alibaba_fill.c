@@ -238,36 +238,27 @@ static ms_status_t check_cfg(const ms_ali_fill_cfg_t *cfg, ms_diag_t *d)
 static ms_status_t make_sched(fill_t *f)
 {
     const ms_ali_fill_cfg_t *cfg = f->cfg;
-    int gpn = cfg->gpus_per_node, n = (cfg->ngpus + gpn - 1) / gpn;
-    ms_node_spec_t *nodes = calloc((size_t)n, sizeof(*nodes));
-    char (*names)[24] = calloc((size_t)n, sizeof(*names));
+    ms_cluster_spec_t *cs = NULL;
     ms_sched_cfg_t sc;
     ms_status_t st;
 
-    if (nodes == NULL || names == NULL) {
-        free(nodes);
-        free(names);
-        return MS_ENOMEM;
-    }
-    for (int i = 0; i < n; i++) {
-        snprintf(names[i], sizeof(names[i]), "n%d", i);
-        nodes[i].name = names[i];
-        nodes[i].geom = f->g;
-        nodes[i].ngpus = i < n - 1 ? gpn : cfg->ngpus - gpn * (n - 1);
-        nodes[i].mode = MS_NODE_MIG;
+    if ((st = ms_cluster_spec_create(&cs)) != MS_OK ||
+        (st = ms_cluster_spec_add_gpus(cs, "n", cfg->ngpus, cfg->gpus_per_node, f->g, MS_NODE_MIG,
+                                       0)) != MS_OK) {
+        ms_cluster_spec_destroy(cs);
+        return st;
     }
     ms_sched_cfg_defaults(&sc);
     sc.policy = cfg->policy;
     sc.pcfg = cfg->pcfg;
     sc.pcfg.seed = cfg->seed;
-    sc.nodes = nodes;
-    sc.nnodes = n;
+    sc.nodes = ms_cluster_spec_nodes(cs);
+    sc.nnodes = ms_cluster_spec_nnodes(cs);
     sc.no_room = !cfg->make_room;
     /* no executor while the policy's setup plans run: every GPU is
      * refreshed once the scheduler exists */
     st = ms_sched_create(&sc, 0.0, &f->s, f->d);
-    free(nodes);
-    free(names);
+    ms_cluster_spec_destroy(cs);
     if (st == MS_OK) {
         ms_sched_exec_t ex;
 

@@ -199,37 +199,6 @@ static double prof_mem_gb(const ms_geom_t *g, int k)
     return ms_geom_profile_mem_gb(g, k);
 }
 
-void ms__sched_memgb_fill(const ms_geom_t *g, double *out)
-{
-    int k;
-
-    for (k = 0; k < ms_geom_nprofiles(g); k++)
-        out[k] = prof_mem_gb(g, k);
-}
-
-/* The smallest active profile with >= mem GB and >= cs compute slices,
- * never one with extra capabilities (+me, +gfx). memgb: the group's table. */
-static int smallest_fit(const ms_geom_t *g, const double *memgb, double mem, int cs)
-{
-    int k, best = -1, np = ms_geom_nprofiles(g);
-    double bm = 0.0;
-
-    for (k = 0; k < np; k++) {
-        const ms_profile_t *p = ms_geom_profile(g, k);
-        double m = memgb[k];
-
-        if (p->cslices < cs || m + 1e-9 < mem)
-            continue;
-        if (p->flags & (MS_PF_ME | MS_PF_ALL_ME | MS_PF_GFX))
-            continue;
-        if (best < 0 || m < bm || (m == bm && p->cslices < ms_geom_profile(g, best)->cslices)) {
-            best = k;
-            bm = m;
-        }
-    }
-    return best;
-}
-
 /* "3g" -> 3, "3g.20gb" -> 3 and 20; false for anything else. */
 static bool parse_profile_name(const char *name, int *cs, double *mem)
 {
@@ -257,7 +226,7 @@ static bool parse_profile_name(const char *name, int *cs, double *mem)
     return true;
 }
 
-static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g, const double *memgb)
+static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g)
 {
     int C = ms_geom_compute(g), k;
 
@@ -275,7 +244,7 @@ static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g, const doubl
         }
         p = ms_geom_profile(pg, req->prof);
         cs = (int)ceil((double)p->cslices * C / ms_geom_compute(pg) - 1e-9);
-        return smallest_fit(g, memgb, prof_mem_gb(pg, req->prof), cs < 1 ? 1 : cs);
+        return ms_geom_smallest_fit(g, prof_mem_gb(pg, req->prof), cs < 1 ? 1 : cs);
     }
     if (req->profile != NULL) {
         int cs;
@@ -298,11 +267,11 @@ static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g, const doubl
                     break;
                 }
             cs = (int)ceil((double)cs * C / share - 1e-9);
-            return smallest_fit(g, memgb, mem, cs < 1 ? 1 : cs);
+            return ms_geom_smallest_fit(g, mem, cs < 1 ? 1 : cs);
         }
-        return smallest_fit(g, memgb, 0.0, cs);
+        return ms_geom_smallest_fit(g, 0.0, cs);
     }
-    return smallest_fit(g, memgb, req->mem_gb, req->cslices > 0 ? req->cslices : 1);
+    return ms_geom_smallest_fit(g, req->mem_gb, req->cslices > 0 ? req->cslices : 1);
 }
 
 static bool req_valid(const ms_sched_req_t *req, ms_diag_t *diag)
@@ -419,7 +388,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
             continue;
         if (gang > g->gpn || gang > g->ngpus)
             continue;
-        p = resolve_on(req, g->geom, g->memgb);
+        p = resolve_on(req, g->geom);
         c.prof[k] = (int8_t)p;
         any |= p >= 0;
     }

@@ -279,7 +279,6 @@ static ms_status_t create_group(ms_sched_t *s, int k, ms_diag_t *diag)
         ms_diag_set(diag, NULL, 0, "policy", "no timeslice policy for time-sliced nodes");
         return MS_ENOENT;
     }
-    ms__sched_memgb_fill(gr->geom, gr->memgb);
     if ((gr->ft = ms__salloc(s, sizeof(*gr->ft))) == NULL)
         return MS_ENOMEM;
     ms_frag_table_fill(gr->geom, &gr->pcfg.frag, gr->ft);

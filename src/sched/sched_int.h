@@ -46,7 +46,6 @@ typedef struct ms__grp {
     int32_t *lnode;                /* [nnodes] local node -> global node */
     int nwait[MS_MAX_PROFILES];    /* queued jobs by their profile here */
     ms_frag_table_t *ft;           /* FragCost per state (restricted placement, scores) */
-    double memgb[MS_MAX_PROFILES]; /* memory of each profile, GB */
 } ms__grp_t;
 
 /* A request class: requests that resolve identically (so a class whose head
@@ -151,7 +150,6 @@ void *ms__srealloc(const ms_sched_t *s, void *p, size_t n);
 void ms__sfree(const ms_sched_t *s, void *p);
 
 /* --- jobs.c ------------------------------------------------------------- */
-void ms__sched_memgb_fill(const ms_geom_t *g, double *out);
 ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot);
 void ms__sched_job_release(ms_sched_t *s, int32_t slot);
 ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t *cls,

@@ -276,6 +276,32 @@ ms_status_t ms_cluster_spec_add_group(ms_cluster_spec_t *cs, const char *prefix,
     return MS_OK;
 }
 
+ms_status_t ms_cluster_spec_add_gpus(ms_cluster_spec_t *cs, const char *prefix, int ngpus,
+                                     int gpus_per_node, const ms_geom_t *geom, ms_node_mode_t mode,
+                                     int replicas)
+{
+    int full, rest;
+    ms_status_t st;
+
+    if (ngpus <= 0 || gpus_per_node <= 0)
+        return MS_EINVAL;
+    if (gpus_per_node > ngpus)
+        gpus_per_node = ngpus;
+    full = ngpus / gpus_per_node;
+    rest = ngpus - full * gpus_per_node;
+    if ((st = ms_cluster_spec_add_group(cs, prefix, full, geom, gpus_per_node, mode, replicas)) != MS_OK)
+        return st;
+    if (rest > 0) {
+        char name[64];
+        int n = snprintf(name, sizeof(name), "%s%d", prefix, full);
+
+        if (n < 0 || (size_t)n >= sizeof(name))
+            return MS_EINVAL;
+        return push_node(cs, name, (size_t)n, geom, rest, mode, replicas);
+    }
+    return MS_OK;
+}
+
 ms_status_t ms_cluster_spec_read_file(ms_cluster_spec_t *cs, const char *path,
                                       uint32_t profile_set, ms_diag_t *diag)
 {

@@ -145,7 +145,6 @@ static void sim_free(ms__sim_t *s)
 static ms_status_t make_sched(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t *tr)
 {
     ms_sched_cfg_t sc;
-    ms_node_spec_t *nodes = NULL;
     ms_status_t st;
 
     ms_sched_cfg_defaults(&sc);
@@ -162,29 +161,19 @@ static ms_status_t make_sched(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_tr
     } else {
         /* the shorthand: ngpus GPUs of the trace's model, gpn a node (the
          * last node may be short) */
-        int gpn = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : cfg->ngpus;
-        int n = (cfg->ngpus + gpn - 1) / gpn, i;
-        char (*names)[24] = NULL;
+        ms_cluster_spec_t *cs = NULL;
 
-        nodes = calloc((size_t)n, sizeof(*nodes));
-        names = calloc((size_t)n, sizeof(*names));
-        if (nodes == NULL || names == NULL) {
-            free(nodes);
-            free(names);
-            return MS_ENOMEM;
+        if ((st = ms_cluster_spec_create(&cs)) != MS_OK ||
+            (st = ms_cluster_spec_add_gpus(cs, "n", cfg->ngpus,
+                                           cfg->gpus_per_node > 0 ? cfg->gpus_per_node : cfg->ngpus,
+                                           tr->geom, MS_NODE_MIG, 0)) != MS_OK) {
+            ms_cluster_spec_destroy(cs);
+            return st;
         }
-        for (i = 0; i < n; i++) {
-            snprintf(names[i], sizeof(names[i]), "n%d", i);
-            nodes[i].name = names[i];
-            nodes[i].geom = tr->geom;
-            nodes[i].ngpus = i < n - 1 ? gpn : cfg->ngpus - gpn * (n - 1);
-            nodes[i].mode = MS_NODE_MIG;
-        }
-        sc.nodes = nodes;
-        sc.nnodes = n;
+        sc.nodes = ms_cluster_spec_nodes(cs);
+        sc.nnodes = ms_cluster_spec_nnodes(cs);
         st = ms_sched_create(&sc, s->now, &s->sched, s->diag);
-        free(nodes);
-        free(names);
+        ms_cluster_spec_destroy(cs);
         return st;
     }
     return ms_sched_create(&sc, s->now, &s->sched, s->diag);
@@ -283,13 +272,10 @@ static ms_status_t check_cfg(const ms_sim_cfg_t *cfg, const ms_trace_t *tr, ms_d
 {
     const char *field = NULL, *why = NULL;
 
-    if (cfg->policy == NULL || cfg->policy->create == NULL || cfg->policy->destroy == NULL ||
-        cfg->policy->place == NULL) {
+    /* the policy and the nodes are checked by ms_sched_create */
+    if (cfg->policy == NULL) {
         field = "policy";
-        why = "a policy with create, destroy and place is required";
-    } else if (cfg->policy->abi != MS_POLICY_ABI) {
-        field = "policy";
-        why = "policy ABI mismatch";
+        why = "a policy is required";
     } else if (cfg->nnodes <= 0 && cfg->ngpus <= 0) {
         field = "gpus";
         why = "at least one GPU is required";
