@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "  --backend KIND         sim (default), dry-run, or nvml (not wired yet)\n"
             "  --node SPEC            one node; repeat (e.g. a=4xA100-40GB, c=4xA100-40GB:timeslice=4)\n"
             "  --nodes-file FILE      nodes, one spec a line\n"
-            "  --policy NAME          fa (default), static, first-fit, best-fit, fgd, mfi, node-profile, timeslice\n"
+            "  --policy NAME          fa+ (default), fa, static, first-fit, best-fit, fgd, mfi, node-profile, timeslice\n"
             "  --lb-threshold T       fa: a GPU is Lazy if busy/compute < T (default 0.4), in [0, 1]\n"
             "  --no-balance --no-dynamic --no-migration   fa: switch a technique off\n"
             "  --max-moves N          fa: migrations per trigger (default 4), 0..64\n"
@@ -273,7 +273,7 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     memset(c, 0, sizeof(*c));
     ms_policy_cfg_defaults(&c->pcfg);
     if (set_str(&c->listen, "127.0.0.1:7070") != 0 || set_str(&c->backend, "sim") != 0 ||
-        set_str(&c->policy, "fa") != 0)
+        set_str(&c->policy, "fa+") != 0)
         return 1;
     c->time_scale = 1.0;
     c->op_delay_s = 0.005;
