@@ -525,8 +525,16 @@ ms_status_t ms_trace_read(FILE *f, const char *name, const ms_geom_t *g,
             st = MS_EPARSE;
             goto done;
         }
-        if (blank(p, n) || p[0] == '#')
-            continue;
+        {
+            /* a comment is '#' after any leading blanks: an id can then never
+             * begin with '#', and a written trace reads back the same */
+            size_t k = 0;
+
+            while (k < n && (p[k] == ' ' || p[k] == '\t'))
+                k++;
+            if (blank(p, n) || (k < n && p[k] == '#'))
+                continue;
+        }
         if (!have_header) {
             /* Size the field array from the header's comma count. */
             maxf = 1;
