@@ -62,7 +62,7 @@ bool ms__sched_moves_allowed(const ms_sched_t *s, const ms_plan_t *p, double now
     return true;
 }
 
-static ms_status_t grow_gops(ms_sched_t *s, int n)
+ms_status_t ms__sched_grow_gops(ms_sched_t *s, int n)
 {
     ms_sched_op_t *v;
     int cap;
@@ -240,7 +240,7 @@ ms_status_t ms__sched_run_plan(ms_sched_t *s, int gi, ms_plan_kind_t kind, doubl
     if (kind != MS_PK_STOP && kind != MS_PK_PLACE && s->plan.n > 0)
         s->st.changes++;
     /* every allocation before the first op: a plan is applied whole or not */
-    if ((st = grow_gops(s, s->plan.n)) != MS_OK)
+    if ((st = ms__sched_grow_gops(s, s->plan.n)) != MS_OK)
         return st;
     if (s->cfg.track_ops && (st = ms__sched_pend_reserve(s, (size_t)s->plan.n)) != MS_OK)
         return st;
@@ -302,6 +302,20 @@ ms_status_t ms__sched_run_plan(ms_sched_t *s, int gi, ms_plan_kind_t kind, doubl
     return s->cfg.exec.plan(s->cfg.exec.ctx, &gp);
 }
 
+ms_status_t ms__sched_run_quiet(ms_sched_t *s, int gi, ms_plan_kind_t kind, double now)
+{
+    ms_sched_exec_t saved = s->cfg.exec;
+    bool track = s->cfg.track_ops;
+    ms_status_t st;
+
+    s->cfg.exec.plan = NULL;
+    s->cfg.track_ops = false;
+    st = ms__sched_run_plan(s, gi, kind, now);
+    s->cfg.exec = saved;
+    s->cfg.track_ops = track;
+    return st;
+}
+
 ms_status_t ms__sched_release(ms_sched_t *s, int32_t slot, ms_job_state_t final, double now)
 {
     ms__job_t *j = &s->jobs[slot];
@@ -334,15 +348,9 @@ ms_status_t ms__sched_release(ms_sched_t *s, int32_t slot, ms_job_state_t final,
     j->end_t = now;
     if (reserved) {
         /* nothing was executed: undo the view quietly */
-        ms_sched_exec_t saved = s->cfg.exec;
-        bool track = s->cfg.track_ops;
         long reconf = s->st.reconfigurations;
 
-        s->cfg.exec.plan = NULL;
-        s->cfg.track_ops = false;
-        st = ms__sched_run_plan(s, j->group, MS_PK_STOP, now);
-        s->cfg.exec = saved;
-        s->cfg.track_ops = track;
+        st = ms__sched_run_quiet(s, j->group, MS_PK_STOP, now);
         s->st.reconfigurations = reconf;
         s->reserved--;
     } else {

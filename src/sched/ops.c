@@ -300,14 +300,10 @@ static ms_status_t reissue_stops(ms_sched_t *s, size_t from, double now)
         }
         while (e < s->npend && s->pend[e].plan == s->pend[k].plan)
             e++;
-        if (s->gcap < (int)(e - k)) {
-            ms_sched_op_t *v = ms__srealloc(s, s->gops, (e - k) * 2 * sizeof(*v));
+        ms_status_t st;
 
-            if (v == NULL)
-                return MS_ENOMEM;
-            s->gops = v;
-            s->gcap = (int)(e - k) * 2;
-        }
+        if ((st = ms__sched_grow_gops(s, (int)(e - k))) != MS_OK)
+            return st;
         for (; k < e; k++) {
             const ms__pend_t *p = &s->pend[k];
             const ms__grp_t *gr = &s->grp[p->group];
@@ -320,8 +316,6 @@ static ms_status_t reissue_stops(ms_sched_t *s, size_t from, double now)
             go->fresh = 0;
         }
         if (s->cfg.exec.plan != NULL) {
-            ms_status_t st;
-
             gp.kind = MS_PK_STOP;
             gp.now = now;
             gp.n = n;

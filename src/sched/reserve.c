@@ -241,21 +241,6 @@ ms_status_t ms__sched_place_on(ms_sched_t *s, int32_t slot, const int32_t *nodes
     return MS_ENOFIT;
 }
 
-/* Run s->plan without executor or op tracking (the view only). */
-static ms_status_t run_quiet(ms_sched_t *s, int gi, ms_plan_kind_t kind, double now)
-{
-    ms_sched_exec_t saved = s->cfg.exec;
-    bool track = s->cfg.track_ops;
-    ms_status_t st;
-
-    s->cfg.exec.plan = NULL;
-    s->cfg.track_ops = false;
-    st = ms__sched_run_plan(s, gi, kind, now);
-    s->cfg.exec = saved;
-    s->cfg.track_ops = track;
-    return st;
-}
-
 static ms_status_t node_list(const ms_sched_t *s, const char *const *names, int n,
                              int32_t **out, ms_diag_t *diag)
 {
@@ -360,7 +345,7 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
             }
             if (st == MS_OK) {
                 s->placing = k;
-                st = run_quiet(s, gi, MS_PK_PLACE, now);
+                st = ms__sched_run_quiet(s, gi, MS_PK_PLACE, now);
                 s->placing = -1;
             }
         }
@@ -415,14 +400,8 @@ ms_status_t ms_sched_bind(ms_sched_t *s, int32_t slot, double now)
         if ((st = ms_plan_add_start(&s->plan, slot, g, in[i].start, in[i].prof)) != MS_OK)
             return st;
     }
-    if (s->gcap < s->plan.n) {
-        ms_sched_op_t *v = ms__srealloc(s, s->gops, (size_t)s->plan.n * 2 * sizeof(*v));
-
-        if (v == NULL)
-            return MS_ENOMEM;
-        s->gops = v;
-        s->gcap = s->plan.n * 2;
-    }
+    if ((st = ms__sched_grow_gops(s, s->plan.n)) != MS_OK)
+        return st;
     for (i = 0; i < s->plan.n; i++) {
         const ms_op_t *op = &s->plan.ops[i];
         ms_sched_op_t *go = &s->gops[n++];
@@ -548,7 +527,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
     if (gr->c->share == MS_SHARE_MIG && ms_gpu_find_inst(&gr->c->gpus[g], start) < 0) {
         ms_plan_clear(&s->plan);
         if ((st = ms_plan_add_create(&s->plan, g, prof, start)) != MS_OK ||
-            (st = run_quiet(s, gi, MS_PK_SETUP, now)) != MS_OK) {
+            (st = ms__sched_run_quiet(s, gi, MS_PK_SETUP, now)) != MS_OK) {
             ms_diag_set(diag, NULL, 0, "placement", "instance %s at slice %d does not fit GPU %d",
                         ms_geom_profile(gr->geom, prof)->name, start, (int)gpu);
             s->diag = NULL;
@@ -587,7 +566,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
     ms_plan_clear(&s->plan);
     if ((st = ms_plan_add_start(&s->plan, k, g, gr->c->share == MS_SHARE_MIG ? start : -1, prof)) == MS_OK) {
         s->placing = k;
-        st = run_quiet(s, gi, MS_PK_PLACE, now);
+        st = ms__sched_run_quiet(s, gi, MS_PK_PLACE, now);
         s->placing = -1;
     }
     if (st == MS_OK && gr->c->share == MS_SHARE_MIG && grp_dynamic(gr))

@@ -182,6 +182,10 @@ ms_status_t ms__sched_schedule(ms_sched_t *s, double now);
 /* Apply s->plan (group gi's local numbers, produced by kind) op by op, then
  * hand it to the executor. An illegal op is MS_ESTATE with a diagnostic. */
 ms_status_t ms__sched_run_plan(ms_sched_t *s, int gi, ms_plan_kind_t kind, double now);
+/* The same without the executor or op tracking: the view only. */
+ms_status_t ms__sched_run_quiet(ms_sched_t *s, int gi, ms_plan_kind_t kind, double now);
+/* Room for n global ops in s->gops. */
+ms_status_t ms__sched_grow_gops(ms_sched_t *s, int n);
 /* The STOP (and job-scoped DESTROY) plan of a job leaving; marks it ended. */
 ms_status_t ms__sched_release(ms_sched_t *s, int32_t slot, ms_job_state_t final, double now);
 /* Validate a migration plan's jobs: false if it moves a job that may not move. */
