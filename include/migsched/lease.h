@@ -66,6 +66,9 @@ ms_lease_do_t ms_lease_decide(ms_lease_t *l, const ms_lease_record_t *seen, doub
 void ms_lease_written(ms_lease_t *l, bool ok, double mono_now);
 /* True while this replica may act as the leader. */
 bool ms_lease_is_leader(const ms_lease_t *l, double mono_now);
+/* The monotonic time until which it may (0 when it does not hold the
+ * Lease): a driver can publish this one number to other threads. */
+double ms_lease_leader_until(const ms_lease_t *l);
 /* On shutdown: the record that hands the Lease over at once (holder "").
  * false when this replica does not hold it. */
 bool ms_lease_release(ms_lease_t *l, double wall_now, ms_lease_record_t *write);

@@ -143,6 +143,11 @@ bool ms_lease_is_leader(const ms_lease_t *l, double mono_now)
     return l->holding && mono_now - l->renewed_at < l->cfg.renew_deadline_s;
 }
 
+double ms_lease_leader_until(const ms_lease_t *l)
+{
+    return l->holding ? l->renewed_at + l->cfg.renew_deadline_s : 0;
+}
+
 bool ms_lease_release(ms_lease_t *l, double wall_now, ms_lease_record_t *write)
 {
     memset(write, 0, sizeof(*write));
