@@ -91,7 +91,7 @@ echo "malformed bodies: ok"
 svc_stop
 D=$SVC_TMP/state2
 svc_start "$SVC_TMP/log2" --state-dir "$D" --node n0=1xA100-40GB --node n1=1xA100-40GB \
-    --node n2=1xA100-40GB --node ts=1xA100-40GB:timeslice=2 --op-delay 0 --extender-ttl 2
+    --node n2=1xA100-40GB --node ts=1xA100-40GB:timeslice=2 --node g2=2xA100-40GB --op-delay 0 --extender-ttl 2
 
 pod() { # pod UID RESOURCE=QTY... [--ann K=V] -> ExtenderArgs for n0 n1 n2 ts ghost
     local uid=$1 res='' ann='' r
@@ -102,21 +102,21 @@ pod() { # pod UID RESOURCE=QTY... [--ann K=V] -> ExtenderArgs for n0 n1 n2 ts gh
         *) res="$res${res:+,}\"migsched.io/${r%%=*}\":\"${r#*=}\"" ;;
         esac
     done
-    printf '{"Pod":{"metadata":{"name":"p-%s","namespace":"default",%s"uid":"%s"},"spec":{"containers":[{"name":"c","resources":{"limits":{%s},"requests":{%s}}}]},"status":{"phase":"Pending"}},"Nodes":null,"NodeNames":["n0","n1","n2","ts","ghost"]}' \
+    printf '{"Pod":{"metadata":{"name":"p-%s","namespace":"default",%s"uid":"%s"},"spec":{"containers":[{"name":"c","resources":{"limits":{%s},"requests":{%s}}}]},"status":{"phase":"Pending"}},"Nodes":null,"NodeNames":["n0","n1","n2","ts","ghost","g2"]}' \
         "$uid" "$ann" "$uid" "$res" "$res"
 }
 bindargs() { printf '{"PodName":"p-%s","PodNamespace":"default","PodUID":"%s","Node":"%s"}' "$1" "$1" "$2"; }
 
-# 3. 12 concurrent filters for 3g.20gb pods; 3 MIG GPUs hold 2 each: 6 pass
-for i in $(seq 1 12); do pod "u$i" mig-3g.20gb=1 >"$SVC_TMP/p$i.json"; done
+# 3. 14 concurrent filters for 3g.20gb pods; 5 MIG GPUs hold 2 each: 10 pass
+for i in $(seq 1 14); do pod "u$i" mig-3g.20gb=1 >"$SVC_TMP/p$i.json"; done
 cpids=()
-for i in $(seq 1 12); do
+for i in $(seq 1 14); do
     curl -s -XPOST --data-binary "@$SVC_TMP/p$i.json" "$B/extender/filter" >"$SVC_TMP/f$i.json" &
     cpids+=($!)
 done
 wait "${cpids[@]}"   # not the daemon
 pass=0
-for i in $(seq 1 12); do
+for i in $(seq 1 14); do
     f=$SVC_TMP/f$i.json
     jq -e '.Error == "" and (.FailedAndUnresolvableNodes.ghost | test("not managed"))
            and (.FailedAndUnresolvableNodes.ts | test("time-slices"))' "$f" >/dev/null ||
@@ -125,16 +125,16 @@ for i in $(seq 1 12); do
         pass=$((pass + 1))
         echo "$i" >>"$SVC_TMP/passed"
     else
-        jq -e '[.FailedNodes[]] | length == 3 and all(test("no room"))' "$f" >/dev/null ||
+        jq -e '[.FailedNodes[]] | length == 4 and all(test("no room"))' "$f" >/dev/null ||
             fail "filter $i: a full node must be a FailedNode with the no-room reason: $(cat "$f")"
     fi
 done
-[ "$pass" = 6 ] || fail "$pass of 12 concurrent filters passed, want exactly 6 (the room for 3g.20gb)"
+[ "$pass" = 10 ] || fail "$pass of 14 concurrent filters passed, want exactly 10 (the room for 3g.20gb)"
 # prioritize: the held node scores 10
 i=$(head -n 1 "$SVC_TMP/passed")
 curl -s -XPOST --data-binary "@$SVC_TMP/p$i.json" "$B/extender/prioritize" >"$SVC_TMP/pr.json"
 held=$(curl -s "$B/v1/jobs/k8s-u$i" | jq -r .placement.node)
-jq -e --arg h "$held" 'length == 5 and all(.Score >= 0 and .Score <= 10)
+jq -e --arg h "$held" 'length == 6 and all(.Score >= 0 and .Score <= 10)
       and ([.[] | select(.Score == 10) | .Host] == [$h])' "$SVC_TMP/pr.json" >/dev/null ||
     fail "prioritize: held node $held must be the only 10: $(cat "$SVC_TMP/pr.json")"
 # bind each passed pod where kube-scheduler would (the first name)
@@ -145,10 +145,10 @@ for i in $(cat "$SVC_TMP/passed"); do
     [ "$CODE" = 200 ] && [ "$(jq -r .Error "$SVC_TMP/br.json")" = "" ] ||
         fail "bind u$i on $node: $CODE $(cat "$SVC_TMP/br.json")"
 done
-wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '.jobs | length == 6' >/dev/null" ||
-    fail "6 bound pods are not running: $(curl -s "$B/v1/jobs?state=running")"
+wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '.jobs | length == 10' >/dev/null" ||
+    fail "10 bound pods are not running: $(curl -s "$B/v1/jobs?state=running")"
 wait_for check_cluster || fail "cluster inconsistent after the binds"
-echo "concurrent filters: 6 of 12 pass, 6 binds ok, no overlap"
+echo "concurrent filters: 10 of 14 pass, 10 binds ok, no overlap"
 
 # 4. a bind nobody filtered for, a node migschedd lacks
 bindargs nobody n0 >"$SVC_TMP/bx.json"
@@ -159,7 +159,7 @@ ext bind "$SVC_TMP/bx.json" | jq -e '.Error | test("no filter call")' >/dev/null
 for j in $(curl -s "$B/v1/jobs?state=running" | jq -r '.jobs[] | select(.placement.node == "n0") | .id'); do
     curl -sf -XDELETE "$B/v1/jobs/$j" >/dev/null
 done
-wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '.jobs | length == 4' >/dev/null" || fail "cancel"
+wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '.jobs | length == 8' >/dev/null" || fail "cancel"
 pod big1 mig-7g.40gb=1 >"$SVC_TMP/big1.json"
 pod big2 mig-7g.40gb=1 >"$SVC_TMP/big2.json"
 ext filter "$SVC_TMP/big1.json" | jq -e '.NodeNames | length == 1' >/dev/null || fail "7g big1 must fit one node"
@@ -172,7 +172,7 @@ echo "holds: expire after the TTL"
 
 # 6. pods we cannot serve: unresolvable everywhere, with the reason
 pod two mig-1g.5gb=1 gpu-share=1 >"$SVC_TMP/two.json"
-ext filter "$SVC_TMP/two.json" | jq -e '.NodeNames == [] and ([.FailedAndUnresolvableNodes[]] | length == 5
+ext filter "$SVC_TMP/two.json" | jq -e '.NodeNames == [] and ([.FailedAndUnresolvableNodes[]] | length == 6
     and all(test("one of")))' >/dev/null || fail "two kinds of resource: $(cat "$SVC_TMP/r")"
 pod frac mig-1g.5gb=0.5 >"$SVC_TMP/frac.json"
 ext filter "$SVC_TMP/frac.json" | jq -e '[.FailedAndUnresolvableNodes[]] | all(test("whole number"))' >/dev/null ||
@@ -186,11 +186,28 @@ ext filter "$SVC_TMP/sh1.json" | jq -e '.NodeNames == ["ts"] and (.FailedAndUnre
     >/dev/null || fail "gpu-share: $(cat "$SVC_TMP/r")"
 bindargs sh1 ts >"$SVC_TMP/bsh1.json"
 ext bind "$SVC_TMP/bsh1.json" | jq -e '.Error == ""' >/dev/null || fail "bind gpu-share: $(cat "$SVC_TMP/r")"
-# a gang of 2 whole GPUs needs a node with 2 GPUs: none here
-pod g2 mig-7g.40gb=2 >"$SVC_TMP/g2.json"
-ext filter "$SVC_TMP/g2.json" | jq -e '.NodeNames == [] and (.FailedAndUnresolvableNodes.n0 | test("fewer GPUs"))' \
-    >/dev/null || fail "gang larger than any node: $(cat "$SVC_TMP/r")"
 echo "unservable pods: unresolvable with reasons"
+# a gang of 2 whole GPUs (mig-7g.40gb: 2, or the migsched.io/gang
+# annotation): only g2 has 2 GPUs, and they are busy; all or nothing
+pod gang mig-7g.40gb=2 >"$SVC_TMP/gang.json"
+ext filter "$SVC_TMP/gang.json" | jq -e '.NodeNames == [] and (.FailedAndUnresolvableNodes.n0 | test("fewer GPUs"))
+    and (.FailedNodes.g2 | test("not enough free GPUs"))' >/dev/null || fail "gang on a busy cluster: $(cat "$SVC_TMP/r")"
+for j in $(curl -s "$B/v1/jobs?state=running" | jq -r '.jobs[] | select(.placement.node == "g2") | .id' | head -n 3); do
+    curl -sf -XDELETE "$B/v1/jobs/$j" >/dev/null   # one 3g job stays on g2
+done
+wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '[.jobs[] | select(.placement.node == \"g2\")] | length == 1' >/dev/null" ||
+    fail "cancel on g2"
+ext filter "$SVC_TMP/gang.json" | jq -e '.NodeNames == []' >/dev/null || fail "a gang must not take a half-free node"
+j=$(curl -s "$B/v1/jobs?state=running" | jq -r '.jobs[] | select(.placement.node == "g2") | .id')
+curl -sf -XDELETE "$B/v1/jobs/$j" >/dev/null
+wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '[.jobs[] | select(.placement.node == \"g2\")] | length == 0' >/dev/null" ||
+    fail "cancel on g2"
+ext filter "$SVC_TMP/gang.json" | jq -e '.NodeNames == ["g2"]' >/dev/null || fail "gang on an empty g2: $(cat "$SVC_TMP/r")"
+bindargs gang g2 >"$SVC_TMP/bgang.json"
+ext bind "$SVC_TMP/bgang.json" | jq -e '.Error == ""' >/dev/null || fail "bind gang: $(cat "$SVC_TMP/r")"
+wait_for sh -c "curl -s '$B/v1/jobs/k8s-gang' | jq -e '.state == \"running\" and .placement.gpus == 2' >/dev/null" ||
+    fail "gang not running on 2 GPUs: $(curl -s "$B/v1/jobs/k8s-gang")"
+echo "gang: all or nothing, 2 whole GPUs on one node"
 wait_for check_cluster || fail "cluster inconsistent at the end"
 svc_stop
 echo "extender: ok"
