@@ -41,6 +41,11 @@ static void usage(FILE *f)
             "  --max-body BYTES       request bodies at most (default 65536)\n"
             "  --max-conns N          connections at most (default 256)\n"
             "  --allow-remote         allow a non-loopback --listen address\n"
+            "  --kube                 bind pods through the API server (in-cluster service account)\n"
+            "  --kubeconfig FILE      ... with this kubeconfig's current context (implies --kube)\n"
+            "  --kube-api URL         ... with this API server (implies --kube); with\n"
+            "                         --kube-token-file FILE (bearer token) and --kube-ca FILE\n"
+            "  --extender-ttl S       how long a filter's reservation waits for its bind (default 30), 1..3600 s\n"
             "  --config FILE          settings as `key = value` lines (docs/service.md)\n");
 }
 
@@ -91,7 +96,9 @@ static const opt_t OPTS[] = {
     { "replicas", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
     { "migrate-hook", false }, { "migrate-timeout", false },
     { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
-    { "max-conns", false }, { "allow-remote", true }, { "config", false }, { NULL, false },
+    { "max-conns", false }, { "allow-remote", true }, { "config", false },
+    { "kube", true }, { "kubeconfig", false }, { "kube-api", false }, { "kube-token-file", false },
+    { "kube-ca", false }, { "extender-ttl", false }, { NULL, false },
 };
 
 /* Apply one setting; msg receives what is wrong. */
@@ -207,6 +214,26 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
     if (strcmp(k, "max-conns") == 0) {
         NEED_NUM(4, 10000, "an integer in [4, 10000]");
         c->max_conns = (int)x;
+        return 0;
+    }
+    if (strcmp(k, "kube") == 0) {
+        if (!boolean(v, &c->kube)) {
+            snprintf(msg, mlen, "kube must be true or false");
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(k, "kubeconfig") == 0 || strcmp(k, "kube-api") == 0) {
+        c->kube = true;
+        return set_str(k[4] == 'c' ? &c->kubeconfig : &c->kube_api, v);
+    }
+    if (strcmp(k, "kube-token-file") == 0)
+        return set_str(&c->kube_token_file, v);
+    if (strcmp(k, "kube-ca") == 0)
+        return set_str(&c->kube_ca, v);
+    if (strcmp(k, "extender-ttl") == 0) {
+        NEED_NUM(1, 3600, "seconds in [1, 3600]");
+        c->ext_ttl_s = x;
         return 0;
     }
     snprintf(msg, mlen, "unknown setting '%s'", k);
@@ -325,6 +352,10 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if ((c->kube_token_file != NULL || c->kube_ca != NULL) && c->kube_api == NULL) {
+        fprintf(stderr, "migschedd: --kube-token-file and --kube-ca go with --kube-api URL\n");
+        return 2;
+    }
     if (c->nnodes == 0) {
         fprintf(stderr, "migschedd: give at least one --node (or --nodes-file)\n");
         usage(stderr);
@@ -350,5 +381,9 @@ void svc_cfg_free(svc_cfg_t *c)
     free(c->token_file);
     free(c->tls_cert);
     free(c->tls_key);
+    free(c->kube_api);
+    free(c->kube_token_file);
+    free(c->kube_ca);
+    free(c->kubeconfig);
     memset(c, 0, sizeof(*c));
 }

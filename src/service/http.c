@@ -19,6 +19,7 @@
 
 #include <microhttpd.h>
 
+#include "service/extender.h"
 #include "service/svc.h"
 
 struct svc_http {
@@ -224,6 +225,19 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
             !parse_long(v, 1, 10000, &limit))
             return send_err(h, c, r, 400, "limit", "an integer in [1, 10000]");
         return reply(h, c, r, 200, svc_events_get(h->d, (uint64_t)since, (double)timeout, limit), NULL);
+    }
+    if (strncmp(url, "/extender/", 10) == 0) {   /* kube-scheduler (extender.c) */
+        int status = 500;
+        char *body = NULL;
+
+        if (!post)
+            return send_err(h, c, r, 405, "", "method not allowed");
+        if (!token_ok(h->d, c))
+            return send_err(h, c, r, 401, "Authorization", "a valid bearer token is required");
+        if (r->too_big)
+            return send_err(h, c, r, 413, "", "the body is too large");
+        svc_ext_http(h->d, url + 10, r->buf != NULL ? r->buf : "", r->len, &status, &body);
+        return reply(h, c, r, status, body, NULL);
     }
     if ((m = calloc(1, sizeof(*m))) == NULL)
         return send_err(h, c, r, 500, "", "out of memory");

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "service/extender.h"
 #include "service/svc.h"
 
 #define TICK_S 0.1
@@ -46,6 +47,7 @@ void svc_msg_free(svc_msg_t *m)
     free(m->q_state);
     free(m->q_label);
     free(m->q_cursor);
+    svc_ext_msg_free(m->ext);
     free(m);
 }
 
@@ -141,6 +143,11 @@ static void mark(svc_job_t *j)
     }
     j->dirty = true;
     L.dirty[L.ndirty++] = j;
+}
+
+void svc_loop_mark(svc_job_t *j)
+{
+    mark(j);
 }
 
 static void timed_add(svc_job_t *j)
@@ -572,6 +579,7 @@ static void tick(svc_t *d, double now)
         i++;
     }
     (void)ms_sched_tick(d->sched, now);
+    svc_ext_tick(d, now);
 }
 
 static void handle(svc_t *d, svc_msg_t *m, double now)
@@ -596,6 +604,7 @@ static void handle(svc_t *d, svc_msg_t *m, double now)
         reply_json(m, d->ready ? 200 : 503, o);
         break;
     case SVC_M_OPRESULT: h_opresult(d, m, now); break;
+    case SVC_M_EXT: svc_ext_handle(d, m, now); break;
     default: reply_err(m, 500, "", "unknown message");
     }
 }
@@ -614,7 +623,8 @@ static void flush_staged(svc_t *d)
 static bool is_read(const svc_msg_t *m)
 {
     return m->kind == SVC_M_GET || m->kind == SVC_M_LIST || m->kind == SVC_M_CLUSTER ||
-           m->kind == SVC_M_METRICS || m->kind == SVC_M_READY;
+           m->kind == SVC_M_METRICS || m->kind == SVC_M_READY ||
+           (m->kind == SVC_M_EXT && svc_ext_is_read(m));
 }
 
 /* Split the batch: handle and answer its reads at once, return the rest in
@@ -738,6 +748,14 @@ static int load_one(void *ctx, svc_job_t *j)
     }
     free(id);
     free(canon);
+    if (j->state == MS_JOB_RESERVED) {
+        /* a hold (the extender's) does not outlive the daemon: the
+         * scheduler that asked for it filters again */
+        j->state = MS_JOB_CANCELLED;
+        j->end_t = svc_now();
+        j->need_write = true;
+        mark(j);
+    }
     if (j->place.node >= 0 && (j->place.node = ms_sched_node_find(d->sched, j->place.node_name)) < 0)
         j->place.node = -1;
     j->counted_wait = j->start_t > 0;

@@ -152,11 +152,13 @@ int main(int argc, char **argv)
     }
     id_prefix(d.id_prefix, sizeof(d.id_prefix));
     d.started = svc_now();
+    if (svc_ext_init(&d) != 0 || svc_ext_kube_open(&d) != 0)
+        goto out_stop;
     if (svc_start(&d) != 0) {
         fprintf(stderr, "migschedd: start-up failed (see the log above)\n");
         goto out_stop;
     }
-    if (svc_http_start(&d, &http) != 0)
+    if (svc_http_start(&d, &http) != 0 || svc_ext_watch_start(&d) != 0)
         goto out_stop;
     svc_log("info", "listening", json_pack("{s:s,s:s,s:s,s:b}", "listen", cfg.listen, "backend", cfg.backend,
                                            "policy", cfg.policy, "tls", cfg.tls_cert != NULL));
@@ -176,12 +178,15 @@ int main(int argc, char **argv)
     rc = 0;
 out_stop:
     svc_http_stop(http);
+    svc_ext_watch_stop(&d);
     if (d.loop_th != 0) {
         svc_stop(&d);
     }
     svc_events_free(&d);
     ms_sched_destroy(d.sched);
     svc_jobs_free(&d.jobs);
+    svc_ext_free(&d);
+    svc_ext_kube_close(&d);
     if (rc == 0)
         svc_log("info", "stopped", NULL);
 out:

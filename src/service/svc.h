@@ -47,6 +47,10 @@ typedef struct svc_cfg {
     long max_body;                 /* bytes */
     int max_conns;
     bool allow_remote;             /* listen beyond loopback */
+    /* Kubernetes (extender.h, src/kube/kube.h) */
+    bool kube;                     /* bind through the API server */
+    char *kube_api, *kube_token_file, *kube_ca, *kubeconfig;
+    double ext_ttl_s;              /* extender reservations (default 30 s) */
 } svc_cfg_t;
 
 /* Parse argv (and --config FILE). Returns 0, or prints the error and returns
@@ -196,7 +200,8 @@ void svc_metrics_http(svc_metrics_t *m, int code, double secs);
 
 enum svc_msg_kind {
     SVC_M_SUBMIT = 1, SVC_M_GET, SVC_M_LIST, SVC_M_CANCEL, SVC_M_DONE, SVC_M_CLUSTER,
-    SVC_M_METRICS, SVC_M_READY, SVC_M_OPRESULT
+    SVC_M_METRICS, SVC_M_READY, SVC_M_OPRESULT,
+    SVC_M_EXT                      /* the Kubernetes extender (extender.c) */
 };
 
 typedef struct svc_msg {
@@ -215,6 +220,7 @@ typedef struct svc_msg {
     int result;                    /* 0 done, 1 failed, 2 discarded */
     int op_kind, op_bbm;
     svc_job_t *job;
+    void *ext;                     /* SVC_M_EXT: its message (extender_int.h) */
     /* reply */
     bool done;
     int status;
@@ -303,6 +309,13 @@ typedef struct svc {
     char *token;
     size_t token_len;
 
+    /* the Kubernetes extender (extender.c) and API-server client */
+    struct svc_ext *ext;
+    struct ms_kube *kube;
+    pthread_t watch_th;
+    bool watching;
+    volatile int watch_stop;
+
     bool ready;
     double started;
     long restored_jobs, adopted, destroyed_at_start;
@@ -315,6 +328,9 @@ void svc_stop(svc_t *d);                 /* drain, flush, join */
 void svc_call(svc_t *d, svc_msg_t *m);
 void svc_post(svc_t *d, svc_msg_t *m);   /* no reply wanted (executor) */
 void svc_msg_free(svc_msg_t *m);
+/* Mark a job changed outside a scheduler plan (the extender): the loop
+ * syncs it to the table, store and events at the end of the batch. */
+void svc_loop_mark(svc_job_t *j);
 
 /* exec.c */
 int svc_exec_start(svc_t *d);
@@ -340,6 +356,14 @@ typedef struct svc_http svc_http_t;
 int svc_http_start(svc_t *d, svc_http_t **out);
 void svc_http_stop(svc_http_t *h);
 int svc_token_load(svc_t *d);
+
+/* extender.c, extender_kube.c: the Kubernetes side (main.c) */
+int svc_ext_init(svc_t *d);
+void svc_ext_free(svc_t *d);
+int svc_ext_kube_open(svc_t *d);
+void svc_ext_kube_close(svc_t *d);
+int svc_ext_watch_start(svc_t *d);
+void svc_ext_watch_stop(svc_t *d);
 
 /* status_page.c */
 extern const char *const svc_status_html[];   /* lines, NULL-terminated */

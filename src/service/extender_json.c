@@ -1,0 +1,521 @@
+/* extender_json.c - the extender's wire format: parse ExtenderArgs and
+ * ExtenderBindingArgs, render ExtenderFilterResult, HostPriorityList and
+ * ExtenderBindingResult. No daemon state, so it is fuzzed on its own.
+ *
+ * kube-scheduler's types carry no json tags, so keys are Go field names in
+ * PascalCase (ExtenderArgs: Pod, Nodes, NodeNames); the embedded Pod uses the
+ * API's camelCase. Go decodes our replies case-insensitively, but we write
+ * the exact names, and read the exact names first, then any case.
+ *
+ * A body that is not the wire type (not JSON, Pod missing, NodeNames not a
+ * list of strings) is a 400 naming the field. A well-formed pod the
+ * extender cannot serve (two kinds of migsched.io resource, a quantity that
+ * is not a whole number) is no protocol error: the caller answers with the
+ * result's Error, which kube-scheduler shows in the pod's events.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "service/extender.h"
+
+#define MAX_NODES 100000
+#define MAX_GANG 64
+
+/* o[k], exact key first, then any case (Go's decoder is case-insensitive). */
+static json_t *getk(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k), *x;
+    const char *kk;
+
+    if (v != NULL || !json_is_object(o))
+        return v;
+    json_object_foreach(o, kk, x)
+        if (strcasecmp(kk, k) == 0)
+            return x;
+    return NULL;
+}
+
+static char *dup_str(json_t *v)
+{
+    const char *s = json_string_value(v);
+
+    if (s == NULL || strlen(s) != json_string_length(v))
+        return NULL;   /* not a string, or one with a NUL inside */
+    return strdup(s);
+}
+
+/* A Kubernetes quantity for an extended resource: a whole number. "1", 2,
+ * "10". Returns -1 if it is none (or above 1e6). */
+static long quantity(json_t *v)
+{
+    const char *s;
+    char *end;
+    long n;
+
+    if (json_is_integer(v))
+        return json_integer_value(v) >= 0 && json_integer_value(v) <= 1000000
+                   ? (long)json_integer_value(v) : -1;
+    if ((s = json_string_value(v)) == NULL || *s == '\0' || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    n = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || n > 1000000)
+        return -1;
+    return n;
+}
+
+static bool profile_text_ok(const char *p)
+{
+    size_t i, n = strlen(p);
+
+    if (n == 0 || n > 31)
+        return false;
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)p[i]) && p[i] != '.' && p[i] != '+' && p[i] != '-')
+            return false;
+    return true;
+}
+
+typedef struct acc {
+    char prof[32];
+    long mig, mem, share;
+    char why[200];
+} acc_t;
+
+static void bad(acc_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(acc_t *a, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (a->why[0] != '\0')
+        return;   /* the first reason */
+    va_start(ap, fmt);
+    vsnprintf(a->why, sizeof(a->why), fmt, ap);
+    va_end(ap);
+}
+
+/* One container's resources: requests where it has the key, else limits. */
+static int add_resources(acc_t *a, json_t *res, const char *field, svc_err_t *err)
+{
+    json_t *req, *lim, *src[2], *x;
+    const char *k;
+    int s;
+
+    if (res == NULL || json_is_null(res))
+        return 0;
+    if (!json_is_object(res)) {
+        svc_err_set(err, 400, field, "must be an object");
+        return -1;
+    }
+    req = getk(res, "requests");
+    lim = getk(res, "limits");
+    src[0] = req;
+    src[1] = lim;
+    for (s = 0; s < 2; s++) {
+        if (src[s] == NULL || json_is_null(src[s]))
+            continue;
+        if (!json_is_object(src[s])) {
+            svc_err_set(err, 400, field, "requests and limits must be objects");
+            return -1;
+        }
+        json_object_foreach(src[s], k, x) {
+            const char *r;
+            long q;
+
+            if (strncmp(k, SVC_EXT_PREFIX, strlen(SVC_EXT_PREFIX)) != 0)
+                continue;
+            if (s == 1 && req != NULL && json_is_object(req) && json_object_get(req, k) != NULL)
+                continue;   /* requests win; limits only default them */
+            r = k + strlen(SVC_EXT_PREFIX);
+            if ((q = quantity(x)) < 0) {
+                bad(a, "migsched: %.120s must be a whole number", k);
+                continue;
+            }
+            if (q == 0)
+                continue;
+            if (strncmp(r, "mig-", 4) == 0) {
+                if (!profile_text_ok(r + 4)) {
+                    bad(a, "migsched: resource %.120s: no such profile name", k);
+                } else if (a->prof[0] != '\0' && strcmp(a->prof, r + 4) != 0) {
+                    bad(a, "migsched: a pod may ask for one MIG profile (also %.40s)", r + 4);
+                } else {
+                    snprintf(a->prof, sizeof(a->prof), "%s", r + 4);
+                    a->mig += q;
+                }
+            } else if (strcmp(r, "mem-gb") == 0) {
+                a->mem += q;
+            } else if (strcmp(r, "gpu-share") == 0) {
+                a->share += q;
+            } else if (strcmp(r, "gang") != 0) {
+                bad(a, "migsched: unknown resource %.120s (mig-<profile>, mem-gb, gpu-share)", k);
+            }
+        }
+    }
+    return 0;
+}
+
+static int parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err)
+{
+    json_t *md, *spec, *x, *ann;
+    acc_t a;
+    const char *lists[2] = { "containers", "initContainers" };
+    int l, kinds;
+    long gang = 1;
+    size_t i;
+
+    memset(&a, 0, sizeof(a));
+    if (!json_is_object(pod)) {
+        svc_err_set(err, 400, "Pod", "must be an object (the v1.Pod)");
+        return -1;
+    }
+    md = getk(pod, "metadata");
+    if (!json_is_object(md)) {
+        svc_err_set(err, 400, "Pod.metadata", "must be an object");
+        return -1;
+    }
+    if ((x = getk(md, "uid")) == NULL || !json_is_string(x) || json_string_length(x) == 0 ||
+        json_string_length(x) > 128) {
+        svc_err_set(err, 400, "Pod.metadata.uid", "must be a non-empty string of at most 128 bytes");
+        return -1;
+    }
+    if ((p->uid = dup_str(x)) == NULL) {
+        svc_err_set(err, 400, "Pod.metadata.uid", "must be a string without NUL");
+        return -1;
+    }
+    x = getk(md, "name");
+    if (!json_is_string(x) || json_string_length(x) == 0 || json_string_length(x) > 253 ||
+        (p->name = dup_str(x)) == NULL) {
+        svc_err_set(err, 400, "Pod.metadata.name", "must be a non-empty string of at most 253 bytes");
+        return -1;
+    }
+    x = getk(md, "namespace");
+    if (x != NULL && !json_is_null(x) &&
+        (!json_is_string(x) || json_string_length(x) > 63)) {
+        svc_err_set(err, 400, "Pod.metadata.namespace", "must be a string of at most 63 bytes");
+        return -1;
+    }
+    p->ns = x != NULL && json_string_length(x) > 0 ? dup_str(x) : strdup("default");
+    if (p->ns == NULL) {
+        svc_err_set(err, 400, "Pod.metadata.namespace", "must be a string without NUL");
+        return -1;
+    }
+    ann = getk(md, "annotations");
+    if (ann != NULL && !json_is_null(ann) && !json_is_object(ann)) {
+        svc_err_set(err, 400, "Pod.metadata.annotations", "must be an object");
+        return -1;
+    }
+    if (ann != NULL && (x = json_object_get(ann, SVC_EXT_PREFIX "gang")) != NULL) {
+        if ((gang = quantity(x)) < 1 || gang > MAX_GANG) {
+            bad(&a, "migsched: annotation migsched.io/gang must be a whole number in [1, 64]");
+            gang = 1;
+        }
+    }
+    spec = getk(pod, "spec");
+    if (spec != NULL && !json_is_null(spec) && !json_is_object(spec)) {
+        svc_err_set(err, 400, "Pod.spec", "must be an object");
+        return -1;
+    }
+    for (l = 0; l < 2 && spec != NULL; l++) {
+        json_t *cs = getk(spec, lists[l]), *c;
+        char field[64];
+
+        if (cs == NULL || json_is_null(cs))
+            continue;
+        snprintf(field, sizeof(field), "Pod.spec.%s", lists[l]);
+        if (!json_is_array(cs)) {
+            svc_err_set(err, 400, field, "must be a list");
+            return -1;
+        }
+        json_array_foreach(cs, i, c) {
+            snprintf(field, sizeof(field), "Pod.spec.%s[%zu].resources", lists[l], i);
+            if (!json_is_object(c)) {
+                svc_err_set(err, 400, field, "each container must be an object");
+                return -1;
+            }
+            if (add_resources(&a, getk(c, "resources"), field, err) != 0)
+                return -1;
+        }
+    }
+    kinds = (a.mig > 0) + (a.mem > 0) + (a.share > 0);
+    if (kinds > 1)
+        bad(&a, "migsched: a pod may ask for one of migsched.io/mig-<profile>, mem-gb and gpu-share");
+    else if (kinds == 0)
+        bad(&a, "migsched: the pod asks for no migsched.io resource");
+    if (a.share > 1)
+        bad(&a, "migsched: migsched.io/gpu-share must be 1");
+    if (a.mem > 1024)
+        bad(&a, "migsched: migsched.io/mem-gb must be at most 1024");
+    if (a.mig > 1 && gang > 1 && a.mig != gang)
+        bad(&a, "migsched: migsched.io/gang and the MIG count disagree");
+    if (a.mig > MAX_GANG)
+        bad(&a, "migsched: at most 64 GPUs in one pod");
+    p->gang = a.mig > 1 ? (int)a.mig : (int)gang;
+    p->share = a.share > 0;
+    p->mem_gb = (double)a.mem;
+    if (a.mig > 0 && (p->profile = strdup(a.prof)) == NULL) {
+        svc_err_set(err, 500, "", "out of memory");
+        return -1;
+    }
+    if (p->share && p->gang > 1)
+        bad(&a, "migsched: a gang takes whole GPUs, not time-sliced shares");
+    if (a.why[0] != '\0' && (p->bad = strdup(a.why)) == NULL) {
+        svc_err_set(err, 500, "", "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void pod_free(svc_ext_pod_t *p)
+{
+    free(p->uid);
+    free(p->name);
+    free(p->ns);
+    free(p->profile);
+    free(p->bad);
+    memset(p, 0, sizeof(*p));
+}
+
+void svc_ext_args_free(svc_ext_args_t *a)
+{
+    int i;
+
+    if (a == NULL)
+        return;
+    pod_free(&a->pod);
+    for (i = 0; i < a->nnodes; i++)
+        free(a->nodes[i]);
+    free(a->nodes);
+    a->nodes = NULL;
+    a->nnodes = 0;
+}
+
+static int add_node(svc_ext_args_t *a, json_t *v, const char *field, svc_err_t *err)
+{
+    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 253) {
+        svc_err_set(err, 400, field, "node names must be non-empty strings of at most 253 bytes");
+        return -1;
+    }
+    if ((a->nodes[a->nnodes] = dup_str(v)) == NULL) {
+        svc_err_set(err, 400, field, "node names must be strings without NUL");
+        return -1;
+    }
+    a->nnodes++;
+    return 0;
+}
+
+int svc_ext_parse_args(const char *body, size_t len, svc_ext_args_t *out, svc_err_t *err)
+{
+    json_error_t je;
+    json_t *o, *names, *nodes, *items = NULL, *x;
+    size_t i, n;
+    int rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    if ((o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+        svc_err_set(err, 400, "", "not JSON: %s (line %d)", je.text, je.line);
+        return -1;
+    }
+    if (!json_is_object(o)) {
+        svc_err_set(err, 400, "", "ExtenderArgs must be a JSON object");
+        goto out;
+    }
+    if (getk(o, "Pod") == NULL) {
+        svc_err_set(err, 400, "Pod", "is required");
+        goto out;
+    }
+    if (parse_pod(getk(o, "Pod"), &out->pod, err) != 0)
+        goto out;
+    names = getk(o, "NodeNames");
+    nodes = getk(o, "Nodes");
+    if (names != NULL && !json_is_null(names)) {
+        if (!json_is_array(names)) {
+            svc_err_set(err, 400, "NodeNames", "must be a list of node names or null");
+            goto out;
+        }
+        n = json_array_size(names);
+    } else if (nodes != NULL && !json_is_null(nodes)) {
+        /* nodeCacheCapable: false sends whole Node objects; take their names */
+        items = json_is_object(nodes) ? getk(nodes, "items") : NULL;
+        if (!json_is_array(items)) {
+            svc_err_set(err, 400, "Nodes.items", "must be a list of nodes");
+            goto out;
+        }
+        n = json_array_size(items);
+    } else {
+        svc_err_set(err, 400, "NodeNames", "is required (configure the extender with nodeCacheCapable: true)");
+        goto out;
+    }
+    if (n > MAX_NODES) {
+        svc_err_set(err, 413, "NodeNames", "at most %d nodes", MAX_NODES);
+        goto out;
+    }
+    if ((out->nodes = calloc(n > 0 ? n : 1, sizeof(*out->nodes))) == NULL) {
+        svc_err_set(err, 500, "", "out of memory");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        if (items == NULL) {
+            x = json_array_get(names, i);
+            if (add_node(out, x, "NodeNames", err) != 0)
+                goto out;
+        } else {
+            json_t *md = json_array_get(items, i);
+
+            md = json_is_object(md) ? getk(md, "metadata") : NULL;
+            x = json_is_object(md) ? getk(md, "name") : NULL;
+            if (add_node(out, x, "Nodes.items[].metadata.name", err) != 0)
+                goto out;
+        }
+    }
+    rc = 0;
+out:
+    json_decref(o);
+    if (rc != 0)
+        svc_ext_args_free(out);
+    return rc;
+}
+
+void svc_ext_bind_free(svc_ext_bind_t *b)
+{
+    if (b == NULL)
+        return;
+    free(b->name);
+    free(b->ns);
+    free(b->uid);
+    free(b->node);
+    memset(b, 0, sizeof(*b));
+}
+
+int svc_ext_parse_bind(const char *body, size_t len, svc_ext_bind_t *out, svc_err_t *err)
+{
+    static const char *const K[] = { "PodName", "PodNamespace", "PodUID", "Node" };
+    json_error_t je;
+    json_t *o;
+    char **dst[4];
+    int i, rc = -1;
+
+    memset(out, 0, sizeof(*out));
+    dst[0] = &out->name;
+    dst[1] = &out->ns;
+    dst[2] = &out->uid;
+    dst[3] = &out->node;
+    if ((o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+        svc_err_set(err, 400, "", "not JSON: %s (line %d)", je.text, je.line);
+        return -1;
+    }
+    if (!json_is_object(o)) {
+        svc_err_set(err, 400, "", "ExtenderBindingArgs must be a JSON object");
+        goto out;
+    }
+    for (i = 0; i < 4; i++) {
+        json_t *v = getk(o, K[i]);
+
+        if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 253 ||
+            (*dst[i] = dup_str(v)) == NULL) {
+            svc_err_set(err, 400, K[i], "must be a non-empty string of at most 253 bytes");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    json_decref(o);
+    if (rc != 0)
+        svc_ext_bind_free(out);
+    return rc;
+}
+
+char *svc_ext_job_body(const svc_ext_pod_t *p)
+{
+    json_t *o = json_object(), *labels = json_object();
+    char pod[320];
+    char *s = NULL;
+
+    if (o == NULL || labels == NULL)
+        goto out;
+    snprintf(pod, sizeof(pod), "%.63s/%.253s", p->ns, p->name);
+    if (json_object_set_new(labels, "k8s.pod", json_string(pod)) != 0 ||
+        json_object_set_new(labels, "k8s.uid", json_string(p->uid)) != 0)
+        goto out;
+    if (p->share)
+        json_object_set_new(o, "profile", json_string("1g"));
+    else if (p->profile != NULL)
+        json_object_set_new(o, "profile", json_string(p->profile));
+    else
+        json_object_set_new(o, "mem_gb", json_real(p->mem_gb));
+    json_object_set_new(o, "isolation", json_string(p->share ? "any" : "mig"));
+    if (p->gang > 1)
+        json_object_set_new(o, "gang", json_integer(p->gang));
+    json_object_set(o, "labels", labels);
+    s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+out:
+    json_decref(labels);
+    json_decref(o);
+    return s;
+}
+
+static char *dump(json_t *o)
+{
+    char *s = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+
+    json_decref(o);
+    return s;
+}
+
+char *svc_ext_filter_reply(const svc_ext_verdict_t *v, int n, const char *error)
+{
+    json_t *o = json_object(), *names = json_array(), *failed = json_object(), *unres = json_object();
+    int i, bad = 0;
+
+    if (o == NULL || names == NULL || failed == NULL || unres == NULL) {
+        json_decref(o);
+        json_decref(names);
+        json_decref(failed);
+        json_decref(unres);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (v[i].reason == NULL)
+            bad |= json_array_append_new(names, json_string(v[i].node));
+        else
+            bad |= json_object_set_new(v[i].unresolvable ? unres : failed, v[i].node,
+                                       json_string(v[i].reason));
+    }
+    bad |= json_object_set_new(o, "Nodes", json_null());
+    bad |= json_object_set_new(o, "NodeNames", names);
+    bad |= json_object_set_new(o, "FailedNodes", failed);
+    bad |= json_object_set_new(o, "FailedAndUnresolvableNodes", unres);
+    bad |= json_object_set_new(o, "Error", json_string(error != NULL ? error : ""));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return dump(o);
+}
+
+char *svc_ext_prioritize_reply(const char *const *nodes, const int *scores, int n)
+{
+    json_t *a = json_array();
+    int i;
+
+    if (a == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        json_t *e = json_pack("{s:s,s:i}", "Host", nodes[i], "Score", scores[i]);
+
+        if (e == NULL || json_array_append_new(a, e) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return dump(a);
+}
+
+char *svc_ext_bind_reply(const char *error)
+{
+    return dump(json_pack("{s:s}", "Error", error != NULL ? error : ""));
+}

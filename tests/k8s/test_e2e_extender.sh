@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# End-to-end test of migschedd as kube-scheduler's extender: real etcd,
+# kube-apiserver and kube-scheduler (harness.sh), migschedd --backend sim
+# --kube-api as the extender of the `migsched` profile (filter, prioritize,
+# bind), with the harness's least-privilege extender identity. 5 nodes as
+# API objects (4 MIG nodes of 2 A100-40GB, one time-sliced node of 2 GPUs x
+# 4 shares) and 3 rounds of pods (~260 in all), more than fit.
+# Asserts, once scheduling has settled in each round (e2e_extender_check.py):
+#  - every bound pod carries its instance's annotations (instance UUID,
+#    profile, placement, GPU UUID, CDI reference), which match migschedd's
+#    /v1/cluster; no two pods share an instance, no two instances overlap,
+#    and migschedd runs exactly the bound pods' jobs;
+#  - the pods that cannot fit stay Pending with the extender's reason in
+#    their PodScheduled condition;
+#  - deleting bound pods (jobs that finished) frees their instances (the
+#    pod watch), and pending pods are then bound onto the freed room: some
+#    new pods land on placements the deleted ones had;
+#  - a pod that completes (status.phase Succeeded) frees its instance too.
+# Prints "k8s extender e2e: skipped (REASON)" and exits 0 when the binaries cannot be
+# built here (Go < 1.26 or no module proxy) or MIGSCHED_K8S_SKIP is set.
+# MS_K8S_KEEP=1 keeps the harness dir (logs) for a look.
+set -eu
+export PYTHONDONTWRITEBYTECODE=1
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/lib.sh"
+
+skip() { echo "k8s extender e2e: skipped ($*)"; exit 0; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
+for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
+MIGSCHEDD=${MIGSCHEDD:-}
+if [ -z "$MIGSCHEDD" ]; then
+    if [ -x "$root/build-asan/migschedd" ]; then MIGSCHEDD=$root/build-asan/migschedd; else MIGSCHEDD=$root/build/migschedd; fi
+fi
+[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
+
+out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
+echo "$out"
+ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-ext.XXXXXX")
+MSPID=
+cleanup() {
+    rc=$?
+    if [ -n "$MSPID" ]; then kill -TERM "$MSPID" 2>/dev/null || true; wait "$MSPID" 2>/dev/null || true; fi
+    bash "$here/harness.sh" stop "$D" || true
+    if [ $rc -ne 0 ]; then
+        for f in kube-scheduler migschedd; do echo "--- $f.log (tail)"; tail -n 30 "$D/$f.log" 2>/dev/null || true; done
+    fi
+    if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
+}
+trap cleanup EXIT
+t0=$(date +%s)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender bash "$here/harness.sh" start "$D"
+. "$D/env"
+NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-40GB --node node-3=2xA100-40GB
+       --node node-ts=2xA100-40GB:timeslice=4"
+# shellcheck disable=SC2086
+"$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 $NODES \
+    --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
+    --extender-ttl 10 2>"$D/migschedd.log" &
+MSPID=$!
+for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
+curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" || fail "migschedd did not come up"
+echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
+
+api() { # api METHOD PATH [BODY [CONTENT-TYPE]]
+    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
+        -H "Content-Type: ${4:-application/json}" -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
+}
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+node() { # node NAME RES=N...
+    local name=$1 res='"cpu":"64","memory":"256Gi","pods":"250"'
+    shift
+    for r in "$@"; do res="$res,\"migsched.io/${r%%=*}\":\"${r#*=}\""; done
+    api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
+      \"metadata\":{\"name\":\"$name\",\"labels\":{\"kubernetes.io/hostname\":\"$name\"}},
+      \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
+        \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
+          \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+}
+for n in 0 1 2 3; do node "node-$n" mig-1g.5gb=14 mig-2g.10gb=6 mig-3g.20gb=4; done
+node node-ts gpu-share=8
+
+pod() { # pod NAME RESOURCE
+    api POST /api/v1/namespaces/default/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",
+      \"metadata\":{\"name\":\"$1\"},
+      \"spec\":{\"schedulerName\":\"migsched\",\"containers\":[{\"name\":\"c\",
+        \"resources\":{\"limits\":{\"migsched.io/$2\":\"1\"}},\"image\":\"registry.invalid/none\"}]}}" >/dev/null
+}
+# round R: N pods of each kind. 8 MIG GPUs have 64 memory slices: 1g takes
+# 1, 2g 2, 3g.20gb 4; the time-sliced node 8 shares.
+round() {
+    local r=$1 i
+    for ((i = 1; i <= $2; i++)); do
+        pod "r$r-1g-$i" mig-1g.5gb
+        pod "r$r-2g-$i" mig-2g.10gb
+        pod "r$r-3g-$i" mig-3g.20gb
+        [ $((i % 3)) -ne 0 ] || pod "r$r-sh-$i" gpu-share
+    done
+}
+# settle STEP: waits until the bound count has not changed for 4 s and the
+# checks hold; prints the check's line.
+settle() {
+    local last=-1 same=0 i line
+    for ((i = 0; i < 240; i++)); do
+        api GET /api/v1/namespaces/default/pods >"$D/pods.json"
+        curl -sf "http://127.0.0.1:$port/v1/cluster" >"$D/cluster.json"
+        curl -sf "http://127.0.0.1:$port/v1/jobs?state=running&limit=1000" >"$D/running.json"
+        if line=$(python3 "$here/e2e_extender_check.py" check "$D" 2>"$D/check.err"); then
+            n=$(echo "$line" | awk '{print $2}')
+            if [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; last=$n; fi
+            [ $same -lt 8 ] || { echo "$line"; return 0; }
+        fi
+        sleep 0.5
+    done
+    cat "$D/check.err"
+    fail "$1: scheduling did not settle with the checks holding within 120 s"
+}
+bound_names() { python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1]))["items"]:
+    if p["spec"].get("nodeName"): print(p["metadata"]["name"])' "$D/pods.json"; }
+
+t1=$(date +%s)
+round 1 30     # 100 pods: 30 of 1g, 2g, 3g (210 slices asked of 64) and 10 shares (8 fit)
+line=$(settle "round 1")
+echo "round 1: $line ($(( $(date +%s) - t1 )) s)"
+b1=$(echo "$line" | awk '{print $2}'); p1=$(echo "$line" | awk '{print $4}')
+[ "$p1" -gt 0 ] || fail "round 1: every pod fit; the test wants some that cannot"
+[ "$b1" -ge 30 ] || fail "round 1: only $b1 pods bound"
+python3 - "$D/pods.json" <<'EOF' || fail "round 1: a pending pod's reason is not the extender's no-room reason"
+import json, sys
+msgs = [c.get("message", "") for p in json.load(open(sys.argv[1]))["items"] if not p["spec"].get("nodeName")
+        for c in p["status"].get("conditions", []) if c["type"] == "PodScheduled"]
+sys.exit(0 if msgs and all("migsched: no room" in m or "migsched: not enough" in m for m in msgs) else 1)
+EOF
+echo "$line" | tr ' ' '\n' | sed -n '6p' | tr ',' '\n' | sort >"$D/places1"
+
+# Jobs finish: delete every bound pod of round 1 (at once: no kubelet) and
+# add round 2; the pending ones and round 2's get the freed room.
+t1=$(date +%s)
+for p in $(bound_names); do api DELETE "/api/v1/namespaces/default/pods/$p?gracePeriodSeconds=0" >/dev/null; done
+round 2 30
+line=$(settle "round 2")
+echo "round 2: $line ($(( $(date +%s) - t1 )) s)"
+b2=$(echo "$line" | awk '{print $2}')
+[ "$b2" -ge 30 ] || fail "round 2: only $b2 pods bound after the round-1 pods were deleted"
+echo "$line" | tr ' ' '\n' | sed -n '6p' | tr ',' '\n' | sort >"$D/places2"
+reused=$(comm -12 "$D/places1" "$D/places2" | wc -l)
+[ "$reused" -gt 0 ] || fail "no freed placement was reused"
+echo "round 2: $reused placements of deleted pods reused"
+
+# A pod that completes (phase Succeeded) frees its instance without a
+# delete: one bound 3g pod reports Succeeded; a pending 3g pod gets room.
+victim=$(bound_names | grep -- '-3g-' | head -n 1)
+[ -n "$victim" ] || fail "no bound 3g pod"
+api PATCH "/api/v1/namespaces/default/pods/$victim/status" '{"status":{"phase":"Succeeded"}}' \
+    application/merge-patch+json >/dev/null
+job=$(api GET "/api/v1/namespaces/default/pods/$victim" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["annotations"]["migsched.io/job"])')
+for i in $(seq 1 100); do
+    st=$(curl -sf "http://127.0.0.1:$port/v1/jobs/$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+    [ "$st" = done ] && break
+    sleep 0.1
+done
+[ "$st" = done ] || fail "pod $victim Succeeded but its job $job is $st"
+api DELETE "/api/v1/namespaces/default/pods/$victim?gracePeriodSeconds=0" >/dev/null
+echo "completed pod's instance freed (job $job done)"
+
+# round 3 on what is left, then everything is deleted: nothing leaks
+round 3 15
+line=$(settle "round 3")
+echo "round 3: $line"
+api DELETE "/api/v1/namespaces/default/pods?gracePeriodSeconds=0" >/dev/null
+for i in $(seq 1 100); do
+    n=$(curl -sf "http://127.0.0.1:$port/v1/jobs?state=running&limit=1000" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
+    [ "$n" = 0 ] && break
+    sleep 0.2
+done
+[ "$n" = 0 ] || fail "$n jobs still run after every pod was deleted"
+total=$(grep -c '"msg":"pod bound"' "$D/migschedd.log" || true)
+echo "all pods deleted: no instance left; $total binds in all"
+kill -TERM "$MSPID"; wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
+MSPID=
+echo "k8s extender e2e: passed in $(( $(date +%s) - t0 )) s"
