@@ -11,11 +11,28 @@
 
 static const char *C = "k8s-config";
 
+#define DEFAULT_URL "http://migschedd.migsched.svc:7070/extender"
+#define DEFAULT_KUBECONFIG "/etc/kubernetes/scheduler.conf"
+
+/* Written into YAML unquoted, so only characters that need no quoting. */
+static bool plain_ok(const char *s, const char *extra)
+{
+    if (*s == '\0')
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("/._-", *s) != NULL || strchr(extra, *s) != NULL))
+            return false;
+    return true;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: migsched k8s-config --policy FILE [--out DIR] [--namespace NS] [--labels]\n"
         "       migsched k8s-config --check-mig-parted FILE --model M\n"
+        "       migsched k8s-config --scheduler-config [--extender-url URL] [--kubeconfig PATH]\n"
+        "                           [--no-leader-elect]\n"
         "  --policy FILE        the cluster policy (YAML: version, layouts, nodes;\n"
         "                       docs/kubernetes.md)\n"
         "  --out DIR            write DIR/mig-parted.yaml, DIR/device-plugin/NAME.yaml,\n"
@@ -109,11 +126,17 @@ int ms_cli_k8s_config(int argc, char **argv)
         { "labels", no_argument, NULL, 'l' },
         { "check-mig-parted", required_argument, NULL, 'c' },
         { "model", required_argument, NULL, 'm' },
+        { "scheduler-config", no_argument, NULL, 's' },
+        { "extender-url", required_argument, NULL, 'u' },
+        { "kubeconfig", required_argument, NULL, 'k' },
+        { "no-leader-elect", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *policy = NULL, *out = NULL, *ns = "gpu-operator", *check = NULL, *model = NULL;
-    int labels = 0, c, rc, i;
+    int labels = 0, sched = 0, c, rc, i;
+    ms_k8s_sched_opts_t so = { DEFAULT_URL, DEFAULT_KUBECONFIG, 1 };
+    bool sched_opt = false;
     ms_k8s_cfg_t *cfg = NULL;
     ms_diag_t d;
     ms_status_t st;
@@ -128,9 +151,39 @@ int ms_cli_k8s_config(int argc, char **argv)
         case 'l': labels = 1; break;
         case 'c': check = optarg; break;
         case 'm': model = optarg; break;
+        case 's': sched = 1; break;
+        case 'u': so.extender_url = optarg; sched_opt = true; break;
+        case 'k': so.kubeconfig = optarg; sched_opt = true; break;
+        case 'L': so.leader_elect = 0; sched_opt = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return MS_CLI_EUSAGE;
         }
+    }
+    if (sched) {
+        if (optind != argc || policy != NULL || check != NULL || out != NULL || labels ||
+            model != NULL) {
+            ms_cli_usage_error(C, optind != argc ? argv[optind] : NULL,
+                               "--scheduler-config takes only --extender-url, --kubeconfig, "
+                               "--no-leader-elect");
+            return MS_CLI_EUSAGE;
+        }
+        if ((strncmp(so.extender_url, "http://", 7) != 0 &&
+             strncmp(so.extender_url, "https://", 8) != 0) || !plain_ok(so.extender_url, ":")) {
+            fprintf(stderr, "migsched %s: --extender-url: '%s': expected http(s)://HOST:PORT/PATH "
+                            "of [A-Za-z0-9:/._-]\n", C, so.extender_url);
+            return MS_CLI_EUSAGE;
+        }
+        if (!plain_ok(so.kubeconfig, "")) {
+            fprintf(stderr, "migsched %s: --kubeconfig: '%s': expected a path of [A-Za-z0-9/._-]\n",
+                    C, so.kubeconfig);
+            return MS_CLI_EUSAGE;
+        }
+        return ms_k8s_write_scheduler_config(stdout, &so) == MS_OK ? MS_CLI_OK : MS_CLI_EDATA;
+    }
+    if (sched_opt) {
+        ms_cli_usage_error(C, NULL, "--extender-url, --kubeconfig and --no-leader-elect need "
+                           "--scheduler-config");
+        return MS_CLI_EUSAGE;
     }
     if (optind != argc || (policy == NULL) == (check == NULL) ||
         (check != NULL && (model == NULL || out != NULL || labels)) ||

@@ -89,4 +89,20 @@ ms_status_t ms_k8s_write_labels(FILE *f, const ms_k8s_cfg_t *c);
 ms_status_t ms_k8s_check_mig_parted(const char *path, const ms_model_t *m, int *nconfigs,
                                     ms_diag_t *diag);
 
+/* The KubeSchedulerConfiguration for the cluster's kube-scheduler:
+ * profiles default-scheduler and migsched, migschedd as the extender
+ * (filter, prioritize, bind; nodeCacheCapable; weight 5; 10 s timeout),
+ * percentageOfNodesToScore 100, and managedResources from the geometry
+ * tables. Strings are written as given (the caller checks them). */
+typedef struct ms_k8s_sched_opts {
+    const char *extender_url;   /* urlPrefix, e.g. http://127.0.0.1:7070/extender */
+    const char *kubeconfig;     /* clientConnection.kubeconfig */
+    int leader_elect;
+} ms_k8s_sched_opts_t;
+ms_status_t ms_k8s_write_scheduler_config(FILE *f, const ms_k8s_sched_opts_t *o);
+/* The migsched.io/mig-* suffixes managedResources lists: every product and
+ * generic profile name of every model that is a valid resource name,
+ * sorted, unique. *out is malloc'd (the strings are static). */
+ms_status_t ms_k8s_resources(const char ***out, int *n);
+
 #endif

@@ -180,5 +180,20 @@ set +e
 "$M" k8s-config >/dev/null 2>&1; [ $? -eq 2 ] || fail "no option: not 2"
 "$M" k8s-config --policy "$tmp/two.yaml" --namespace 'Bad_NS' >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad namespace"
 "$M" k8s-config --check-mig-parted x.yaml >/dev/null 2>&1; [ $? -eq 2 ] || fail "check without --model"
+"$M" k8s-config --scheduler-config --extender-url 'ftp://x' >/dev/null 2>&1; [ $? -eq 2 ] || fail "ftp url"
+"$M" k8s-config --scheduler-config --kubeconfig 'a: b' >/dev/null 2>&1; [ $? -eq 2 ] || fail "kubeconfig with ': '"
+"$M" k8s-config --extender-url http://x >/dev/null 2>&1; [ $? -eq 2 ] || fail "--extender-url alone"
 set -e
+# the scheduler config: the URL and kubeconfig given, YAML, every resource once
+"$M" k8s-config --scheduler-config --extender-url http://127.0.0.1:7070/extender \
+    --kubeconfig /tmp/k/scheduler.kubeconfig --no-leader-elect | python3 -c '
+import sys, yaml
+c = yaml.safe_load(sys.stdin)
+assert c["extenders"][0]["urlPrefix"] == "http://127.0.0.1:7070/extender"
+assert c["clientConnection"]["kubeconfig"] == "/tmp/k/scheduler.kubeconfig"
+assert c["leaderElection"]["leaderElect"] is False
+n = [r["name"] for r in c["extenders"][0]["managedResources"]]
+assert len(n) == len(set(n)) and "migsched.io/mig-7g.141gb" in n and "migsched.io/mig-1g.6gb" in n
+assert not any("+" in x for x in n)
+' || fail "scheduler config"
 echo "ok: k8s-config ($(echo $models | wc -w) models)"
