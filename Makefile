@@ -20,7 +20,7 @@ CPPFLAGS += -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = $(STD) $(WARN) $(OPT) $(SAN) $(CFLAGS)
 LDLIBS  += -lm
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/policy/*.c src/sched/*.c src/sim/*.c src/io/*.c src/research/*.c src/research/fgd/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/policy/*.c src/sched/*.c src/sim/*.c src/io/*.c src/research/*.c src/research/fgd/*.c src/control/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))

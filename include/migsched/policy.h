@@ -103,6 +103,14 @@ const ms_policy_ops_t *ms_policy_find(const char *name);
  * against a geometry; on error diag names the layout that does not fit. */
 ms_status_t ms_policy_layout_check(const ms_geom_t *g, const char *spec, ms_diag_t *diag);
 
+/* node-profile's whole-node layout kinds (seed 002; docs/policies.md):
+ * "inference-peak", "balanced" and "training" on geometry g, as the
+ * instances one GPU of such a node holds (sorted by start; *n of them, at
+ * most MS_MAX_INST). The same layouts the policy switches nodes to, so a
+ * GPU Operator config (migsched k8s-config) names what the simulator
+ * models. MS_ENOENT for another kind, MS_ENOTSUP if g cannot form it. */
+ms_status_t ms_policy_node_layout(const ms_geom_t *g, const char *kind, ms_gi_t *gis, int *n);
+
 /* Shared helper for gangs (j->gang > 1): the lowest node with gang empty
  * GPUs gets a full-size instance on each. Used by every MIG policy. */
 ms_status_t ms_policy_place_gang(const ms_cluster_t *c, const ms_job_t *j, ms_plan_t *out);

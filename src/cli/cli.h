@@ -27,6 +27,8 @@ int ms_cli_report(int argc, char **argv);
 int ms_cli_check(int argc, char **argv);
 int ms_cli_bench(int argc, char **argv);
 int ms_cli_nvml_probe(int argc, char **argv);
+int ms_cli_k8s_config(int argc, char **argv);
+int ms_cli_advise(int argc, char **argv);
 /* clients of migschedd (src/client/client.c) */
 int ms_cli_status(int argc, char **argv);
 int ms_cli_submit(int argc, char **argv);

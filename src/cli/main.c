@@ -18,6 +18,8 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "report", "turn runs into a directory of Markdown, CSV and SVG plots", ms_cli_report },
     { "bench", "placement and simulation benchmarks", ms_cli_bench },
     { "nvml-probe", "read-only: the driver's MIG profiles and placements vs our tables", ms_cli_nvml_probe },
+    { "k8s-config", "GPU Operator MIG layouts, device-plugin configs, node labels", ms_cli_k8s_config },
+    { "advise", "from GPU utilisation: time-slicing, MIG moves, layouts, simulated gain", ms_cli_advise },
     { "status", "migschedd: every node's GPUs as slice maps, FragCost, the queue", ms_cli_status },
     { "submit", "migschedd: submit a job", ms_cli_submit },
     { "jobs", "migschedd: list jobs", ms_cli_jobs },

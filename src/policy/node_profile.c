@@ -588,3 +588,30 @@ const ms_policy_ops_t ms_policy_node_profile = {
     .on_finish = np_on_finish,
     .on_idle = np_on_idle,
 };
+
+ms_status_t ms_policy_node_layout(const ms_geom_t *g, const char *kind, ms_gi_t *gis, int *n)
+{
+    ms__layout_t l;
+    ms_status_t st;
+    int two;
+
+    if (g == NULL || kind == NULL || gis == NULL || n == NULL)
+        return MS_EINVAL;
+    if (strcmp(kind, "inference-peak") == 0) {
+        st = fill_layout(g, smallest_base(g, 1), false, &l);
+    } else if (strcmp(kind, "balanced") == 0) {
+        /* the same choice of "2g" as np_create's */
+        if ((two = ms_geom_profile_find(g, "2g")) < 0)
+            two = smallest_base(g, 2);
+        st = fill_layout(g, two, true, &l);
+    } else if (strcmp(kind, "training") == 0) {
+        st = fill_layout(g, ms__full_profile(g), false, &l);
+    } else {
+        return MS_ENOENT;
+    }
+    if (st != MS_OK)
+        return st;
+    memcpy(gis, l.gi, (size_t)l.n * sizeof(gis[0]));
+    *n = l.n;
+    return MS_OK;
+}

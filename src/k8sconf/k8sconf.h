@@ -1,0 +1,108 @@
+/* k8sconf.h - one cluster policy file in, the GPU Operator's configuration
+ * out: the mig-parted config (node MIG layouts), the device plugin's
+ * configs (MIG mixed strategy, time-slicing with replicas) and the node
+ * labels that select them (docs/kubernetes.md, "GPU Operator layouts").
+ *
+ * Not part of libmigsched: it reads YAML with libyaml, so it is its own
+ * archive (build/libmsk8sconf.a, mk/k8sconf.mk) that the CLI links and the
+ * daemon's node-configuration loop can link too. It follows the library's
+ * rules all the same: no printing, no globals, errors as ms_status_t with an
+ * ms_diag_t naming file, line and field.
+ *
+ * The policy file (YAML; docs/kubernetes.md has the full reference):
+ *
+ *   version: v1
+ *   layouts:                      # optional: custom layouts, mig-parted's own
+ *     mixed:                      # entry syntax (devices, mig-enabled, mig-devices)
+ *       - devices: all
+ *         mig-devices: {"3g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2}
+ *   nodes:
+ *     - name: gpu-a               # a Kubernetes node name
+ *       model: A100-40GB          # a model of `migsched models`
+ *       gpus: 8                   # 1..64
+ *       layout: balanced          # mode mig (the default): a built-in layout
+ *                                 # (inference-peak, balanced, training) or a custom one
+ *     - name: gpu-b
+ *       model: A100-40GB
+ *       gpus: 4
+ *       mode: timeslice           # mig | timeslice | whole
+ *       replicas: 4               # timeslice: 2..MS_MAX_INST (default 4)
+ *
+ * The built-in layouts are node-profile's kinds for the node's model
+ * (ms_policy_node_layout), so the GPU Operator cuts what the simulator
+ * models. Every layout is resolved per model (product profile names) and
+ * checked placeable on one GPU of that model with the library's geometry.
+ */
+#ifndef MIGSCHED_K8SCONF_H
+#define MIGSCHED_K8SCONF_H
+
+#include <stdio.h>
+
+#include "migsched/geometry.h"
+#include "migsched/status.h"
+
+typedef struct ms_k8s_cfg ms_k8s_cfg_t;
+
+typedef enum ms_k8s_mode {
+    MS_K8S_MIG = 0,
+    MS_K8S_TIMESLICE = 1,
+    MS_K8S_WHOLE = 2
+} ms_k8s_mode_t;
+
+/* What one node gets. Strings live as long as the configuration. */
+typedef struct ms_k8s_node {
+    const char *name;
+    const ms_model_t *model;
+    int gpus;
+    ms_k8s_mode_t mode;
+    int replicas;              /* timeslice only */
+    const char *layout;        /* mig only: the layout the policy names */
+    const char *mig_config;    /* value of nvidia.com/mig.config */
+    const char *plugin_config; /* value of nvidia.com/device-plugin.config */
+} ms_k8s_node_t;
+
+/* Read and check a policy file. Every error names path, line and field
+ * (e.g. "nodes[1].layout" or "layouts.mixed[0].mig-devices.3g.20gb").
+ * OUT out: free with ms_k8s_cfg_free(). */
+ms_status_t ms_k8s_cfg_read(const char *path, ms_k8s_cfg_t **out, ms_diag_t *diag);
+void ms_k8s_cfg_free(ms_k8s_cfg_t *c);   /* NULL-safe */
+
+int ms_k8s_cfg_nnodes(const ms_k8s_cfg_t *c);
+const ms_k8s_node_t *ms_k8s_cfg_node(const ms_k8s_cfg_t *c, int i);
+
+/* The mig-parted config (`version: v1`, `mig-configs:`): every layout used,
+ * per model, plus `all-disabled` when a node runs without MIG. */
+ms_status_t ms_k8s_write_mig_parted(FILE *f, const ms_k8s_cfg_t *c);
+/* The device plugin configs used, in order: their names, and each one's
+ * YAML (`version: v1`, `flags: {migStrategy: ...}`, `sharing:`). */
+int ms_k8s_cfg_nplugins(const ms_k8s_cfg_t *c);
+const char *ms_k8s_cfg_plugin_name(const ms_k8s_cfg_t *c, int i);
+ms_status_t ms_k8s_write_plugin(FILE *f, const ms_k8s_cfg_t *c, int i, const char *indent);
+/* Both as ConfigMaps in namespace ns (one YAML stream, two documents). */
+ms_status_t ms_k8s_write_configmaps(FILE *f, const ms_k8s_cfg_t *c, const char *ns);
+/* One line per node: "NAME nvidia.com/mig.config=X nvidia.com/device-plugin.config=Y". */
+ms_status_t ms_k8s_write_labels(FILE *f, const ms_k8s_cfg_t *c);
+
+/* Check an existing mig-parted config file against model m: every config's
+ * entries name profiles of m and each entry's counts fit one GPU. *nconfigs
+ * receives the number of configs checked. */
+ms_status_t ms_k8s_check_mig_parted(const char *path, const ms_model_t *m, int *nconfigs,
+                                    ms_diag_t *diag);
+
+/* The KubeSchedulerConfiguration for the cluster's kube-scheduler:
+ * profiles default-scheduler and migsched, migschedd as the extender
+ * (filter, prioritize, bind; nodeCacheCapable; weight 5; 10 s timeout),
+ * percentageOfNodesToScore 100, and managedResources from the geometry
+ * tables. Strings are written as given (the caller checks them). */
+typedef struct ms_k8s_sched_opts {
+    const char *extender_url;   /* urlPrefix, e.g. http://127.0.0.1:7070/extender */
+    const char *kubeconfig;     /* clientConnection.kubeconfig */
+    int leader_elect;
+} ms_k8s_sched_opts_t;
+ms_status_t ms_k8s_write_scheduler_config(FILE *f, const ms_k8s_sched_opts_t *o);
+/* The migsched.io/mig-* suffixes managedResources lists: every product and
+ * generic profile name of every model that is a valid resource name,
+ * sorted, unique. *out is malloc'd (the strings are static). */
+ms_status_t ms_k8s_resources(const char ***out, int *n);
+
+#endif
