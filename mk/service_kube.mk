@@ -37,3 +37,14 @@ $(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
 	    $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)
+
+# What one pod costs the extender at 1,000 and 5,000 nodes (filter,
+# prioritize, bind through the daemon's handlers; docs/performance.md):
+# built by `make tests`, run by hand (tests/cli/test_service_extender.sh
+# runs it once, small, to see that it works).
+EXT_BENCH := $(BUILD)/bench_extender
+EXTRA_TESTS += $(EXT_BENCH)
+$(EXT_BENCH): tests/service/bench_extender.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
+	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)

@@ -94,6 +94,16 @@ static void grp_fini(ms_sched_t *s, ms__grp_t *gr)
     ms__sfree(s, gr->lnode);
 }
 
+/* FNV-1a, for the node-name index */
+static uint32_t name_hash(const char *p)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    return h;
+}
+
 void ms_sched_destroy(ms_sched_t *s)
 {
     int i;
@@ -114,6 +124,8 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__sfree(s, s->g2l);
     ms__sfree(s, s->node_grp);
     ms__sfree(s, s->node_first);
+    ms__sfree(s, s->node_hash);
+    ms__sfree(s, s->node_lidx);
     ms__sfree(s, s->jobs);
     ms__sfree(s, s->free_slots);
     ms__sfree(s, s->idmap);
@@ -240,6 +252,19 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
         gr->ngpus += n->ngpus;
         gpu += n->ngpus;
     }
+    for (s->node_hcap = 16; s->node_hcap < 2u * (uint32_t)s->nnodes; s->node_hcap *= 2)
+        ;
+    if ((s->node_hash = ms__scalloc(s, s->node_hcap, sizeof(*s->node_hash))) == NULL ||
+        (s->node_lidx = ms__scalloc(s, (unsigned)s->nnodes, sizeof(*s->node_lidx))) == NULL)
+        return MS_ENOMEM;
+    for (i = 0; i < s->nnodes; i++) {
+        uint32_t h = name_hash(s->nodes[i].name) & (s->node_hcap - 1);
+
+        while (s->node_hash[h] != 0 && strcmp(s->nodes[s->node_hash[h] - 1].name, s->nodes[i].name) != 0)
+            h = (h + 1) & (s->node_hcap - 1);
+        if (s->node_hash[h] == 0)   /* the first of a name wins, as the linear search did */
+            s->node_hash[h] = i + 1;
+    }
     for (k = 0; k < s->ngroups; k++) {
         ms__grp_t *gr = &s->grp[k];
 
@@ -255,6 +280,7 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
         ms__grp_t *gr = &s->grp[s->node_grp[i]];
         int g;
 
+        s->node_lidx[i] = gr->nnodes;
         gr->lnode[gr->nnodes++] = i;
         for (g = 0; g < s->nodes[i].ngpus; g++) {
             int gg = s->node_first[i] + g;
@@ -378,12 +404,13 @@ const ms_node_spec_t *ms_sched_node(const ms_sched_t *s, int node)
 
 int ms_sched_node_find(const ms_sched_t *s, const char *name)
 {
-    int i;
+    uint32_t h;
 
-    /* O(nodes): for start-up and the API's rare by-name lookups */
-    for (i = 0; name != NULL && i < s->nnodes; i++)
-        if (strcmp(s->nodes[i].name, name) == 0)
-            return i;
+    if (name == NULL || s->node_hash == NULL)
+        return -1;
+    for (h = name_hash(name) & (s->node_hcap - 1); s->node_hash[h] != 0; h = (h + 1) & (s->node_hcap - 1))
+        if (strcmp(s->nodes[s->node_hash[h] - 1].name, name) == 0)
+            return s->node_hash[h] - 1;
     return -1;
 }
 

@@ -106,6 +106,10 @@ struct ms_sched {
     int32_t *g2l;                  /* [ngpus] */
     int32_t *node_grp;             /* [nnodes] */
     int32_t *node_first;           /* [nnodes] first global GPU */
+    int32_t *node_hash;            /* [node_hcap] node + 1 by name (0 empty): the extender
+                                    * names thousands of nodes per call */
+    uint32_t node_hcap;            /* a power of two >= 2 x nnodes */
+    int32_t *node_lidx;            /* [nnodes] the node's index in its group */
 
     /* jobs */
     ms__job_t *jobs;

@@ -89,6 +89,33 @@ static void api_why(const char *what, long status, const char *resp, const char 
     json_decref(o);
 }
 
+/* Is the pod bound to b->node, by us (its job annotation is job_id)? */
+static bool bound_to(svc_t *d, const svc_ext_bind_t *b, const char *job_id)
+{
+    char path[1200], err[256], *resp = NULL;
+    long hs = 0;
+    json_t *o;
+    bool yes = false;
+
+    if (!pod_path(b->ns, b->name, "", path, sizeof(path)) ||
+        ms_kube_request(d->kube, "GET", path, NULL, &hs, &resp, err, sizeof(err)) != 0 || hs != 200) {
+        free(resp);
+        return false;
+    }
+    if ((o = json_loads(resp, 0, NULL)) != NULL) {
+        const char *node = json_string_value(json_object_get(json_object_get(o, "spec"), "nodeName"));
+        const char *uid = json_string_value(json_object_get(json_object_get(o, "metadata"), "uid"));
+        const char *job = json_string_value(
+            json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"), "migsched.io/job"));
+
+        yes = node != NULL && strcmp(node, b->node) == 0 && uid != NULL && strcmp(uid, b->uid) == 0 &&
+              job != NULL && strcmp(job, job_id) == 0;
+    }
+    json_decref(o);
+    free(resp);
+    return yes;
+}
+
 void svc__ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **out)
 {
     svc_ext_bind_t b = e->bind;
@@ -192,7 +219,11 @@ void svc__ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **out)
     if (ms_kube_request(d->kube, "POST", path, body, &hs, &resp, err, sizeof(err)) != 0 ||
         (hs != 200 && hs != 201 && hs != 202)) {
         api_why("binding the pod", hs, resp, err, why, sizeof(why));
-        goto fail;
+        /* 409: bound already. By an earlier attempt of ours whose answer
+         * kube-scheduler did not wait for (its httpTimeout)? Then this is
+         * success: rolling back would take the running pod's instance. */
+        if (hs != 409 || !bound_to(d, &b, job_id))
+            goto fail;
     }
     svc_log("info", "pod bound",
             json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "pod", b.name, "namespace", b.ns, "node", b.node, "job",

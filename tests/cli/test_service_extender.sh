@@ -91,7 +91,7 @@ echo "malformed bodies: ok"
 svc_stop
 D=$SVC_TMP/state2
 svc_start "$SVC_TMP/log2" --state-dir "$D" --node n0=1xA100-40GB --node n1=1xA100-40GB \
-    --node n2=1xA100-40GB --node ts=1xA100-40GB:timeslice=2 --node g2=2xA100-40GB --op-delay 0 --extender-ttl 2
+    --node n2=1xA100-40GB --node ts=1xA100-40GB:timeslice=2 --node g2=2xA100-40GB --op-delay 0 --extender-ttl 6
 
 pod() { # pod UID RESOURCE=QTY... [--ann K=V] -> ExtenderArgs for n0 n1 n2 ts ghost
     local uid=$1 res='' ann='' r
@@ -164,9 +164,9 @@ pod big1 mig-7g.40gb=1 >"$SVC_TMP/big1.json"
 pod big2 mig-7g.40gb=1 >"$SVC_TMP/big2.json"
 ext filter "$SVC_TMP/big1.json" | jq -e '.NodeNames | length == 1' >/dev/null || fail "7g big1 must fit one node"
 ext filter "$SVC_TMP/big2.json" | jq -e '.NodeNames == []' >/dev/null || fail "big1's hold must keep big2 out"
-sleep 2.5
+sleep 6.5
 ext filter "$SVC_TMP/big2.json" | jq -e '.NodeNames | length == 1' >/dev/null ||
-    fail "big1's hold did not expire after --extender-ttl 2"
+    fail "big1's hold did not expire after --extender-ttl 6"
 curl -s "$B/v1/jobs/k8s-big1" | jq -e '.state == "cancelled"' >/dev/null || fail "expired hold not cancelled"
 echo "holds: expire after the TTL"
 
@@ -210,4 +210,12 @@ wait_for sh -c "curl -s '$B/v1/jobs/k8s-gang' | jq -e '.state == \"running\" and
 echo "gang: all or nothing, 2 whole GPUs on one node"
 wait_for check_cluster || fail "cluster inconsistent at the end"
 svc_stop
+
+# 7. the load bench runs (figures in docs/performance.md; no time is checked)
+bench=$(dirname "$MIGSCHEDD")/bench_extender
+if [ -x "$bench" ]; then
+    "$bench" --nodes 20 --pods 30 >"$SVC_TMP/bench.txt" || fail "bench_extender failed"
+    grep -q 'per pod *p50 .* p99 ' "$SVC_TMP/bench.txt" || fail "bench_extender: $(cat "$SVC_TMP/bench.txt")"
+    grep -q '30 pods (30 bound' "$SVC_TMP/bench.txt" || fail "bench_extender bound too few: $(cat "$SVC_TMP/bench.txt")"
+fi
 echo "extender: ok"

@@ -138,6 +138,18 @@ sys.exit(0 if msgs and all("migsched: no room" in m or "migsched: not enough" in
 EOF
 echo "$line" | tr ' ' '\n' | sed -n '6p' | tr ',' '\n' | sort >"$D/places1"
 
+# A bind kube-scheduler repeats (it gave up waiting for our answer) for a
+# pod bound already: success, and the pod keeps its instance.
+read -r rname ruid rnode rjob < <(python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1]))["items"]:
+    if p["spec"].get("nodeName") and "-2g-" in p["metadata"]["name"]:
+        m = p["metadata"]; print(m["name"], m["uid"], p["spec"]["nodeName"], m["annotations"]["migsched.io/job"]); break' "$D/pods.json")
+r=$(curl -sf -XPOST "http://127.0.0.1:$port/extender/bind" \
+    -d "{\"PodName\":\"$rname\",\"PodNamespace\":\"default\",\"PodUID\":\"$ruid\",\"Node\":\"$rnode\"}")
+[ "$r" = '{"Error":""}' ] || fail "a repeated bind of $rname: $r"
+curl -sf "http://127.0.0.1:$port/v1/jobs/$rjob" | grep -q '"state":"running"' || fail "a repeated bind took $rname's instance"
+echo "a repeated bind of a bound pod: no-op"
+
 # Jobs finish: delete every bound pod of round 1 (at once: no kubelet) and
 # add round 2; the pending ones and round 2's get the freed room.
 t1=$(date +%s)
