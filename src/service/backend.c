@@ -645,6 +645,26 @@ int svc_backend_inventory(svc_backend_t *b, svc_binst_t **out, int *n)
     return 0;
 }
 
+int svc_backend_adopt_uuid(svc_backend_t *b, int gpu, int start, const char *uuid)
+{
+    int i, rc = 0;
+
+    if (uuid == NULL || uuid[0] == '\0' || strlen(uuid) >= sizeof(b->v[0].uuid))
+        return -1;
+    pthread_mutex_lock(&b->mu);
+    if (b->nv == NULL) {           /* hardware names its own instances */
+        i = find(b, gpu, start, NULL);
+        if (i < 0) {
+            rc = -1;
+        } else if (strcmp(b->v[i].uuid, uuid) != 0) {
+            snprintf(b->v[i].uuid, sizeof(b->v[i].uuid), "%s", uuid);
+            rc = persist(b);
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
 const char *svc_backend_gpu_uuid(const svc_backend_t *b, int gpu)
 {
     return gpu >= 0 && gpu < b->ngpus ? b->gpu_uuid[gpu] : "";

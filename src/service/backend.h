@@ -65,6 +65,10 @@ int svc_backend_destroy(svc_backend_t *b, const svc_binst_t *in);
 int svc_backend_create(svc_backend_t *b, int gpu, int prof, int start);
 /* A copy of every instance: *out malloc'd (free it), *n its length. */
 int svc_backend_inventory(svc_backend_t *b, svc_binst_t **out, int *n);
+/* A simulated backend (sim, dry-run) playing a node's agent takes the uuid
+ * another replica gave the instance at (gpu, start), so that a new leader
+ * and the pods' annotations agree; real hardware keeps its own (0). */
+int svc_backend_adopt_uuid(svc_backend_t *b, int gpu, int start, const char *uuid);
 /* The GPU's uuid ("GPU-..."), "" when the backend has none. */
 const char *svc_backend_gpu_uuid(const svc_backend_t *b, int gpu);
 /* The uuid of the instance at (gpu, start) running job (NULL any), "" none;

@@ -856,6 +856,7 @@ static const char *adopt_pod(svc_t *d, json_t *pod, double now, char *why, size_
     const char *place = json_string_value(json_object_get(ann, SVC_EXT_PREFIX "placement"));
     const char *pname = json_string_value(json_object_get(ann, SVC_EXT_PREFIX "profile"));
     const char *jid = json_string_value(json_object_get(ann, SVC_EXT_PREFIX "job"));
+    const char *iuuid = json_string_value(json_object_get(ann, SVC_EXT_PREFIX "instance-uuid"));
     svc_ext_pod_t pp;
     svc_err_t err;
     ext_pod_t *p;
@@ -884,7 +885,7 @@ static const char *adopt_pod(svc_t *d, json_t *pod, double now, char *why, size_
         return why;
     }
     gg = ms_sched_node_first_gpu(d->sched, ni) + gpu;
-    if (ms_sched_gpu(d->sched, gg, &g) != MS_OK || g == NULL || (prof = ms_geom_profile_find(g, pname)) < 0) {
+    if (ms_sched_gpu(d->sched, gg, &g) == NULL || g == NULL || (prof = ms_geom_profile_find(g, pname)) < 0) {
         snprintf(why, wlen, "profile %.40s is not one of node %.100s's", pname, node);
         return why;
     }
@@ -940,6 +941,8 @@ static const char *adopt_pod(svc_t *d, json_t *pod, double now, char *why, size_
         snprintf(why, wlen, "the backend cannot start it at %.100s: %.100s", place, bwhy);
         goto fail;
     }
+    if (start >= 0 && iuuid != NULL && iuuid[0] != '\0')
+        (void)svc_backend_adopt_uuid(d->be, gg, start, iuuid);
     svc_job_sched_req(j, &r);
     ms_diag_clear(&diag);
     if (ms_sched_adopt(d->sched, gg, prof, start, &r, now, &diag) != MS_OK) {
