@@ -68,7 +68,7 @@ assert ext == want, ("extender rules", sorted(ext ^ want))
 lease = rules(objs[("Role", "migschedd-leader-election")])
 assert lease == {("coordination.k8s.io", "leases", "create", "*"),
                  ("coordination.k8s.io", "leases", "get", "migschedd"),
-                 ("coordination.k8s.io", "leases", "update", "migschedd")}, lease
+                 ("coordination.k8s.io", "leases", "patch", "migschedd")}, lease
 agent = rules(objs[("ClusterRole", "migsched-agent")])
 assert agent == {("", "nodes", "get", "*"), ("", "nodes", "patch", "*")}, agent
 for kind, name, role, sa in [("ClusterRoleBinding", "migsched-extender", "migsched-extender", "migschedd"),
@@ -245,8 +245,9 @@ can $E yes patch "" pods "" default p; can $E yes create "" pods binding default
 can $E yes list "" nodes; can $E yes watch "" nodes; can $E yes patch "" nodes "" "" n1
 can $E yes create "" events "" default; can $E yes create events.k8s.io events "" default
 can $E yes create coordination.k8s.io leases "" migsched
-can $E yes update coordination.k8s.io leases "" migsched migschedd
-can $E no update coordination.k8s.io leases "" migsched other
+can $E yes patch coordination.k8s.io leases "" migsched migschedd
+can $E no patch coordination.k8s.io leases "" migsched other
+can $E no update coordination.k8s.io leases "" migsched migschedd
 can $E no get coordination.k8s.io leases "" kube-system migschedd
 can $E no delete "" pods "" default p; can $E no update "" nodes "" "" n1
 can $E no delete "" nodes "" "" n1; can $E no create "" pods "" default
