@@ -9,8 +9,9 @@
  * Idempotency (docs/agent.md):
  *   POST /v1/instances: an instance of that profile at (gpu, start) running
  *     that job (or idle, for a create without job) is the answer to a
- *     retried create: 200 with it, nothing created. Anything else there is
- *     409.
+ *     retried create: 200 with it, nothing created. An idle one of that
+ *     profile there is tagged with the job (a create cut short between the
+ *     GI and the tag): 201. Anything else there is 409.
  *   DELETE /v1/instances/UUID: an instance that does not exist is already
  *     deleted: 200 with "deleted": false. A 404 would make a client that
  *     retries a DELETE whose answer it lost see an error for a success.
@@ -199,6 +200,16 @@ char *ag_create(ag_t *a, const ag_create_t *rq, int *status)
             body = dump(inst_json(a, &inv[i]));
             goto out;
         }
+        if (inv[i].prof == k && inv[i].job[0] == '\0') {
+            /* an idle instance of exactly this profile and placement: a
+             * create cut short between the GI and the tag (a kill), or one
+             * made idle: tag it rather than refuse the retry */
+            if (run(a, MS_OP_START, rq->gpu, rq->start, k, rq->job, &e) != 0) {
+                a->st.create_failed++;
+                goto err;
+            }
+            goto made;
+        }
         ag_err_set(&e, 409, "conflict", "start", "GPU %d start %d holds %s %s%s", rq->gpu, rq->start,
                    ms_geom_profile(a->geom[rq->gpu], inv[i].prof)->name,
                    inv[i].job[0] ? "running job " : "(idle)", inv[i].job);
@@ -223,6 +234,7 @@ char *ag_create(ag_t *a, const ag_create_t *rq, int *status)
         a->st.create_failed++;
         goto err;
     }
+made:
     free(inv);
     if (svc_backend_inventory(a->be, &inv, &n) != 0 || (i = at(inv, n, rq->gpu, rq->start)) < 0) {
         ag_err_set(&e, 500, "backend", "", "the new instance is not in the inventory");

@@ -131,7 +131,7 @@ burst() {
 }
 burst >/dev/null 2>&1 &
 BP=$!
-sleep 0.$((RANDOM % 9 + 1))
+sleep "0.$(printf %02d $((RANDOM % 30 + 3)))"   # mid-burst: 8 creates of 2 ops at 0.02 s each
 kill -9 "$AG_PID"
 wait "$BP" 2>/dev/null
 wait "$AG_PID" 2>/dev/null
