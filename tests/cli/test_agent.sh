@@ -48,10 +48,12 @@ create() { # GPU PROFILE START JOB -> prints "CODE BODY"
         -d "{\"gpu\":$1,\"profile\":\"$2\",\"start\":$3,\"job\":\"$4\"}"
     echo " $(cat "$SVC_TMP/body")"
 }
-# The CDI directory holds exactly one valid spec per MIG instance of the inventory.
+# The CDI directory holds exactly one valid spec per MIG instance of the
+# inventory (AUTH: curl's token arguments, if any).
+AUTH=()
 cdi_matches() {
     local dir=$1 want have f u
-    want=$(curl -sf "$A/v1/inventory" | jq -r '[.instances[] | select(.start >= 0 and .uuid != "") | .uuid] | sort | join(" ")')
+    want=$(curl -sf ${AUTH[@]+"${AUTH[@]}"} "$A/v1/inventory" | jq -r '[.instances[] | select(.start >= 0 and .uuid != "") | .uuid] | sort | join(" ")')
     have=$(for f in "$dir"/migsched-*.json; do [ -e "$f" ] && jq -r '.devices[0].name' "$f"; done | sort | tr '\n' ' ' | sed 's/ $//')
     [ "$want" = "$have" ] || { echo "CDI: want '$want' have '$have'"; return 1; }
     for u in $want; do
@@ -216,42 +218,58 @@ else
 fi
 
 # --- migschedd --backend agent with two agents -------------------------------
-agent_start "$SVC_TMP/na.log" --backend sim --node-spec 2xA100-40GB --node-name na --state-dir "$SVC_TMP/sa" --cdi-dir "$SVC_TMP/ca"
+# both agents want a token; migschedd sends it
+agent_start "$SVC_TMP/na.log" --backend sim --node-spec 2xA100-40GB --node-name na --state-dir "$SVC_TMP/sa" \
+    --cdi-dir "$SVC_TMP/ca" --token-file "$SVC_TMP/tok"
 AA=$A; PA=$AG_PID
-agent_start "$SVC_TMP/nb.log" --backend sim --node-spec 1xH100-80GB --node-name nb --state-dir "$SVC_TMP/sb" --cdi-dir "$SVC_TMP/cb"
+agent_start "$SVC_TMP/nb.log" --backend sim --node-spec 1xH100-80GB --node-name nb --state-dir "$SVC_TMP/sb" \
+    --cdi-dir "$SVC_TMP/cb" --token-file "$SVC_TMP/tok"
 AB=$A; PB=$AG_PID
-svc_start "$SVC_TMP/d.log" --state-dir "$SVC_TMP/d" --backend agent --node a=2xA100-40GB --node b=1xH100-80GB \
-    --agent "a=$AA" --agent "b=$AB" --policy best-fit
+# the agents' inventories, read with the token
+inv() { curl -s -H 'Authorization: Bearer agent-token-0123456789' "$1/v1/inventory"; }
+DARGS=(--state-dir "$SVC_TMP/d" --backend agent --node a=2xA100-40GB --node b=1xH100-80GB
+       --agent "a=$AA" --agent "b=$AB" --agent-token-file "$SVC_TMP/tok" --policy best-fit)
+svc_start "$SVC_TMP/d.log" "${DARGS[@]}"
 for i in $(seq 1 8); do
     curl -sf -o /dev/null -XPOST -H 'Content-Type: application/json' "$B/v1/jobs" -d "{\"id\":\"k$i\",\"profile\":\"3g\"}" \
         || fail "submit k$i"
 done
 wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '.jobs | length == 6' >/dev/null" || fail "6 jobs never run: $(curl -s "$B/v1/jobs")"
-na=$(curl -s "$AA/v1/inventory" | jq '[.instances[] | select(.job != "")] | length')
-nb=$(curl -s "$AB/v1/inventory" | jq '[.instances[] | select(.job != "")] | length')
+na=$(inv "$AA" | jq '[.instances[] | select(.job != "")] | length')
+nb=$(inv "$AB" | jq '[.instances[] | select(.job != "")] | length')
 [ "$na" = 4 ] && [ "$nb" = 2 ] || fail "the agents run $na and $nb jobs, want 4 and 2"
-A=$AA; cdi_matches "$SVC_TMP/ca" || fail "agent a's CDI"
 wait_for check_cluster || fail "migschedd's view and the agents differ"
 curl -s "$B/v1/jobs/k1" | jq -e '.placement.instance_uuid | startswith("MIG-")' >/dev/null || fail "no instance uuid: $(curl -s "$B/v1/jobs/k1")"
+# kill -9 migschedd: restarted, it adopts the six from the agents' inventories
+before=$( (inv "$AA"; inv "$AB") | jq -r '.instances[] | .uuid + "=" + .job' | sort)
+kill -9 "$SVC_PID"; wait "$SVC_PID" 2>/dev/null
+svc_start "$SVC_TMP/d2.log" "${DARGS[@]}"
+wait_for check_cluster || fail "after a restart migschedd's view and the agents differ"
+[ "$(curl -s "$B/v1/jobs?state=running" | jq '.jobs | length')" = 6 ] || fail "not six jobs adopted: $(curl -s "$B/v1/jobs")"
+after=$( (inv "$AA"; inv "$AB") | jq -r '.instances[] | .uuid + "=" + .job' | sort)
+[ "$before" = "$after" ] || fail "the restart changed the agents' instances: '$before' -> '$after'"
+AUTH=(-H 'Authorization: Bearer agent-token-0123456789')
+A=$AA; cdi_matches "$SVC_TMP/ca" || fail "agent a's CDI"
+A=$AB; cdi_matches "$SVC_TMP/cb" || fail "agent b's CDI"
 # finish every job; the queued two run and finish too
 for round in 1 2; do
     for i in $(seq 1 8); do curl -s -o /dev/null -XPOST "$B/v1/jobs/k$i/done"; done
     sleep 0.3
 done
 wait_for sh -c "curl -s '$B/v1/jobs?state=done' | jq -e '.jobs | length == 8' >/dev/null" || fail "not every job is done: $(curl -s "$B/v1/jobs")"
-wait_for sh -c "[ \"\$(curl -s $AA/v1/inventory | jq '.instances | length')\" = 0 ] && [ \"\$(curl -s $AB/v1/inventory | jq '.instances | length')\" = 0 ]" \
-    || fail "instances left on the agents: $(curl -s "$AA/v1/inventory") $(curl -s "$AB/v1/inventory")"
+left() { [ "$( (inv "$AA"; inv "$AB") | jq -s 'map(.instances | length) | add')" = 0 ]; }
+wait_for left || fail "instances left on the agents: $(inv "$AA") $(inv "$AB")"
 [ "$(ls "$SVC_TMP/ca" "$SVC_TMP/cb" | grep -c '^migsched-')" = 0 ] || fail "CDI specs left after every job is done"
 wait_for check_cluster || fail "migschedd's view and the agents differ at the end"
 svc_stop
 # an agent that is down is a clear start-up error
 kill -TERM "$PB"; wait "$PB"
-"$MIGSCHEDD" --state-dir "$SVC_TMP/d" --backend agent --node a=2xA100-40GB --node b=1xH100-80GB \
-    --agent "a=$AA" --agent "b=$AB" --listen 127.0.0.1:1 2>"$SVC_TMP/e1"
+"$MIGSCHEDD" "${DARGS[@]}" --listen 127.0.0.1:1 2>"$SVC_TMP/e1"
 [ $? -ne 0 ] && grep -q 'backend agent' "$SVC_TMP/e1" || fail "a dead agent accepted: $(cat "$SVC_TMP/e1")"
 "$MIGSCHEDD" --state-dir "$SVC_TMP/d2" --backend agent --node a=2xA100-40GB --listen 127.0.0.1:1 2>"$SVC_TMP/e2"
 [ $? -ne 0 ] && grep -q 'no --agent a=URL' "$SVC_TMP/e2" || fail "a node without agent accepted: $(cat "$SVC_TMP/e2")"
-"$MIGSCHEDD" --state-dir "$SVC_TMP/d3" --backend agent --node a=1xH100-80GB --agent "a=$AA" --listen 127.0.0.1:1 2>"$SVC_TMP/e3"
+"$MIGSCHEDD" --state-dir "$SVC_TMP/d3" --backend agent --node a=1xH100-80GB --agent "a=$AA" \
+    --agent-token-file "$SVC_TMP/tok" --listen 127.0.0.1:1 2>"$SVC_TMP/e3"
 [ $? -ne 0 ] && grep -q 'reports 2 GPUs' "$SVC_TMP/e3" || fail "an agent with other GPUs accepted: $(cat "$SVC_TMP/e3")"
 kill -TERM "$PA"; wait "$PA" || fail "agent a exited with $?"
 echo "test_agent: ok"
