@@ -97,8 +97,8 @@ static int placeable(const ag_t *a, const svc_binst_t *inv, int n, int gpu, int 
         return -1;
     }
     if (((p->start_mask >> start) & 1u) == 0) {
-        ag_err_set(e, 400, "invalid", "start", "%s cannot start at memory slice %d on a %s (legal starts mask 0x%x)",
-                   p->name, start, a->model[gpu], (unsigned)p->start_mask);
+        ag_err_set(e, 400, "invalid", "start", "%s cannot start at memory slice %d on GPU %d (%s; legal starts mask 0x%x)",
+                   p->name, start, gpu, a->model[gpu], (unsigned)p->start_mask);
         return -1;
     }
     for (i = 0; i < n; i++)

@@ -105,8 +105,52 @@ c=$(curl -s -o /dev/null -w '%{http_code}' -XDELETE "$A/v1/instances/bad%2Fuuid"
 [ "$c" = 400 ] || fail "a malformed uuid: $c"
 cdi_matches "$CDI" || fail "CDI after delete"
 curl -s "$A/metrics" | grep -q '^migsched_agent_creates_total{result="existing"} 1$' || fail "metrics: $(curl -s "$A/metrics")"
-bash tests/service/check_metrics.sh <(curl -s "$A/metrics") >/dev/null 2>&1 || \
-    { [ -f tests/service/check_metrics.sh ] && fail "the metrics do not pass check_metrics.sh"; }
+curl -s "$A/metrics" > "$SVC_TMP/metrics"
+bash tests/service/check_metrics.sh "$SVC_TMP/metrics" || fail "the metrics do not pass check_metrics.sh"
+if command -v promtool >/dev/null 2>&1; then
+    promtool check metrics < "$SVC_TMP/metrics" || fail "promtool check metrics"
+fi
+
+# --- POST /v1/ops: plan ops, each resent once (a lost answer) ---------------
+op() { # BODY -> prints the HTTP code; the body is in $SVC_TMP/opbody
+    curl -s -o "$SVC_TMP/opbody" -w '%{http_code}' -XPOST -H 'Content-Type: application/json' "$A/v1/ops" -d "$1"
+}
+twice() { # BODY: the op and its resend both succeed
+    local c1 c2
+    c1=$(op "$1"); c2=$(op "$1")
+    [ "$c1" = 200 ] && [ "$c2" = 200 ] || fail "op $1: $c1 then $c2: $(cat "$SVC_TMP/opbody")"
+}
+jobs_on() { # GPU START -> the job on that instance, "-" if none
+    curl -s "$A/v1/inventory" | jq -r --argjson g "$1" --argjson s "$2" \
+        '[.instances[] | select(.gpu == $g and .start == $s) | .job] | if length == 0 then "-" else .[0] end'
+}
+twice '{"op":"create","gpu":1,"start":0,"profile":"3g.20gb"}'
+twice '{"op":"create","gpu":1,"start":4,"profile":"3g.20gb"}'
+[ "$(jq '[.instances[] | select(.gpu == 1)] | length' "$SVC_TMP/opbody")" = 2 ] || fail "ops: the answer's inventory"
+twice '{"op":"start","gpu":1,"start":0,"job":"m1"}'
+[ "$(jobs_on 1 0)" = m1 ] || fail "ops: start"
+twice '{"op":"move","gpu":1,"start":4,"profile":"3g.20gb","job":"m1","from_gpu":1,"from_start":0}'
+[ "$(jobs_on 1 4)" = m1 ] && [ "$(jobs_on 1 0)" = "" ] || fail "ops: move: $(curl -s "$A/v1/inventory")"
+twice '{"op":"destroy","gpu":1,"start":0}'
+[ "$(jobs_on 1 0)" = - ] || fail "ops: destroy"
+[ "$(op '{"op":"destroy","gpu":1,"start":4}')" = 500 ] || fail "ops: destroyed an instance that runs a job"
+twice '{"op":"stop","gpu":1,"start":4,"job":"m1"}'
+twice '{"op":"start","gpu":1,"start":4,"job":"m2"}'
+twice '{"op":"reap","gpu":1,"start":4,"job":"m2"}'
+[ "$(jobs_on 1 4)" = - ] || fail "ops: reap"
+[ "$(op '{"op":"create","gpu":1,"start":1,"profile":"3g.20gb"}')" = 400 ] || fail "ops: an illegal start"
+[ "$(op '{"op":"start","gpu":1,"start":0}')" = 400 ] || fail "ops: a start without job"
+[ "$(op '{"op":"launch","gpu":1,"start":0}')" = 400 ] || fail "ops: an unknown op"
+cdi_matches "$CDI" || fail "CDI after ops"
+agent_stop
+# time-slice slots on a whole-GPU node: no MIG instance, no CDI spec, no create
+agent_start "$SVC_TMP/aw.log" --backend sim --node-spec 1xA100-40GB:whole --node-name w --state-dir "$SVC_TMP/sw" --cdi-dir "$SVC_TMP/cw"
+twice '{"op":"start","gpu":0,"start":-1,"profile":"7g.40gb","job":"t1"}'
+[ "$(jobs_on 0 -1)" = t1 ] || fail "a whole-GPU slot"
+r=$(create 0 1g 0 x); [ "${r%% *}" = 409 ] || fail "a MIG create on a whole GPU: $r"
+twice '{"op":"stop","gpu":0,"start":-1,"job":"t1"}'
+[ "$(jobs_on 0 -1)" = - ] || fail "the slot stayed"
+[ "$(ls "$SVC_TMP/cw" | wc -l)" = 0 ] || fail "a spec for a whole GPU slot"
 agent_stop
 
 # --- the token ---------------------------------------------------------------
