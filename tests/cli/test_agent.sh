@@ -20,7 +20,7 @@ agent_start() {
     local log=$1 try i; shift
     SVC_LOG=$log
     for try in 1 2 3 4 5 6 7 8; do
-        local port=$((20000 + RANDOM % 40000))
+        local port=${AG_PORT:-$((20000 + RANDOM % 40000))}
         "$AGENT" --listen 127.0.0.1:$port "$@" 2>>"$log" &
         AG_PID=$!
         SVC_PIDS+=("$AG_PID")
@@ -305,6 +305,22 @@ left() { [ "$( (inv "$AA"; inv "$AB") | jq -s 'map(.instances | length) | add')"
 wait_for left || fail "instances left on the agents: $(inv "$AA") $(inv "$AB")"
 [ "$(ls "$SVC_TMP/ca" "$SVC_TMP/cb" | grep -c '^migsched-')" = 0 ] || fail "CDI specs left after every job is done"
 wait_for check_cluster || fail "migschedd's view and the agents differ at the end"
+# agent b dies (kill -9): ops to it fail and the job waits; b comes back on
+# its address: the job runs there
+kill -9 "$PB"; wait "$PB" 2>/dev/null
+curl -sf -o /dev/null -XPOST -H 'Content-Type: application/json' "$B/v1/jobs" -d '{"id":"h1","profile":"1g","model":"H100-80GB"}' \
+    || fail "submit h1"
+sleep 0.5
+curl -s "$B/v1/jobs/h1" | jq -e '.state != "running"' >/dev/null || fail "h1 runs on a dead agent"
+curl -sf -o /dev/null "$B/readyz" || fail "migschedd is not ready while an agent is down"
+AG_PORT=${AB##*:} agent_start "$SVC_TMP/nb2.log" --backend sim --node-spec 1xH100-80GB --node-name nb --state-dir "$SVC_TMP/sb" \
+    --cdi-dir "$SVC_TMP/cb" --token-file "$SVC_TMP/tok"
+PB=$AG_PID
+wait_for sh -c "curl -s $B/v1/jobs/h1 | jq -e '.state == \"running\"' >/dev/null" || fail "h1 never runs after agent b came back"
+inv "$AB" | jq -e '[.instances[] | select(.job == "h1")] | length == 1' >/dev/null || fail "h1 is not on agent b"
+wait_for check_cluster || fail "view and agents differ after agent b came back"
+curl -sf -o /dev/null -XPOST "$B/v1/jobs/h1/done" || fail "h1 done"
+wait_for left || fail "h1's instance stayed"
 svc_stop
 # an agent that is down is a clear start-up error
 kill -TERM "$PB"; wait "$PB"
