@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,7 +91,6 @@ typedef struct ag_stats {
     uint64_t deleted, delete_gone, delete_failed;
     uint64_t ops_ok, ops_failed;
     uint64_t cdi_written, cdi_removed;
-    uint64_t http[6];              /* by status class: [2] 2xx ... [5] 5xx */
 } ag_stats_t;
 
 typedef struct ag {
@@ -104,6 +104,7 @@ typedef struct ag {
     svc_backend_t *be;
     pthread_mutex_t mu;            /* every inventory read and change, the CDI dir, stats */
     ag_stats_t st;
+    _Atomic uint64_t http[6];      /* answers by status class: [2] 2xx ... [5] 5xx */
     char *token;                   /* NULL: no token required */
     size_t token_len;
     uint32_t salt;

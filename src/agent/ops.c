@@ -19,6 +19,7 @@
  *     (migschedd's agent backend resends an op once after a transport error).
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,12 @@ char *ag_create(ag_t *a, const ag_create_t *rq, int *status)
             *status = 200;   /* a retried create: the instance it made */
             body = dump(inst_json(a, &inv[i]));
             goto out;
+        }
+        if (inv[i].prof == k && inv[i].job[0] == '\0' && inv[i].uuid[0] == '\0') {
+            ag_err_set(&e, 409, "conflict", "start",
+                       "GPU %d start %d holds a GPU instance without a compute instance (not made by "
+                       "migsched); remove it with POST /v1/ops {\"op\":\"reap\"}", rq->gpu, rq->start);
+            goto err;
         }
         if (inv[i].prof == k && inv[i].job[0] == '\0') {
             /* an idle instance of exactly this profile and placement: a
@@ -417,12 +424,12 @@ int ag_reconcile(ag_t *a)
     return rc;
 }
 
+/* Atomic, not under a->mu: an answer must not wait for a create that
+ * holds the mutex for the seconds a driver takes. */
 void ag_http_count(ag_t *a, int status)
 {
-    pthread_mutex_lock(&a->mu);
     if (status >= 100 && status < 600)
-        a->st.http[status / 100]++;
-    pthread_mutex_unlock(&a->mu);
+        atomic_fetch_add(&a->http[status / 100], 1);
 }
 
 static int metric(char **s, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -506,7 +513,7 @@ char *ag_metrics(ag_t *a)
                                  "# TYPE migsched_agent_http_requests_total counter\n");
     for (c = 2; c <= 5; c++)
         rc |= metric(&s, &len, &cap, "migsched_agent_http_requests_total{code=\"%dxx\"} %llu\n", c,
-                     (unsigned long long)st.http[c]);
+                     (unsigned long long)atomic_load(&a->http[c]));
     if (rc != 0) {
         free(s);
         return NULL;

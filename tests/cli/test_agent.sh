@@ -255,6 +255,12 @@ if [ -f "$FAKE" ]; then
     curl -sf -o /dev/null -XDELETE "$A/v1/instances/$NU" || fail "nvml delete"
     [ "$(gis)" -eq 2 ] && ! grep -q " $NU\$" "$MS_FAKE_NVML_STATE" || fail "the GI of $NU is still on the driver"
     cdi_matches "$NCDI" || fail "nvml: CDI after delete"
+    # the driver's own GI (no compute instance, no uuid) is not taken over by
+    # a create; reap removes it
+    r=$(create 0 1g 6 x); [ "${r%% *}" = 409 ] && echo "${r#* }" | jq -e '.error.reason == "conflict"' >/dev/null \
+        || fail "a create took over a GI without compute instance: $r"
+    [ "$(op '{"op":"reap","gpu":0,"start":6}')" = 200 ] && [ "$(gis)" -eq 1 ] || fail "reap of the driver's GI"
+    cdi_matches "$NCDI" || fail "nvml: CDI after reap"
     agent_stop
     unset MS_FAKE_NVML_FAULTS MIGSCHEDD_NVML_LIB MS_FAKE_NVML_STATE
 else
