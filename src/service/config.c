@@ -347,6 +347,10 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (c->nagents > 0 && strcmp(c->backend, "agent") != 0) {
+        fprintf(stderr, "migschedd: --agent needs --backend agent\n");
+        return 2;
+    }
     if (c->nnodes == 0) {
         fprintf(stderr, "migschedd: give at least one --node (or --nodes-file)\n");
         usage(stderr);

@@ -337,5 +337,7 @@ kill -TERM "$PB"; wait "$PB"
 "$MIGSCHEDD" --state-dir "$SVC_TMP/d3" --backend agent --node a=1xH100-80GB --agent "a=$AA" \
     --agent-token-file "$SVC_TMP/tok" --listen 127.0.0.1:1 2>"$SVC_TMP/e3"
 [ $? -ne 0 ] && grep -q 'reports 2 GPUs' "$SVC_TMP/e3" || fail "an agent with other GPUs accepted: $(cat "$SVC_TMP/e3")"
+"$MIGSCHEDD" --state-dir "$SVC_TMP/d4" --node a=1xA100-40GB --agent "a=$AA" --listen 127.0.0.1:1 2>"$SVC_TMP/e4"
+[ $? -eq 2 ] && grep -q -- '--agent needs --backend agent' "$SVC_TMP/e4" || fail "--agent without the agent backend: $(cat "$SVC_TMP/e4")"
 kill -TERM "$PA"; wait "$PA" || fail "agent a exited with $?"
 echo "test_agent: ok"
