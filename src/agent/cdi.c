@@ -16,6 +16,7 @@
  * capability nodes of the instance's GI and CI, /dev/nvidia-caps/nvidia-cap<N>
  * with N read from CAPS/gpu<minor>/mig/gi<G>/access and .../ci<C>/access
  * ("DeviceFileMinor: N"). The sim has no GI ids, so no capability nodes.
+ * The dry-run backend writes and removes no spec file.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -167,6 +168,10 @@ int ag_cdi_sync(ag_t *a, const svc_binst_t *inv, int n, bool rewrite)
     struct dirent *de;
     int i, rc = 0;
 
+    /* dry-run touches nothing, the CDI directory included: a runtime must
+     * not be offered devices that do not exist */
+    if (strcmp(svc_backend_kind(a->be), "dry-run") == 0)
+        return 0;
     for (i = 0; i < n; i++)
         if (inv[i].uuid[0] != '\0' && inv[i].start >= 0 && ag_uuid_valid(inv[i].uuid) &&
             (rewrite || !exists(a->cfg->cdi_dir, inv[i].uuid)) && write_spec(a, &inv[i]) != 0) {

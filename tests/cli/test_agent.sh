@@ -152,6 +152,13 @@ twice '{"op":"stop","gpu":0,"start":-1,"job":"t1"}'
 [ "$(jobs_on 0 -1)" = - ] || fail "the slot stayed"
 [ "$(ls "$SVC_TMP/cw" | wc -l)" = 0 ] || fail "a spec for a whole GPU slot"
 agent_stop
+# dry-run: the ops are logged, the CDI directory is left alone
+mkdir -p "$SVC_TMP/cdry"; echo '{}' > "$SVC_TMP/cdry/migsched-MIG-x.json"
+agent_start "$SVC_TMP/adry.log" --backend dry-run --node-spec 1xA100-40GB --node-name d --state-dir "$SVC_TMP/sdry" --cdi-dir "$SVC_TMP/cdry"
+r=$(create 0 3g 0 dj); [ "${r%% *}" = 201 ] || fail "dry-run create: $r"
+[ "$(ls "$SVC_TMP/cdry")" = migsched-MIG-x.json ] || fail "dry-run touched the CDI directory: $(ls "$SVC_TMP/cdry")"
+[ "$(jq -r .op "$SVC_TMP/sdry/dry-run.jsonl" | tr '\n' ' ')" = "create start " ] || fail "dry-run log: $(cat "$SVC_TMP/sdry/dry-run.jsonl")"
+agent_stop
 
 # --- the token ---------------------------------------------------------------
 printf 'agent-token-0123456789\n' > "$SVC_TMP/tok"
