@@ -23,3 +23,16 @@ $(BUILD)/fuzz/fuzz_agent_request: fuzz/fuzz_agent_request.c fuzz/fuzz.h $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
 	    $(BUILD)/obj/src/agent/req.o $(LIB) -ljansson $(LDLIBS)
+
+# tests/agent/test_agent.c (cmocka): the parsers, the CDI files and the
+# create path in-process, on the sim backend; every agent object but main.o
+# and http.o.
+AGENT_TEST := $(BUILD)/tests/agent/test_agent
+AGENT_TEST_OBJ := $(filter-out $(BUILD)/obj/src/agent/main.o $(BUILD)/obj/src/agent/http.o,$(AGENT_OBJ))
+EXTRA_TESTS  += $(AGENT_TEST)
+OWN_TEST_SRC += tests/agent/test_agent.c
+
+$(AGENT_TEST): tests/agent/test_agent.c $(AGENT_TEST_OBJ) $(AGENT_SVC_OBJ) $(NVML_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE $(CFLAGS_ALL) -MMD -MP -o $@ $< $(AGENT_TEST_OBJ) $(AGENT_SVC_OBJ) \
+	    $(NVML_LIB) $(LIB) -lcmocka $(AGENT_LIBS) $(LDLIBS)
