@@ -344,6 +344,30 @@ kill -TERM "$PB"; wait "$PB"
 "$MIGSCHEDD" --state-dir "$SVC_TMP/d3" --backend agent --node a=1xH100-80GB --agent "a=$AA" \
     --agent-token-file "$SVC_TMP/tok" --listen 127.0.0.1:1 2>"$SVC_TMP/e3"
 [ $? -ne 0 ] && grep -q 'reports 2 GPUs' "$SVC_TMP/e3" || fail "an agent with other GPUs accepted: $(cat "$SVC_TMP/e3")"
+# migrations through the agents: fa compacts two A100 nodes after half the
+# jobs end; every MOVE is a plan op on an agent, the hook sees both uuids
+agent_start "$SVC_TMP/ma.log" --backend sim --node-spec 1xA100-40GB --node-name ma --state-dir "$SVC_TMP/sma" --cdi-dir "$SVC_TMP/cma"
+MA=$A; PMA=$AG_PID
+agent_start "$SVC_TMP/mb.log" --backend sim --node-spec 1xA100-40GB --node-name mb --state-dir "$SVC_TMP/smb" --cdi-dir "$SVC_TMP/cmb"
+MB=$A; PMB=$AG_PID
+svc_start "$SVC_TMP/m.log" --state-dir "$SVC_TMP/m" --backend agent --node a=1xA100-40GB --node b=1xA100-40GB \
+    --agent "a=$MA" --agent "b=$MB" --policy fa \
+    --migrate-hook "echo \"\$MIGSCHED_JOB \$MIGSCHED_FROM_UUID \$MIGSCHED_TO_UUID\" >> $SVC_TMP/mhook.log"
+for j in a b c d e f g h i j k l m n; do
+    curl -sf -o /dev/null -XPOST -H 'Content-Type: application/json' "$B/v1/jobs" -d "{\"id\":\"$j\",\"profile\":\"1g\",\"migratable\":true}" \
+        || fail "submit $j"
+done
+wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '.jobs | length == 14' >/dev/null" || fail "14 jobs never run"
+# (a job whose op is in flight answers 409: retried)
+for j in b d f h j l; do wait_for curl -sf -o /dev/null -XPOST "$B/v1/jobs/$j/done" || fail "$j done"; done
+wait_for sh -c "[ -s $SVC_TMP/mhook.log ]" || fail "no migration through the agents"
+wait_for check_cluster || fail "view and agents differ after migrations"
+grep -Eq '^[a-n] MIG-[^ ]+ MIG-[^ ]+$' "$SVC_TMP/mhook.log" || fail "hook log: $(cat "$SVC_TMP/mhook.log")"
+tags=$( (curl -s "$MA/v1/inventory"; curl -s "$MB/v1/inventory") | jq -r '.instances[] | select(.job != "") | .job' | sort | tr '\n' ' ')
+want=$(curl -s "$B/v1/jobs?state=running" | jq -r '.jobs[].id' | sort | tr '\n' ' ')
+[ "$tags" = "$want" ] || fail "the agents run '$tags', migschedd '$want'"
+svc_stop
+kill -TERM "$PMA" "$PMB"; wait "$PMA" "$PMB" || fail "the migration agents exited with $?"
 "$MIGSCHEDD" --state-dir "$SVC_TMP/d4" --node a=1xA100-40GB --agent "a=$AA" --listen 127.0.0.1:1 2>"$SVC_TMP/e4"
 [ $? -eq 2 ] && grep -q -- '--agent needs --backend agent' "$SVC_TMP/e4" || fail "--agent without the agent backend: $(cat "$SVC_TMP/e4")"
 kill -TERM "$PA"; wait "$PA" || fail "agent a exited with $?"
