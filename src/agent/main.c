@@ -250,6 +250,9 @@ int main(int argc, char **argv)
     }
     if (ag_http_start(&a, &http) != 0)
         goto out;
+    if (cfg.allow_remote && a.token == NULL)
+        svc_log("warn", "--allow-remote without --token-file: anyone who reaches the port can create and "
+                        "destroy instances", NULL);
     svc_log("info", "listening", json_pack("{s:s,s:s,s:s,s:i,s:s}", "listen", cfg.listen, "backend", cfg.backend,
                                            "node", cfg.node_name, "gpus", a.ngpus, "cdi_dir", cfg.cdi_dir));
     for (;;) {
