@@ -96,8 +96,11 @@ c=$(curl -s -o /dev/null -w '%{http_code}' -XPOST "$A/v1/instances" -d 'not json
 [ "$c" = 400 ] || fail "a non-JSON body was accepted ($c)"
 cdi_matches "$CDI" || fail "CDI after creates"
 [ -f "$CDI/other-vendor.json" ] || fail "another vendor's spec was removed"
+curl -s "$A/v1/instances/$U1" | jq -e '.job == "j1" and .profile == "3g.20gb" and .start == 4' >/dev/null \
+    || fail "GET one instance: $(curl -s "$A/v1/instances/$U1")"
 c=$(curl -s -o "$SVC_TMP/delbody" -w '%{http_code}' -XDELETE "$A/v1/instances/$U1")
 [ "$c" = 200 ] && jq -e '.deleted == true' "$SVC_TMP/delbody" >/dev/null || fail "delete: $c $(cat "$SVC_TMP/delbody")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$A/v1/instances/$U1")" = 404 ] || fail "GET of a deleted instance"
 [ ! -e "$CDI/migsched-$U1.json" ] || fail "the deleted instance's CDI spec is still there"
 c=$(curl -s -o "$SVC_TMP/delbody" -w '%{http_code}' -XDELETE "$A/v1/instances/$U1")
 [ "$c" = 200 ] && jq -e '.deleted == false' "$SVC_TMP/delbody" >/dev/null || fail "second delete: $c $(cat "$SVC_TMP/delbody")"
