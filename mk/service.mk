@@ -1,10 +1,11 @@
 # mk/service.mk - migschedd, the daemon (src/service/). Compiled only into
 # $(BUILD)/migschedd, never into libmigsched. Needs libmicrohttpd, jansson
-# and SQLite (scripts/deps/service.list).
+# and SQLite (scripts/deps/service.list); libcurl for the agent backend
+# (src/service/backend_agent.c).
 SVC_SRC := $(sort $(wildcard src/service/*.c))
 SVC_OBJ := $(SVC_SRC:%.c=$(BUILD)/obj/%.o)
 SVC_BIN := $(BUILD)/migschedd
-SVC_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lpthread
+SVC_LIBS := -lmicrohttpd -ljansson -lsqlite3 -lcurl -lpthread
 
 EXTRA_ALL += $(SVC_BIN)
 

@@ -48,6 +48,8 @@ struct svc_backend {
     char (*gpu_uuid)[48];
     ms_nvml_t *nv;              /* nvml kind only */
     const ms_geom_t **geom;     /* [ngpus] nvml kind only */
+    uint32_t salt;              /* mixed into made-up uuids (cfg uuid_salt) */
+    svc_abe_t *ag;              /* agent kind only: everything goes there */
 };
 
 static const char *const KIND[] = { "?", "create", "destroy", "start", "move", "stop" };
@@ -86,7 +88,7 @@ static int add(svc_backend_t *b, int gpu, int start, int prof, const char *job)
     snprintf(in->job, sizeof(in->job), "%s", job != NULL ? job : "");
     if (start >= 0)
         snprintf(in->uuid, sizeof(in->uuid), "MIG-%08x-%04x-4000-8000-%012" PRIx64,
-                 (unsigned)gpu, (unsigned)start, ++b->uuid_seq);
+                 (unsigned)gpu ^ b->salt, (unsigned)start, ++b->uuid_seq);
     return 0;
 }
 
@@ -254,6 +256,8 @@ static int nvml_load(svc_backend_t *b, const char **err)
             }
             snprintf(b->v[b->n - 1].uuid, sizeof(b->v[0].uuid), "%.47s",
                      gi->nci > 0 ? gi->ci[0].uuid : "");
+            b->v[b->n - 1].gi_id = (uint16_t)gi->id;
+            b->v[b->n - 1].ci_id = (uint16_t)(gi->nci > 0 ? gi->ci[0].id : 0);
             for (t = 0; t < ntags; t++)
                 if (tags[t].gpu == g && tags[t].start == (int8_t)gi->start && tags[t].prof == k)
                     snprintf(b->v[b->n - 1].job, sizeof(b->v[0].job), "%s", tags[t].job);
@@ -360,6 +364,8 @@ static int nvml_op(svc_backend_t *b, const ms_op_t *op, const char **why)
             return -1;
         }
         snprintf(b->v[b->n - 1].uuid, sizeof(b->v[0].uuid), "%.47s", gi.nci > 0 ? gi.ci[0].uuid : "");
+        b->v[b->n - 1].gi_id = (uint16_t)gi.id;
+        b->v[b->n - 1].ci_id = (uint16_t)(gi.nci > 0 ? gi.ci[0].id : 0);
         return 0;
     }
     if ((i = find(b, op->gpu, op->start, NULL)) < 0 || op->start < 0) {
@@ -389,8 +395,22 @@ int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const ch
     *out = NULL;
     if (strcmp(cfg->kind, "nvml") == 0)
         return nvml_open(cfg, out, err);
+    if (strcmp(cfg->kind, "agent") == 0) {
+        if ((b = calloc(1, sizeof(*b))) == NULL) {
+            *err = "out of memory";
+            return -1;
+        }
+        snprintf(b->kind, sizeof(b->kind), "agent");
+        pthread_mutex_init(&b->mu, NULL);
+        if (svc_abe_open(cfg, &b->ag, err) != 0) {
+            svc_backend_close(b);
+            return -1;
+        }
+        *out = b;
+        return 0;
+    }
     if (strcmp(cfg->kind, "sim") != 0 && strcmp(cfg->kind, "dry-run") != 0) {
-        *err = "unknown backend (sim, dry-run, nvml)";
+        *err = "unknown backend (sim, dry-run, nvml, agent)";
         return -1;
     }
     if ((b = calloc(1, sizeof(*b))) == NULL) {
@@ -400,6 +420,7 @@ int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const ch
     snprintf(b->kind, sizeof(b->kind), "%s", cfg->kind);
     b->dry = strcmp(cfg->kind, "dry-run") == 0;
     b->ngpus = cfg->ngpus;
+    b->salt = cfg->uuid_salt;
     b->delay = b->dry ? 0.0 : cfg->op_delay_s;
     pthread_mutex_init(&b->mu, NULL);
     b->path = path_join(cfg->state_dir, b->dry ? "dry-run-inventory.json" : "sim-inventory.json");
@@ -412,7 +433,7 @@ int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const ch
     }
     for (g = 0; g < cfg->ngpus; g++)
         snprintf(b->gpu_uuid[g], sizeof(b->gpu_uuid[g]), "GPU-%08x-0000-4000-8000-%012x",
-                 0x5157u, (unsigned)g);
+                 0x5157u ^ b->salt, (unsigned)g);
     if (!b->dry && parse_fail(b, cfg->fail) != 0) {
         *err = "bad sim fail spec: KIND:N with KIND create, destroy, start, move, stop or any, N >= 1";
         svc_backend_close(b);
@@ -438,6 +459,7 @@ void svc_backend_close(svc_backend_t *b)
 {
     if (b == NULL)
         return;
+    svc_abe_close(b->ag);
     if (b->log != NULL)
         fclose(b->log);
     pthread_mutex_destroy(&b->mu);
@@ -542,6 +564,8 @@ int svc_backend_op(svc_backend_t *b, const ms_op_t *op, const char *job, const c
     int rc;
 
     *why = "";
+    if (b->ag != NULL)
+        return svc_abe_op(b->ag, op, job, prof_name, why);
     sleep_s(b->delay);
     pthread_mutex_lock(&b->mu);
     if (op->kind >= 1 && op->kind <= MS_OP_STOP)
@@ -586,6 +610,8 @@ int svc_backend_destroy(svc_backend_t *b, const svc_binst_t *in)
 {
     int i, rc = -1;
 
+    if (b->ag != NULL)
+        return svc_abe_destroy(b->ag, in);
     pthread_mutex_lock(&b->mu);
     if ((i = find(b, in->gpu, in->start, in->job)) >= 0) {
         if (b->nv != NULL && in->start >= 0) {
@@ -611,6 +637,8 @@ int svc_backend_create(svc_backend_t *b, int gpu, int prof, int start)
 {
     int rc = -1;
 
+    if (b->ag != NULL)
+        return svc_abe_create(b->ag, gpu, prof, start);
     pthread_mutex_lock(&b->mu);
     if (b->nv != NULL) {
         ms_op_t op;
@@ -632,6 +660,8 @@ int svc_backend_create(svc_backend_t *b, int gpu, int prof, int start)
 
 int svc_backend_inventory(svc_backend_t *b, svc_binst_t **out, int *n)
 {
+    if (b->ag != NULL)
+        return svc_abe_inventory(b->ag, out, n);
     pthread_mutex_lock(&b->mu);
     *out = malloc((size_t)(b->n > 0 ? b->n : 1) * sizeof(**out));
     if (*out == NULL) {
@@ -667,6 +697,8 @@ int svc_backend_adopt_uuid(svc_backend_t *b, int gpu, int start, const char *uui
 
 const char *svc_backend_gpu_uuid(const svc_backend_t *b, int gpu)
 {
+    if (b->ag != NULL)
+        return svc_abe_gpu_uuid(b->ag, gpu);
     return gpu >= 0 && gpu < b->ngpus ? b->gpu_uuid[gpu] : "";
 }
 
@@ -675,6 +707,10 @@ void svc_backend_inst_uuid(svc_backend_t *b, int gpu, int start, const char *job
 {
     int i;
 
+    if (b->ag != NULL) {
+        svc_abe_inst_uuid(b->ag, gpu, start, job, buf, len);
+        return;
+    }
     pthread_mutex_lock(&b->mu);
     i = find(b, gpu, start, job);
     snprintf(buf, len, "%s", i >= 0 ? b->v[i].uuid : "");

@@ -16,6 +16,8 @@
  *   nvml     real GPUs through src/nvml/ (NVML via dlopen; MIGSCHEDD_NVML_LIB
  *            overrides the library, for the tests' fake); GIs are the
  *            hardware's, job tags in STATE_DIR/nvml-inventory.json
+ *   agent    each node's migsched-agent over HTTP (backend_agent.c); the
+ *            inventory is the union of the agents' (docs/agent.md)
  *
  * Every function is called from one thread at a time (the executor, or the
  * loop before the executor starts); svc_backend_inventory may be called from
@@ -36,6 +38,7 @@ typedef struct svc_binst {
     int8_t prof;            /* profile index in the GPU's geometry */
     char job[128];          /* "" idle */
     char uuid[48];          /* instance uuid ("MIG-..."), "" none */
+    uint16_t gi_id, ci_id;  /* nvml: the driver's GI and CI ids (0 unknown; not persisted) */
 } svc_binst_t;
 
 typedef struct svc_backend svc_backend_t;
@@ -49,6 +52,12 @@ typedef struct svc_backend_cfg {
     const char *const *gpu_names;   /* [ngpus] "node/index" for uuids, may be NULL */
     const ms_geom_t *const *gpu_geom;   /* [ngpus] each GPU's geometry (nvml) */
     const bool *gpu_mig;            /* [ngpus] on a MIG node (nvml checks MIG mode) */
+    /* agent: [ngpus] the base URL of the migsched-agent that serves each GPU
+     * and the GPU's index on that node; a bearer token file (NULL none) */
+    const char *const *gpu_agent;
+    const int *gpu_local;
+    const char *agent_token_file;
+    uint32_t uuid_salt;             /* sim: mixed into made-up uuids so nodes differ; 0 in migschedd */
 } svc_backend_cfg_t;
 
 /* 0 or -1 with *err set to a static message. */
@@ -75,5 +84,16 @@ const char *svc_backend_gpu_uuid(const svc_backend_t *b, int gpu);
  * copies into buf. */
 void svc_backend_inst_uuid(svc_backend_t *b, int gpu, int start, const char *job, char *buf,
                            size_t len);
+
+/* The agent backend (backend_agent.c); backend.c dispatches to it. */
+typedef struct svc_abe svc_abe_t;
+int svc_abe_open(const svc_backend_cfg_t *cfg, svc_abe_t **out, const char **err);
+void svc_abe_close(svc_abe_t *a);
+int svc_abe_op(svc_abe_t *a, const ms_op_t *op, const char *job, const char *prof_name, const char **why);
+int svc_abe_destroy(svc_abe_t *a, const svc_binst_t *in);
+int svc_abe_create(svc_abe_t *a, int gpu, int prof, int start);
+int svc_abe_inventory(svc_abe_t *a, svc_binst_t **out, int *n);
+const char *svc_abe_gpu_uuid(const svc_abe_t *a, int gpu);
+void svc_abe_inst_uuid(svc_abe_t *a, int gpu, int start, const char *job, char *buf, size_t len);
 
 #endif

@@ -20,7 +20,9 @@ static void usage(FILE *f)
             "usage: migschedd --state-dir DIR --node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole] ... [options]\n"
             "  --listen HOST:PORT     address (default 127.0.0.1:7070; loopback unless --allow-remote)\n"
             "  --state-dir DIR        SQLite store and the sim backend's inventory (created if missing)\n"
-            "  --backend KIND         sim (default), dry-run, or nvml (not wired yet)\n"
+            "  --backend KIND         sim (default), dry-run, nvml, or agent (each node's migsched-agent)\n"
+            "  --agent NODE=URL       backend agent: the agent of a node (e.g. a=http://10.0.0.5:7071); repeat\n"
+            "  --agent-token-file F   backend agent: bearer token sent to the agents\n"
             "  --node SPEC            one node; repeat (e.g. a=4xA100-40GB, c=4xA100-40GB:timeslice=4)\n"
             "  --nodes-file FILE      nodes, one spec a line\n"
             "  --policy NAME          fa+ (default), fa, static, first-fit, best-fit, fgd, mfi, node-profile, timeslice\n"
@@ -112,7 +114,7 @@ static const opt_t OPTS[] = {
     { "leader-elect", true }, { "lease", false }, { "lease-duration", false }, { "k8s-policy", false },
     { "layout-period", false }, { "layout-hysteresis", false }, { "layout-drain-timeout", false },
     { "layout-apply-timeout", false }, { "layout-budget", false }, { "layout-min-gain", false },
-    { "layout-evict", true }, { NULL, false },
+    { "layout-evict", true }, { "agent", false }, { "agent-token-file", false }, { NULL, false },
 };
 
 /* Apply one setting; msg receives what is wrong. */
@@ -131,8 +133,9 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
     if (strcmp(k, "state-dir") == 0)
         return set_str(&c->state_dir, v);
     if (strcmp(k, "backend") == 0) {
-        if (strcmp(v, "sim") != 0 && strcmp(v, "dry-run") != 0 && strcmp(v, "nvml") != 0) {
-            snprintf(msg, mlen, "backend must be sim, dry-run or nvml");
+        if (strcmp(v, "sim") != 0 && strcmp(v, "dry-run") != 0 && strcmp(v, "nvml") != 0 &&
+            strcmp(v, "agent") != 0) {
+            snprintf(msg, mlen, "backend must be sim, dry-run, nvml or agent");
             return -1;
         }
         return set_str(&c->backend, v);
@@ -216,6 +219,24 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
     }
     if (strcmp(k, "token-file") == 0)
         return set_str(&c->token_file, v);
+    if (strcmp(k, "agent") == 0) {
+        const char *eq = strchr(v, '=');
+        char **a;
+
+        if (eq == NULL || eq == v || (strncmp(eq + 1, "http://", 7) != 0 && strncmp(eq + 1, "https://", 8) != 0)) {
+            snprintf(msg, mlen, "agent must be NODE=URL with an http:// or https:// URL");
+            return -1;
+        }
+        if ((a = realloc(c->agents, (size_t)(c->nagents + 1) * sizeof(*a))) == NULL)
+            return -1;
+        c->agents = a;
+        if ((c->agents[c->nagents] = strdup(v)) == NULL)
+            return -1;
+        c->nagents++;
+        return 0;
+    }
+    if (strcmp(k, "agent-token-file") == 0)
+        return set_str(&c->agent_token_file, v);
     if (strcmp(k, "tls-cert") == 0)
         return set_str(&c->tls_cert, v);
     if (strcmp(k, "tls-key") == 0)
@@ -429,6 +450,10 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
         fprintf(stderr, "migschedd: --kube-token-file and --kube-ca go with --kube-api URL\n");
         return 2;
     }
+    if (c->nagents > 0 && strcmp(c->backend, "agent") != 0) {
+        fprintf(stderr, "migschedd: --agent needs --backend agent\n");
+        return 2;
+    }
     if (c->nnodes == 0) {
         fprintf(stderr, "migschedd: give at least one --node (or --nodes-file)\n");
         usage(stderr);
@@ -452,6 +477,10 @@ void svc_cfg_free(svc_cfg_t *c)
     free(c->sim_fail);
     free(c->migrate_hook);
     free(c->token_file);
+    for (i = 0; i < c->nagents; i++)
+        free(c->agents[i]);
+    free(c->agents);
+    free(c->agent_token_file);
     free(c->tls_cert);
     free(c->tls_key);
     free(c->lease);

@@ -78,6 +78,39 @@ static void id_prefix(char *buf, size_t len)
     snprintf(buf, len, "j%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
 }
 
+/* backend agent: each GPU's agent URL (borrowed from cfg) and its index in
+ * its node, from the --agent NODE=URL settings; every node needs one. */
+static int agent_map(const svc_cfg_t *cfg, const ms_node_spec_t *nd, int nn, int ngpus,
+                     const char ***url, int **local)
+{
+    int i, g, k = 0, a;
+
+    *url = calloc((size_t)(ngpus > 0 ? ngpus : 1), sizeof(**url));
+    *local = calloc((size_t)(ngpus > 0 ? ngpus : 1), sizeof(**local));
+    if (*url == NULL || *local == NULL) {
+        fprintf(stderr, "migschedd: out of memory\n");
+        return -1;
+    }
+    for (i = 0; i < nn; i++) {
+        size_t len = strlen(nd[i].name);
+        const char *u = NULL;
+
+        for (a = 0; a < cfg->nagents; a++)
+            if (strncmp(cfg->agents[a], nd[i].name, len) == 0 && cfg->agents[a][len] == '=')
+                u = cfg->agents[a] + len + 1;
+        if (u == NULL) {
+            fprintf(stderr, "migschedd: --backend agent: node %s has no --agent %s=URL\n", nd[i].name,
+                    nd[i].name);
+            return -1;
+        }
+        for (g = 0; g < nd[i].ngpus; g++, k++) {
+            (*url)[k] = u;
+            (*local)[k] = g;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     svc_cfg_t cfg;
@@ -86,6 +119,8 @@ int main(int argc, char **argv)
     svc_backend_cfg_t bc;
     const ms_geom_t **gpu_geom = NULL;
     bool *gpu_mig = NULL;
+    const char **gpu_agent = NULL;
+    int *gpu_local = NULL;
     sigset_t set;
     const char *err = "";
     int rc, lockfd = -1, sig;
@@ -142,6 +177,12 @@ int main(int argc, char **argv)
             }
         bc.gpu_geom = gpu_geom;
         bc.gpu_mig = gpu_mig;
+        if (strcmp(cfg.backend, "agent") == 0 &&
+            agent_map(&cfg, nd, nn, bc.ngpus, &gpu_agent, &gpu_local) != 0)
+            goto out;
+        bc.gpu_agent = gpu_agent;
+        bc.gpu_local = gpu_local;
+        bc.agent_token_file = cfg.agent_token_file;
     }
     if (svc_backend_open(&bc, &d.be, &err) != 0) {
         fprintf(stderr, "migschedd: --backend %s: %s\n", cfg.backend, err);
@@ -205,6 +246,8 @@ out:
     svc_backend_close(d.be);
     free(gpu_geom);
     free(gpu_mig);
+    free(gpu_agent);
+    free(gpu_local);
     ms_cluster_spec_destroy(d.spec);
     free(d.token);
     pthread_mutex_destroy(&d.tmu);

@@ -32,7 +32,7 @@
 typedef struct svc_cfg {
     char *listen;                  /* "HOST:PORT" */
     char *state_dir;
-    char *backend;                 /* sim, dry-run, nvml */
+    char *backend;                 /* sim, dry-run, nvml, agent */
     char **nodes;                  /* node spec texts */
     int nnodes;
     char *policy;
@@ -61,6 +61,9 @@ typedef struct svc_cfg {
     double layout_hysteresis_s, layout_drain_s, layout_apply_s;
     int layout_budget, layout_min_gain;
     bool layout_evict;
+    char **agents;                 /* backend agent: "NODE=URL" texts */
+    int nagents;
+    char *agent_token_file;        /* backend agent: bearer token for the agents */
 } svc_cfg_t;
 
 /* Parse argv (and --config FILE). Returns 0, or prints the error and returns

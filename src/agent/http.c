@@ -1,0 +1,343 @@
+/* http.c - the agent's HTTP/JSON API on libmicrohttpd (docs/agent.md).
+ *
+ *   GET    /healthz               {"ok": true}: the process runs
+ *   GET    /metrics               Prometheus text
+ *   GET    /v1/inventory          GPUs and instances
+ *   POST   /v1/instances          create {gpu, profile, start, job}
+ *   DELETE /v1/instances/UUID     destroy
+ *   POST   /v1/ops                one plan op (migschedd's agent backend)
+ *
+ * With --token-file every request but /healthz needs
+ * "Authorization: Bearer TOKEN": the inventory tells which jobs run where,
+ * and the metrics are cheap to guard too. Loopback only unless
+ * --allow-remote (a DaemonSet pod on the host network gives it, with a
+ * token).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "agent/agent.h"
+#include "service/svc.h"
+
+struct ag_http {
+    struct MHD_Daemon *mhd;
+    ag_t *a;
+    atomic_int active;
+};
+
+typedef struct rq {
+    char *buf;
+    size_t len, cap;
+    bool too_big;
+} rq_t;
+
+int ag_token_load(ag_t *a)
+{
+    FILE *f;
+    char *t;
+    size_t n;
+
+    if (a->cfg->token_file == NULL)
+        return 0;
+    if ((f = fopen(a->cfg->token_file, "rb")) == NULL || (t = calloc(1, 4097)) == NULL) {
+        if (f != NULL)
+            fclose(f);
+        fprintf(stderr, "migsched-agent: --token-file %s: cannot read it\n", a->cfg->token_file);
+        return -1;
+    }
+    n = fread(t, 1, 4096, f);
+    if (n == 4096 && fgetc(f) != EOF)
+        n = 0;   /* too long: refused below */
+    fclose(f);
+    t[n] = '\0';
+    while (n > 0 && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ' || t[n - 1] == '\t'))
+        t[--n] = '\0';
+    if (n < 16 || strlen(t) != n) {
+        fprintf(stderr, "migsched-agent: --token-file %s: the token must be one line of 16 to 4096 characters\n",
+                a->cfg->token_file);
+        free(t);
+        return -1;
+    }
+    a->token = t;
+    a->token_len = n;
+    return 0;
+}
+
+/* Constant time in the token's length: no early exit on a mismatch. */
+static bool token_ok(const ag_t *a, struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    size_t i, n;
+    unsigned diff;
+
+    if (a->token == NULL)
+        return true;
+    if (h == NULL || strncmp(h, "Bearer ", 7) != 0)
+        return false;
+    h += 7;
+    n = strlen(h);
+    diff = (unsigned)(n ^ a->token_len);
+    for (i = 0; i < a->token_len; i++)
+        diff |= (unsigned)((unsigned char)a->token[i] ^ (unsigned char)(i < n ? h[i] : 0));
+    return diff == 0;
+}
+
+static enum MHD_Result reply(ag_http_t *h, struct MHD_Connection *c, int status, char *body, const char *ctype)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    if (body == NULL) {
+        status = 500;
+        if ((body = strdup("{\"error\":{\"reason\":\"backend\",\"field\":\"\",\"message\":\"out of memory\"}}")) == NULL)
+            return MHD_NO;
+    }
+    resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", ctype != NULL ? ctype : "application/json");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    ret = MHD_queue_response(c, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    ag_http_count(h->a, status);
+    return ret;
+}
+
+static enum MHD_Result send_err(ag_http_t *h, struct MHD_Connection *c, int status, const char *reason,
+                                const char *field, const char *msg)
+{
+    ag_err_t e;
+
+    ag_err_set(&e, status, reason, field, "%s", msg);
+    return reply(h, c, status, ag_err_body(&e), NULL);
+}
+
+static enum MHD_Result route(ag_http_t *h, struct MHD_Connection *c, rq_t *r, const char *url, const char *method)
+{
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    bool post = strcmp(method, "POST") == 0, del = strcmp(method, "DELETE") == 0;
+    ag_t *a = h->a;
+    ag_err_t e;
+    int status = 500;
+    char *body;
+
+    if (strcmp(url, "/healthz") == 0)
+        return get ? reply(h, c, 200, strdup("{\"ok\":true}"), NULL)
+                   : send_err(h, c, 405, "method", "", "method not allowed");
+    if (!token_ok(a, c))
+        return send_err(h, c, 401, "unauthorized", "Authorization", "a valid bearer token is required");
+    if (r->too_big)
+        return send_err(h, c, 413, "invalid", "", "the body is too large");
+    if (strcmp(url, "/metrics") == 0 && get)
+        return reply(h, c, 200, ag_metrics(a), "text/plain; version=0.0.4; charset=utf-8");
+    if (strcmp(url, "/v1/inventory") == 0 && get) {
+        body = ag_inventory(a, &status);
+        return reply(h, c, status, body, NULL);
+    }
+    if (strcmp(url, "/v1/instances") == 0 && post) {
+        ag_create_t rq;
+
+        if (ag_parse_create(r->buf, r->len, &rq, &e) != 0)
+            return reply(h, c, e.code, ag_err_body(&e), NULL);
+        body = ag_create(a, &rq, &status);
+        return reply(h, c, status, body, NULL);
+    }
+    if (strcmp(url, "/v1/ops") == 0 && post) {
+        ag_op_t rq;
+
+        if (ag_parse_op(r->buf, r->len, &rq, &e) != 0)
+            return reply(h, c, e.code, ag_err_body(&e), NULL);
+        body = ag_op(a, &rq, &status);
+        return reply(h, c, status, body, NULL);
+    }
+    if (strncmp(url, "/v1/instances/", 14) == 0 && (del || get)) {
+        const char *uuid = url + 14;
+
+        if (!ag_uuid_valid(uuid))
+            return send_err(h, c, 400, "invalid", "uuid", "an instance uuid: 1-47 of A-Z a-z 0-9 - _ . :");
+        if (get) {
+            /* one instance: the inventory's entry, 404 if none */
+            svc_binst_t *inv;
+            int n, i;
+
+            pthread_mutex_lock(&a->mu);
+            if (svc_backend_inventory(a->be, &inv, &n) != 0) {
+                pthread_mutex_unlock(&a->mu);
+                return send_err(h, c, 500, "backend", "", "out of memory");
+            }
+            for (i = 0; i < n && !(inv[i].start >= 0 && strcmp(inv[i].uuid, uuid) == 0); i++)
+                ;
+            body = NULL;
+            if (i < n) {
+                json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:s,s:s}", "gpu", (int)inv[i].gpu, "profile",
+                                      ms_geom_profile(a->geom[inv[i].gpu], inv[i].prof)->name, "start",
+                                      (int)inv[i].start, "uuid", inv[i].uuid, "job", inv[i].job, "gpu_uuid",
+                                      svc_backend_gpu_uuid(a->be, inv[i].gpu));
+
+                body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+                json_decref(o);
+            }
+            free(inv);
+            pthread_mutex_unlock(&a->mu);
+            if (i == n)
+                return send_err(h, c, 404, "not-found", "uuid", "no such instance");
+            return reply(h, c, 200, body, NULL);
+        }
+        body = ag_delete(a, uuid, &status);
+        return reply(h, c, status, body, NULL);
+    }
+    if (strcmp(url, "/metrics") == 0 || strcmp(url, "/v1/inventory") == 0 || strcmp(url, "/v1/instances") == 0 ||
+        strcmp(url, "/v1/ops") == 0 || strncmp(url, "/v1/instances/", 14) == 0)
+        return send_err(h, c, 405, "method", "", "method not allowed");
+    return send_err(h, c, 404, "not-found", "", "no such endpoint");
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    ag_http_t *h = cls;
+    rq_t *r = *con_cls;
+    enum MHD_Result ret;
+
+    (void)version;
+    if (r == NULL) {
+        if ((r = calloc(1, sizeof(*r))) == NULL)
+            return MHD_NO;
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        size_t n = *upload_size;
+
+        if (!r->too_big && r->len + n > (size_t)h->a->cfg->max_body) {
+            r->too_big = true;
+            free(r->buf);
+            r->buf = NULL;
+            r->len = r->cap = 0;
+        }
+        if (!r->too_big) {
+            if (r->len + n + 1 > r->cap) {
+                size_t cap = (r->len + n + 1) * 2;
+                char *b = realloc(r->buf, cap);
+
+                if (b == NULL)
+                    return MHD_NO;
+                r->buf = b;
+                r->cap = cap;
+            }
+            memcpy(r->buf + r->len, upload, n);
+            r->len += n;
+            r->buf[r->len] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    atomic_fetch_add(&h->active, 1);
+    ret = route(h, c, r, url, method);
+    atomic_fetch_sub(&h->active, 1);
+    return ret;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    rq_t *r = *con_cls;
+
+    (void)cls;
+    (void)c;
+    (void)toe;
+    if (r != NULL) {
+        free(r->buf);
+        free(r);
+        *con_cls = NULL;
+    }
+}
+
+static int parse_listen(const char *s, bool allow_remote, struct sockaddr_in *sa)
+{
+    const char *colon = strrchr(s, ':');
+    char host[64], *end;
+    long port;
+
+    memset(sa, 0, sizeof(*sa));
+    if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
+        return -1;
+    errno = 0;
+    port = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || errno != 0 || port < 1 || port > 65535)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    if (strcmp(host, "localhost") == 0)
+        snprintf(host, sizeof(host), "127.0.0.1");
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+        return -1;
+    if (!allow_remote && (ntohl(sa->sin_addr.s_addr) >> 24) != 127)
+        return -2;
+    return 0;
+}
+
+int ag_http_start(ag_t *a, ag_http_t **out)
+{
+    ag_http_t *h = calloc(1, sizeof(*h));
+    struct sockaddr_in sa;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC;
+    int rc;
+
+    *out = NULL;
+    if (h == NULL)
+        return -1;
+    h->a = a;
+    if ((rc = parse_listen(a->cfg->listen, a->cfg->allow_remote, &sa)) != 0) {
+        fprintf(stderr, "migsched-agent: --listen %s: %s\n", a->cfg->listen,
+                rc == -2 ? "not a loopback address (give --allow-remote, and a --token-file)"
+                         : "HOST:PORT with an IPv4 address or localhost");
+        free(h);
+        return -1;
+    }
+    h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                              MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 75u,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED,
+                              completed, h, MHD_OPTION_END);
+    if (h->mhd == NULL) {
+        svc_log("error", "cannot listen", json_pack("{s:s}", "listen", a->cfg->listen));
+        free(h);
+        return -1;
+    }
+    *out = h;
+    return 0;
+}
+
+/* Stop accepting, let requests in progress finish (at most 5 s), stop. */
+void ag_http_stop(ag_http_t *h)
+{
+    double t0 = svc_mono();
+    MHD_socket s;
+
+    if (h == NULL)
+        return;
+    s = MHD_quiesce_daemon(h->mhd);
+    while (atomic_load(&h->active) > 0 && svc_mono() - t0 < 5.0) {
+        struct timespec ts = { 0, 10000000L };
+
+        nanosleep(&ts, NULL);
+    }
+    MHD_stop_daemon(h->mhd);
+    if (s != MHD_INVALID_SOCKET)
+        close(s);
+    free(h);
+}
