@@ -404,26 +404,35 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
             usage(stdout);
             return -1;
         }
-    for (i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--config") == 0 && read_file(c, argv[i + 1]) != 0)
+    for (i = 1; i < argc; i++)
+        if ((strcmp(argv[i], "--config") == 0 && i + 1 < argc && read_file(c, argv[i + 1]) != 0) ||
+            (strncmp(argv[i], "--config=", 9) == 0 && read_file(c, argv[i] + 9) != 0))
             return 2;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *val;
+        const char *a = argv[i], *val, *eqv;
         char msg[256] = "";
+        size_t klen;
 
         if (strncmp(a, "--", 2) != 0) {
             fprintf(stderr, "migschedd: unexpected argument '%s'\n", a);
             usage(stderr);
             return 2;
         }
-        for (k = 0; OPTS[k].name != NULL && strcmp(OPTS[k].name, a + 2) != 0; k++)
+        /* --key value, or --key=value as manifests write it */
+        eqv = strchr(a + 2, '=');
+        klen = eqv != NULL ? (size_t)(eqv - (a + 2)) : strlen(a + 2);
+        for (k = 0; OPTS[k].name != NULL &&
+                    (strlen(OPTS[k].name) != klen || strncmp(OPTS[k].name, a + 2, klen) != 0);
+             k++)
             ;
         if (OPTS[k].name == NULL) {
             fprintf(stderr, "migschedd: unknown option '%s'\n", a);
             usage(stderr);
             return 2;
         }
-        if (OPTS[k].flag)
+        if (eqv != NULL)
+            val = eqv + 1;
+        else if (OPTS[k].flag)
             val = "true";
         else if (i + 1 >= argc) {
             fprintf(stderr, "migschedd: %s needs a value\n", a);
