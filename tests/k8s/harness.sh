@@ -177,21 +177,38 @@ EOF
     done
 }
 
-# The rights the extender (stand-in now, migsched later) needs, and no more.
+# The extender's identity (user migsched-extender) gets exactly the rights
+# deploy/kubernetes/rbac.yaml gives migschedd: its ClusterRole and its
+# leader-election Role (namespace migsched), bound to that user instead of
+# the ServiceAccount, so the tests run with the RBAC the project ships.
 extender_rbac() {
-    api POST /apis/rbac.authorization.k8s.io/v1/clusterroles '{
-      "apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole",
-      "metadata":{"name":"migsched-extender"},
-      "rules":[
-        {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch","patch"]},
-        {"apiGroups":[""],"resources":["pods/binding"],"verbs":["create"]},
-        {"apiGroups":[""],"resources":["nodes"],"verbs":["get","list","watch"]},
-        {"apiGroups":["","events.k8s.io"],"resources":["events"],"verbs":["create","patch"]}]}' >/dev/null
-    api POST /apis/rbac.authorization.k8s.io/v1/clusterrolebindings '{
-      "apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding",
-      "metadata":{"name":"migsched-extender"},
-      "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"migsched-extender"},
-      "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"migsched-extender"}]}' >/dev/null
+    local rbac
+    rbac=$(cd "$MS_K8S_DIR/../.." && pwd)/deploy/kubernetes/rbac.yaml
+    api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"migsched"}}' >/dev/null
+    python3 - "$rbac" >"$D/rbac.jsonl" <<'PY'
+import json, sys, yaml
+docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+user = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "migsched-extender"}]
+role = docs[("ClusterRole", "migsched-extender")]
+lease = docs[("Role", "migschedd-leader-election")]
+print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/clusterroles", role]))
+print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+    "metadata": {"name": "migsched-extender-test"}, "subjects": user,
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "migsched-extender"}}]))
+ns = lease["metadata"]["namespace"]
+print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles" % ns, lease]))
+print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings" % ns, {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+    "metadata": {"name": "migschedd-leader-election-test", "namespace": ns}, "subjects": user,
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": lease["metadata"]["name"]}}]))
+PY
+    local path body
+    while IFS= read -r line; do
+        path=$(printf '%s' "$line" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0])')
+        body=$(printf '%s' "$line" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[1]))')
+        api POST "$path" "$body" >/dev/null
+    done <"$D/rbac.jsonl"
 }
 
 # The extended resources the migsched profile manages (A100-40GB profiles

@@ -57,17 +57,15 @@ MS_K8S_EXTENDER_URL=http://127.0.0.1:$pe/extender bash "$here/harness.sh" start 
 . "$D/env"
 python3 "$here/leader_proxy.py" --listen "$pe" --backend "$pa" --backend "$pb" >"$D/proxy.log" 2>&1 &
 pids+=($!)
-echo "$MS_K8S_TOKEN" >"$D/token"
 api() { # api METHOD PATH [BODY]
     curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
         -H 'Content-Type: application/json' -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
 }
-api POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"migsched"}}' >/dev/null
 NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-40GB --node node-3=2xA100-40GB"
 replica() { # replica NAME PORT
     # shellcheck disable=SC2086
     POD_NAME=migschedd-$1 "$MIGSCHEDD" --listen "127.0.0.1:$2" --state-dir "$D/state-$1" --backend sim \
-        --op-delay 0.001 $NODES --kube-api "$MS_K8S_API" --kube-token-file "$D/token" --kube-ca "$MS_K8S_CA" \
+        --op-delay 0.001 $NODES --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
         --extender-ttl 10 --leader-elect --lease migsched/migschedd --lease-duration 6 \
         2>"$D/migschedd-$1.log" &
     pids+=($!)

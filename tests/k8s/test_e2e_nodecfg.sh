@@ -11,7 +11,8 @@
 #    with its old layout;
 #  - a node that runs a GPU pod is cordoned but not relabelled until the
 #    pod is gone, and nothing is evicted;
-#  - migschedd held the Lease while doing it (leader election on), and
+#  - migschedd held the Lease while doing it (leader election on, with the
+#    RBAC deploy/ ships: the harness binds it to the extender identity), and
 #    released it on SIGTERM.
 # Prints "k8s nodecfg e2e: skipped (REASON)" and exits 0 when the binaries
 # cannot be built here (as test_e2e_smoke.sh does).
@@ -65,7 +66,6 @@ node() { # node NAME: 8 A100-40GB in inference-peak (7 x 1g.5gb each)
           \"message\":\"API object only\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
 }
 for n in gpu-0 gpu-1 gpu-2; do node $n; done
-api POST /api/v1/namespaces "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"migsched\"}}" >/dev/null
 
 # The cluster policy: the three nodes are GPU Operator nodes of 8 A100-40GB.
 cat >"$D/policy.yaml" <<'EOF'
@@ -100,10 +100,9 @@ python3 "$here/fake_mig_manager.py" --api "$MS_K8S_API" --token "$MS_K8S_TOKEN" 
     --layouts "$D/layouts.json" --delay 1 --fail gpu-1:training --log "$D/mig.jsonl" \
     >"$D/mig-manager.log" 2>&1 &
 pids+=($!)
-echo "$MS_K8S_TOKEN" >"$D/token"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$MIGSCHEDD" --listen 127.0.0.1:$port --state-dir "$D/state" --backend sim --node x=1xA100-40GB \
-    --kube-api "$MS_K8S_API" --kube-token-file "$D/token" --kube-ca "$MS_K8S_CA" \
+    --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
     --k8s-policy "$D/policy.yaml" --leader-elect --lease migsched/migschedd --lease-duration 6 \
     --layout-period 1 --layout-hysteresis 0 --layout-drain-timeout 600 --layout-apply-timeout 30 \
     >"$D/migschedd.log" 2>&1 &
