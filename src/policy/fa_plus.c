@@ -288,6 +288,40 @@ static bool find_except(const faplus_t *f, const ms_cluster_t *c, int k, const i
     int i, q, bg = -1, bs = -1;
     uint64_t key = 0;
 
+    if ((size_t)c->ngpus * (size_t)r->width < (size_t)r->n) {
+        /* Fewer (GPU, start) pairs than candidates: scan the GPUs for the
+         * same minimum of (key, gpu, start) (ms_rank's scan and bucket
+         * searches agree the same way). A full small cluster calls this
+         * for every subset of every GPU's jobs in each make_room; walking
+         * all the candidates made a restart that resubmits 100,000 queued
+         * jobs take 40 s. */
+        uint64_t best = UINT64_MAX;
+        int g, st;
+
+        for (g = 0; g < c->ngpus; g++) {
+            ms_state_t s = c->gpus[g].state;
+            uint16_t fit = ms_state_fit(c->geom, s, k);
+            bool skip = false;
+
+            for (q = 0; q < nex; q++)
+                skip |= ex[q] == g;
+            for (st = 0; !skip && fit != 0 && st < r->width; st++) {
+                uint64_t kk;
+
+                if (!((fit >> st) & 1u))
+                    continue;
+                kk = r->key_of[(size_t)s * (size_t)r->width + (size_t)st];
+                if (kk < best) {   /* strict: a lower gpu/start already wins a tie */
+                    best = kk;
+                    bg = g;
+                    bs = st;
+                }
+            }
+        }
+        *gpu = bg;
+        *start = bs;
+        return bg >= 0;
+    }
     for (i = 0; i < r->n; i++) {
         const ms_rank_cand_t *cd = &r->cands[i];
         int g = -1;
