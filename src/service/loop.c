@@ -46,11 +46,13 @@ void svc_msg_free(svc_msg_t *m)
     free(m->q_state);
     free(m->q_label);
     free(m->q_cursor);
+    free(m->rview.reason);
     free(m);
 }
 
 void svc_post(svc_t *d, svc_msg_t *m)
 {
+    m->t_enq = svc_mono();
     pthread_mutex_lock(&d->mu);
     m->next = NULL;
     if (d->qtail != NULL)
@@ -62,17 +64,30 @@ void svc_post(svc_t *d, svc_msg_t *m)
     pthread_mutex_unlock(&d->mu);
 }
 
+/* Each caller sleeps on its own condition variable, so answering a batch
+ * wakes exactly its callers (one broadcast woke every waiting thread for
+ * every batch: 64 threads on two cores, most of them back to sleep). */
 void svc_call(svc_t *d, svc_msg_t *m)
 {
+    pthread_cond_t cv;
+
+    if (pthread_cond_init(&cv, NULL) != 0) {
+        m->status = 503;
+        m->body = strdup("{\"error\":{\"message\":\"out of resources\"}}");
+        return;
+    }
+    m->t_enq = svc_mono();
     pthread_mutex_lock(&d->mu);
     if (d->stopped) {
         pthread_mutex_unlock(&d->mu);
+        pthread_cond_destroy(&cv);
         m->status = 503;
         m->body = strdup("{\"error\":{\"message\":\"shutting down\"}}");
         return;
     }
     m->next = NULL;
     m->done = false;
+    m->wcv = &cv;
     if (d->qtail != NULL)
         d->qtail->next = m;
     else
@@ -80,8 +95,66 @@ void svc_call(svc_t *d, svc_msg_t *m)
     d->qtail = m;
     pthread_cond_signal(&d->cv);
     while (!m->done)
-        pthread_cond_wait(&d->reply_cv, &d->mu);
+        pthread_cond_wait(&cv, &d->mu);
+    m->wcv = NULL;
     pthread_mutex_unlock(&d->mu);
+    pthread_cond_destroy(&cv);
+}
+
+/* Under d->mu: m is answered; from here it belongs to its HTTP thread. */
+static void answered(svc_msg_t *m)
+{
+    m->done = true;
+    if (m->wcv != NULL)
+        pthread_cond_signal(m->wcv);
+}
+
+char *svc_msg_body(svc_t *d, svc_msg_t *m)
+{
+    char *body;
+    json_t *o;
+
+    if (m->rjob == NULL) {
+        body = m->body;
+        m->body = NULL;
+        return body;
+    }
+    o = svc_job_json_view(m->rjob->id, m->rjob->body, &m->rview, d->be);
+    body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return body;
+}
+
+int svc_job_read(svc_t *d, const char *id, char **body)
+{
+    svc_job_t *j;
+    svc_jview_t v;
+    json_t *o;
+    int rc = 0;
+
+    pthread_mutex_lock(&d->rmu);
+    j = svc_jobs_find(&d->jobs, id);
+    if (j != NULL && j->published) {
+        v = j->pub;
+        if (v.reason != NULL && (v.reason = strdup(v.reason)) == NULL)
+            rc = -1;
+    } else
+        j = NULL;
+    pthread_mutex_unlock(&d->rmu);
+    if (j == NULL || rc != 0) {
+        svc_err_t e;
+
+        svc_err_set(&e, j == NULL ? 404 : 500, j == NULL ? "id" : "", "%s",
+                    j == NULL ? "no such job" : "out of memory");
+        *body = svc_err_body(&e);
+        return e.code;
+    }
+    /* id and body never change once the job is in the table */
+    o = svc_job_json_view(j->id, j->body, &v, d->be);
+    free(v.reason);
+    *body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return 200;
 }
 
 /* --- small helpers ------------------------------------------------------ */
@@ -95,6 +168,18 @@ static void reply_json(svc_msg_t *m, int status, json_t *o)
         m->status = 500;
         m->body = strdup("{\"error\":{\"message\":\"out of memory\"}}");
     }
+}
+
+/* The HTTP thread renders the job (svc_msg_body), off the loop. */
+static void reply_view(svc_msg_t *m, int status, svc_job_t *j)
+{
+    if (svc_jview_of(j, &m->rview) != 0) {
+        m->status = 500;
+        m->body = strdup("{\"error\":{\"message\":\"out of memory\"}}");
+        return;
+    }
+    m->status = status;
+    m->rjob = j;
 }
 
 static void reply_err(svc_msg_t *m, int status, const char *field, const char *msg)
@@ -122,6 +207,8 @@ typedef struct loopctx {
     svc_job_t **timed;            /* jobs with finish_at > 0 */
     size_t ntimed, captimed;
     svc_job_t *submitting;
+    svc_job_t **pub;              /* jobs to publish after the commit */
+    size_t npub, cappub;
 } loopctx_t;
 
 static loopctx_t L;
@@ -141,6 +228,45 @@ static void mark(svc_job_t *j)
     }
     j->dirty = true;
     L.dirty[L.ndirty++] = j;
+}
+
+/* j changed in this batch: publish its view once the batch has committed */
+static void topub(svc_job_t *j)
+{
+    if (j->topub)
+        return;
+    if (L.npub == L.cappub) {
+        size_t cap = L.cappub ? L.cappub * 2 : 256;
+        svc_job_t **v = realloc(L.pub, cap * sizeof(*v));
+
+        if (v == NULL)
+            return;   /* published on its next change */
+        L.pub = v;
+        L.cappub = cap;
+    }
+    j->topub = true;
+    L.pub[L.npub++] = j;
+}
+
+/* After a commit: what readers see catches up with the disk. */
+static void publish(svc_t *d)
+{
+    size_t i;
+
+    pthread_mutex_lock(&d->rmu);
+    for (i = 0; i < L.npub; i++) {
+        svc_job_t *j = L.pub[i];
+        svc_jview_t v;
+
+        j->topub = false;
+        if (svc_jview_of(j, &v) != 0)
+            continue;   /* out of memory: the old view stays (it is durable too) */
+        free(j->pub.reason);
+        j->pub = v;
+        j->published = true;
+    }
+    pthread_mutex_unlock(&d->rmu);
+    L.npub = 0;
 }
 
 static void timed_add(svc_job_t *j)
@@ -295,6 +421,8 @@ static void sync_job(svc_t *d, svc_job_t *j, double now)
         (void)svc_store_job_insert(d->store, j);
     else if (changed || j->need_write)
         (void)svc_store_job_update(d->store, j);
+    if (fresh || changed || j->need_write || !j->published)
+        topub(j);
     j->need_write = false;
     if (fresh)
         svc_event_add(d, j->id, "queued", j->submit_t);
@@ -351,11 +479,12 @@ static void h_submit(svc_t *d, svc_msg_t *m, double now)
     ms_diag_t diag;
     ms_status_t st;
     int32_t slot = -1;
+    int st2;
     char idbuf[64];
 
     if (m->id != NULL && (j = svc_jobs_find(&d->jobs, m->id)) != NULL) {
         if (strcmp(j->body, m->canon) == 0)
-            reply_json(m, 200, svc_job_json(j, d->be));
+            reply_view(m, 200, j);
         else
             reply_err(m, 409, "id", "a job with this id exists with another request");
         return;
@@ -389,13 +518,16 @@ static void h_submit(svc_t *d, svc_msg_t *m, double now)
         svc_job_free(j);
         return;
     }
-    if (svc_jobs_add(&d->jobs, j) != 0 || svc_jobs_set_slot(&d->jobs, j, slot) != 0) {
+    pthread_mutex_lock(&d->rmu);   /* readers look the table up */
+    st2 = svc_jobs_add(&d->jobs, j);
+    pthread_mutex_unlock(&d->rmu);
+    if (st2 != 0 || svc_jobs_set_slot(&d->jobs, j, slot) != 0) {
         reply_err(m, 500, "", "out of memory");
         return;   /* the table may hold it; the store will on the next sync */
     }
     after_call(d, j, st, "submit");
     sync_job(d, j, now);   /* insert: gets its seq */
-    reply_json(m, 201, svc_job_json(j, d->be));
+    reply_view(m, 201, j);
 }
 
 static void h_get(svc_t *d, svc_msg_t *m)
@@ -408,13 +540,21 @@ static void h_get(svc_t *d, svc_msg_t *m)
         reply_json(m, 200, svc_job_json(j, d->be));
 }
 
-static bool label_match(const svc_job_t *j, const char *kv)
+static bool label_match(svc_job_t *j, const char *kv)
 {
     const char *eq = strchr(kv, '='), *v;
     char key[64];
 
     if (eq == NULL || (size_t)(eq - kv) >= sizeof(key))
         return false;
+    if (j->req.labels == NULL) {   /* loaded from the store's columns: from the body, once */
+        json_error_t je;
+        json_t *b = json_loads(j->body, 0, &je), *l = json_object_get(b, "labels");
+
+        if (json_is_object(l))
+            j->req.labels = json_incref(l);
+        json_decref(b);
+    }
     memcpy(key, kv, (size_t)(eq - kv));
     key[eq - kv] = '\0';
     v = json_string_value(json_object_get(j->req.labels, key));
@@ -459,7 +599,7 @@ static void h_list(svc_t *d, svc_msg_t *m)
             hi = mid;
     }
     for (i = lo; i < d->jobs.n; i++) {
-        const svc_job_t *j = d->jobs.v[i];
+        svc_job_t *j = d->jobs.v[i];
 
         if (want >= 0 && j->state != want)
             continue;
@@ -642,9 +782,8 @@ static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
     pthread_mutex_lock(&d->mu);
     for (m = reads; m != NULL; m = next) {
         next = m->next;
-        m->done = true;
+        answered(m);
     }
-    pthread_cond_broadcast(&d->reply_cv);
     pthread_mutex_unlock(&d->mu);
     return rest;
 }
@@ -657,7 +796,7 @@ static void *loop(void *arg)
     for (;;) {
         svc_msg_t *batch, *m, *next;
         struct timespec ts;
-        double now;
+        double now, t_start, t_decide, t_commit, t_end;
         bool stop;
 
         pthread_mutex_lock(&d->mu);
@@ -677,6 +816,11 @@ static void *loop(void *arg)
             d->stopped = true;   /* under the lock svc_call checks: nothing is left waiting */
         pthread_mutex_unlock(&d->mu);
         now = svc_now();
+        t_start = svc_mono();
+        for (m = batch; m != NULL; m = m->next) {
+            d->met.loop_msgs++;
+            d->met.loop_wait_s += t_start - m->t_enq;
+        }
         /* Reads first, answered at once: at the start of a batch memory and
          * disk agree (every earlier batch has committed), so a read sees
          * only durable state and need not wait for this batch's fsync. */
@@ -692,12 +836,15 @@ static void *loop(void *arg)
             last_tick = now;
         }
         sync_dirty(d, now);
+        t_decide = svc_mono();
         if (svc_store_commit(d->store) != 0) {
             /* memory is ahead of the disk: answering would acknowledge jobs
              * that are not durable. Restarting recovers from the store. */
             svc_log("error", "commit failed; exiting so that a restart recovers from the store", NULL);
             abort();
         }
+        t_commit = svc_mono();
+        publish(d);
         svc_events_publish(d);
         flush_staged(d);
         pthread_mutex_lock(&d->mu);
@@ -706,10 +853,14 @@ static void *loop(void *arg)
             if (m->kind == SVC_M_OPRESULT)
                 svc_msg_free(m);
             else
-                m->done = true;
+                answered(m);
         }
-        pthread_cond_broadcast(&d->reply_cv);
         pthread_mutex_unlock(&d->mu);
+        t_end = svc_mono();
+        d->met.loop_batches++;
+        d->met.loop_decide_s += t_decide - t_start;
+        d->met.loop_commit_s += t_commit - t_decide;
+        d->met.loop_reply_s += t_end - t_commit;
         if (stop)
             break;
     }
@@ -723,8 +874,11 @@ static int load_one(void *ctx, svc_job_t *j)
     svc_t *d = ctx;
     svc_err_t err;
     char *id = NULL, *canon = NULL;
+    int rc;
 
-    if (svc_req_parse(j->body, strlen(j->body), &id, &j->req, &canon, &err) != 0) {
+    /* the store's request columns (gang >= 1) spare parsing the body; a row
+     * from before them is parsed */
+    if (j->req.gang < 1 && svc_req_parse(j->body, strlen(j->body), &id, &j->req, &canon, &err) != 0) {
         /* keep it (it was acknowledged) but never run it */
         svc_log("error", "a stored job's request does not parse; it is marked failed",
                 json_pack("{s:s,s:s}", "job", j->id, "error", err.msg));
@@ -741,7 +895,10 @@ static int load_one(void *ctx, svc_job_t *j)
     if (j->place.node >= 0 && (j->place.node = ms_sched_node_find(d->sched, j->place.node_name)) < 0)
         j->place.node = -1;
     j->counted_wait = j->start_t > 0;
-    if (svc_jobs_add(&d->jobs, j) != 0) {
+    pthread_mutex_lock(&d->rmu);
+    rc = svc_jobs_add(&d->jobs, j);
+    pthread_mutex_unlock(&d->rmu);
+    if (rc != 0) {
         svc_job_free(j);
         return -1;
     }
@@ -930,11 +1087,13 @@ int svc_start(svc_t *d)
 {
     double now = svc_now(), t0 = svc_mono();
     long unsettled;
+    size_t k;
 
     memset(&L, 0, sizeof(L));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     pthread_cond_init(&d->reply_cv, NULL);
+    pthread_mutex_init(&d->rmu, NULL);
     pthread_mutex_init(&d->xmu, NULL);
     pthread_cond_init(&d->xcv, NULL);
     svc_jobs_init(&d->jobs);
@@ -956,6 +1115,9 @@ int svc_start(svc_t *d)
     sync_dirty(d, now);
     if (svc_store_commit(d->store) != 0)
         return -1;
+    for (k = 0; k < d->jobs.n; k++)   /* every stored job is durable */
+        topub(d->jobs.v[k]);
+    publish(d);
     svc_events_publish(d);
     if (svc_exec_start(d) != 0)
         return -1;
@@ -991,5 +1153,6 @@ void svc_stop(svc_t *d)
     d->xtail = NULL;
     free(L.dirty);
     free(L.timed);
+    free(L.pub);
     memset(&L, 0, sizeof(L));
 }

@@ -269,6 +269,19 @@ char *svc_metrics_text(svc_t *d)
                 d->met.ops[k][r]);
     put(&b, "# HELP migsched_pending_ops Plan ops sent to the backend and not yet confirmed.\n"
             "# TYPE migsched_pending_ops gauge\nmigsched_pending_ops %zu\n", ms_sched_pending(d->sched));
+    put(&b, "# HELP migsched_loop_batches_total Batches the loop handled (one transaction each).\n"
+            "# TYPE migsched_loop_batches_total counter\nmigsched_loop_batches_total %" PRIu64 "\n"
+            "# HELP migsched_loop_messages_total Messages (requests, op outcomes) the loop handled.\n"
+            "# TYPE migsched_loop_messages_total counter\nmigsched_loop_messages_total %" PRIu64 "\n",
+        d->met.loop_batches, d->met.loop_msgs);
+    put(&b, "# HELP migsched_loop_seconds_total Where the loop's time goes: queue_wait (summed over messages),"
+            " decide (handling and scheduling), commit (the fsync), reply (answering, publishing).\n"
+            "# TYPE migsched_loop_seconds_total counter\n"
+            "migsched_loop_seconds_total{phase=\"queue_wait\"} %.6f\n"
+            "migsched_loop_seconds_total{phase=\"decide\"} %.6f\n"
+            "migsched_loop_seconds_total{phase=\"commit\"} %.6f\n"
+            "migsched_loop_seconds_total{phase=\"reply\"} %.6f\n",
+        d->met.loop_wait_s, d->met.loop_decide_s, d->met.loop_commit_s, d->met.loop_reply_s);
     pthread_mutex_lock(&d->met.http_mu);
     put(&b, "# HELP migsched_http_requests_total HTTP requests answered, by status code.\n"
             "# TYPE migsched_http_requests_total counter\n");

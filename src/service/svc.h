@@ -85,6 +85,17 @@ typedef struct svc_place {
     int ninst;
 } svc_place_t;
 
+/* What a reader may see of a job: its state as of the last commit. The loop
+ * copies it into svc_job_t.pub after each commit (under svc_t.rmu), so an
+ * HTTP thread answers GET /v1/jobs/{id} without waiting for the loop and
+ * never sees a state that a crash could take back. */
+typedef struct svc_jview {
+    int state;
+    double submit_t, start_t, end_t;
+    svc_place_t place;
+    char *reason;                  /* NULL when none; owned */
+} svc_jview_t;
+
 typedef struct svc_job {
     char *id;
     char *body;                    /* canonical request JSON: idempotency */
@@ -99,6 +110,9 @@ typedef struct svc_job {
     bool dirty, counted_wait;
     bool need_write;               /* changed outside the scheduler's view: write it */
     char reason[300];              /* why it failed, "" */
+    svc_jview_t pub;               /* committed view (svc_t.rmu); valid once published */
+    bool published;                /* (svc_t.rmu) */
+    bool topub;                    /* loop: changed in this batch, publish after the commit */
 } svc_job_t;
 
 typedef struct svc_jobs {
@@ -118,6 +132,8 @@ int svc_jobs_add(svc_jobs_t *t, svc_job_t *j);
 int svc_jobs_set_slot(svc_jobs_t *t, svc_job_t *j, int32_t slot);
 svc_job_t *svc_jobs_by_slot(const svc_jobs_t *t, int32_t slot);
 void svc_job_free(svc_job_t *j);
+/* A copy of j's current state (reason strdup'd); -1 out of memory. */
+int svc_jview_of(const svc_job_t *j, svc_jview_t *v);
 void svc_req_free(svc_req_t *r);
 /* The ms_sched request of a job (borrows its strings). */
 void svc_job_sched_req(const svc_job_t *j, ms_sched_req_t *out);
@@ -139,6 +155,8 @@ int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char 
                   svc_err_t *err);
 bool svc_id_valid(const char *id);
 json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be);
+/* The same from a view (any thread: id and body never change once added). */
+json_t *svc_job_json_view(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be);
 
 /* --- store (store.c) ---------------------------------------------------- */
 
@@ -183,6 +201,11 @@ typedef struct svc_metrics {
     svc_hist_t wait;               /* job wait seconds (loop) */
     uint64_t ops[6][3];            /* [op kind][done, failed, abandoned] (loop) */
     uint64_t migrations[2][2];     /* [mbb, bbm][ok, failed] (loop) */
+    /* where the loop's time goes (loop): batches, messages, and the seconds
+     * messages waited in the queue, handling them and the scheduler's work
+     * ("decide"), the commit (fsync), and answering plus publishing */
+    uint64_t loop_batches, loop_msgs;
+    double loop_wait_s, loop_decide_s, loop_commit_s, loop_reply_s;
     pthread_mutex_t http_mu;       /* guards the rest */
     uint64_t http_codes[600];
     svc_hist_t http_dur;
@@ -215,8 +238,12 @@ typedef struct svc_msg {
     int result;                    /* 0 done, 1 failed, 2 discarded */
     int op_kind, op_bbm;
     svc_job_t *job;
+    double t_enq;                  /* svc_mono() when queued */
+    pthread_cond_t *wcv;           /* the waiting HTTP thread's (svc_call) */
     /* reply */
     bool done;
+    svc_job_t *rjob;               /* set: the HTTP thread renders rjob with rview */
+    svc_jview_t rview;             /* owned (reason) */
     int status;
     char *body;                    /* malloc'd; the HTTP side frees it */
     const char *ctype;
@@ -257,6 +284,7 @@ typedef struct svc {
     svc_store_t *store;
     svc_backend_t *be;
     svc_jobs_t jobs;
+    pthread_mutex_t rmu;           /* readers vs the loop: the table's arrays and each job's pub */
     svc_metrics_t met;
     uint64_t id_counter;
     char id_prefix[24];
@@ -315,6 +343,11 @@ void svc_stop(svc_t *d);                 /* drain, flush, join */
 void svc_call(svc_t *d, svc_msg_t *m);
 void svc_post(svc_t *d, svc_msg_t *m);   /* no reply wanted (executor) */
 void svc_msg_free(svc_msg_t *m);
+/* GET /v1/jobs/{id} from the committed views, without the loop: the status
+ * and a malloc'd JSON body. */
+int svc_job_read(svc_t *d, const char *id, char **body);
+/* The reply body of m (the HTTP side): m->body, or m->rjob rendered. */
+char *svc_msg_body(svc_t *d, svc_msg_t *m);
 
 /* exec.c */
 int svc_exec_start(svc_t *d);
