@@ -84,7 +84,7 @@ static void *run(void *arg)
 /* The daemon's loop counters (migsched_loop_*), to split where the time
  * went independently of what else runs on the machine. */
 typedef struct loopstat {
-    double batches, msgs, wait, decide, commit, reply;
+    double batches, msgs, wait, decide, commit, reply, syncs, sync;
     bool ok;
 } loopstat_t;
 
@@ -125,7 +125,7 @@ static double metric(const char *text, const char *name)
 
 static loopstat_t loop_stats(const char *server)
 {
-    loopstat_t s = { 0, 0, 0, 0, 0, 0, false };
+    loopstat_t s = { 0, 0, 0, 0, 0, 0, 0, 0, false };
     CURL *h = curl_easy_init();
     membuf_t b = { NULL, 0, false };
     char url[512];
@@ -146,6 +146,8 @@ static loopstat_t loop_stats(const char *server)
         s.decide = metric(b.s, "migsched_loop_seconds_total{phase=\"decide\"}");
         s.commit = metric(b.s, "migsched_loop_seconds_total{phase=\"commit\"}");
         s.reply = metric(b.s, "migsched_loop_seconds_total{phase=\"reply\"}");
+        s.syncs = metric(b.s, "migsched_store_syncs_total");
+        s.sync = metric(b.s, "migsched_store_sync_seconds_total");
         s.ok = true;
     }
     free(b.s);
@@ -155,7 +157,7 @@ static loopstat_t loop_stats(const char *server)
 
 static void loop_report(const char *name, loopstat_t a, loopstat_t z)
 {
-    double nb = z.batches - a.batches, nm = z.msgs - a.msgs;
+    double nb = z.batches - a.batches, nm = z.msgs - a.msgs, ns = z.syncs - a.syncs;
 
     if (!a.ok || !z.ok || nb <= 0 || nm <= 0)
         return;
@@ -163,6 +165,9 @@ static void loop_report(const char *name, loopstat_t a, loopstat_t z)
            "reply %.3f ms; a message waits %.3f ms in the queue\n",
            name, nb, nm / nb, (z.decide - a.decide) / nb * 1e3, (z.commit - a.commit) / nb * 1e3,
            (z.reply - a.reply) / nb * 1e3, (z.wait - a.wait) / nm * 1e3);
+    if (ns > 0)
+        printf("%-6s store: %.0f fsyncs (off the loop), %.3f ms each, %.1f batches each\n", name, ns,
+               (z.sync - a.sync) / ns * 1e3, nb / ns);
 }
 
 static int cmp(const void *a, const void *b)

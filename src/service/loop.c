@@ -248,25 +248,160 @@ static void topub(svc_job_t *j)
     L.pub[L.npub++] = j;
 }
 
-/* After a commit: what readers see catches up with the disk. */
-static void publish(svc_t *d)
+/* --- the syncer: durability off the loop ---------------------------------
+ *
+ * A batch's commit only writes the WAL (synchronous=NORMAL); the loop then
+ * hands the syncer a ticket with everything that must wait for the fsync:
+ * the batch's replies, the views of the jobs it changed, how far its events
+ * go and its plans. The syncer fsyncs once for every ticket that arrived
+ * meanwhile (group commit across batches) and releases them in order, while
+ * the loop already decides the next batch. Reads the loop answers at the
+ * start of a batch show the state of the commits before it: their ticket
+ * needs those commits durable, so a reader still never sees what a crash
+ * could take back. */
+typedef struct svc_ticket {
+    struct svc_ticket *next;
+    uint64_t need;                 /* commits that must be durable first */
+    svc_msg_t *msgs;               /* answered (op outcomes: freed) */
+    svc_job_t **pj;                /* views to install: pv[i] into pj[i]->pub */
+    svc_jview_t *pv;
+    size_t npub;
+    uint64_t ev_next;              /* events below this become visible (0: none) */
+    svc_xplan_t *plans;            /* to the executor */
+} svc_ticket_t;
+
+/* The views of the jobs changed since the last commit, into t (loop). */
+static void take_views(svc_ticket_t *t)
 {
     size_t i;
 
-    pthread_mutex_lock(&d->rmu);
+    if (L.npub == 0)
+        return;
+    if ((t->pj = malloc(L.npub * sizeof(*t->pj))) == NULL ||
+        (t->pv = malloc(L.npub * sizeof(*t->pv))) == NULL) {
+        free(t->pj);
+        t->pj = NULL;
+        return;   /* out of memory: they stay listed and go with the next ticket */
+    }
     for (i = 0; i < L.npub; i++) {
         svc_job_t *j = L.pub[i];
-        svc_jview_t v;
 
         j->topub = false;
-        if (svc_jview_of(j, &v) != 0)
-            continue;   /* out of memory: the old view stays (it is durable too) */
-        free(j->pub.reason);
-        j->pub = v;
-        j->published = true;
+        t->pj[i] = j;
+        (void)svc_jview_of(j, &t->pv[i]);   /* out of memory: without its reason */
     }
-    pthread_mutex_unlock(&d->rmu);
+    t->npub = L.npub;
     L.npub = 0;
+}
+
+static void ticket_push(svc_t *d, svc_ticket_t *t)
+{
+    pthread_mutex_lock(&d->smu);
+    t->next = NULL;
+    if (d->stail != NULL)
+        d->stail->next = t;
+    else
+        d->shead = t;
+    d->stail = t;
+    pthread_cond_signal(&d->scv);
+    pthread_mutex_unlock(&d->smu);
+}
+
+/* Release a ticket whose commits are durable. */
+static void ticket_release(svc_t *d, svc_ticket_t *t)
+{
+    svc_xplan_t *p, *pn;
+    svc_msg_t *m, *next;
+    size_t i;
+
+    if (t->npub > 0) {
+        pthread_mutex_lock(&d->rmu);
+        for (i = 0; i < t->npub; i++) {
+            free(t->pj[i]->pub.reason);
+            t->pj[i]->pub = t->pv[i];
+            t->pj[i]->published = true;
+        }
+        pthread_mutex_unlock(&d->rmu);
+    }
+    free(t->pj);
+    free(t->pv);
+    if (t->ev_next > 0)
+        svc_events_publish_to(d, t->ev_next);
+    for (p = t->plans; p != NULL; p = pn) {
+        pn = p->next;
+        svc_exec_push(d, p);
+    }
+    pthread_mutex_lock(&d->mu);
+    for (m = t->msgs; m != NULL; m = next) {
+        next = m->next;
+        if (m->kind == SVC_M_OPRESULT)
+            svc_msg_free(m);
+        else
+            answered(m);
+    }
+    pthread_mutex_unlock(&d->mu);
+    free(t);
+}
+
+static void *syncer(void *arg)
+{
+    svc_t *d = arg;
+    uint64_t synced = 0;
+
+    for (;;) {
+        svc_ticket_t *t, *tn;
+        uint64_t need = 0;
+
+        pthread_mutex_lock(&d->smu);
+        while (d->shead == NULL && !d->sstop)
+            pthread_cond_wait(&d->scv, &d->smu);
+        t = d->shead;
+        d->shead = d->stail = NULL;
+        pthread_mutex_unlock(&d->smu);
+        if (t == NULL)
+            break;   /* stopping, and nothing left */
+        for (tn = t; tn != NULL; tn = tn->next)
+            need = tn->need > need ? tn->need : need;
+        if (need > synced) {
+            double t0 = svc_mono();
+
+            if (svc_store_sync(d->store) != 0) {
+                svc_log("error", "fsync of the store failed; exiting so that a restart recovers", NULL);
+                abort();
+            }
+            synced = need;
+            atomic_fetch_add(&d->met.syncs, 1);
+            atomic_fetch_add(&d->met.sync_ns, (unsigned long long)((svc_mono() - t0) * 1e9));
+        }
+        for (; t != NULL; t = tn) {
+            tn = t->next;
+            ticket_release(d, t);
+        }
+    }
+    return NULL;
+}
+
+/* A ticket for msgs (and, after a commit, the batch's views, events and
+ * plans). Out of memory it waits for memory: the replies cannot go out
+ * before the fsync, nor out of order. */
+static void ticket(svc_t *d, svc_msg_t *msgs, bool committed)
+{
+    svc_ticket_t *t;
+
+    while ((t = calloc(1, sizeof(*t))) == NULL) {
+        struct timespec ts = { 0, 1000000L };
+
+        nanosleep(&ts, NULL);
+    }
+    t->need = d->commits;
+    t->msgs = msgs;
+    if (committed) {
+        take_views(t);
+        t->ev_next = svc_events_next(d);
+        t->plans = d->staged_head;
+        d->staged_head = d->staged_tail = NULL;
+    }
+    ticket_push(d, t);
 }
 
 static void timed_add(svc_job_t *j)
@@ -764,6 +899,8 @@ static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
 {
     svc_msg_t *m, *next, *reads = NULL, **rt = &reads, *rest = NULL, **wt = &rest;
 
+    (void)next;
+
     for (m = batch; m != NULL; m = next) {
         next = m->next;
         m->next = NULL;
@@ -779,12 +916,7 @@ static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
         return rest;
     for (m = reads; m != NULL; m = m->next)
         handle(d, m, now);
-    pthread_mutex_lock(&d->mu);
-    for (m = reads; m != NULL; m = next) {
-        next = m->next;
-        answered(m);
-    }
-    pthread_mutex_unlock(&d->mu);
+    ticket(d, reads, false);   /* out once the commits they show are durable */
     return rest;
 }
 
@@ -794,7 +926,7 @@ static void *loop(void *arg)
     double last_tick = 0;
 
     for (;;) {
-        svc_msg_t *batch, *m, *next;
+        svc_msg_t *batch, *m;
         struct timespec ts;
         double now, t_start, t_decide, t_commit, t_end;
         bool stop;
@@ -821,9 +953,9 @@ static void *loop(void *arg)
             d->met.loop_msgs++;
             d->met.loop_wait_s += t_start - m->t_enq;
         }
-        /* Reads first, answered at once: at the start of a batch memory and
-         * disk agree (every earlier batch has committed), so a read sees
-         * only durable state and need not wait for this batch's fsync. */
+        /* Reads first: at the start of a batch memory holds what the earlier
+         * batches committed, so a read needs only their fsync, not this
+         * batch's. */
         batch = answer_reads(d, batch, now);
         if (svc_store_begin(d->store) != 0) {
             svc_log("error", "cannot begin a transaction; stopping", NULL);
@@ -843,19 +975,9 @@ static void *loop(void *arg)
             svc_log("error", "commit failed; exiting so that a restart recovers from the store", NULL);
             abort();
         }
+        d->commits++;
         t_commit = svc_mono();
-        publish(d);
-        svc_events_publish(d);
-        flush_staged(d);
-        pthread_mutex_lock(&d->mu);
-        for (m = batch; m != NULL; m = next) {
-            next = m->next;
-            if (m->kind == SVC_M_OPRESULT)
-                svc_msg_free(m);
-            else
-                answered(m);
-        }
-        pthread_mutex_unlock(&d->mu);
+        ticket(d, batch, true);   /* the syncer answers once it is durable */
         t_end = svc_mono();
         d->met.loop_batches++;
         d->met.loop_decide_s += t_decide - t_start;
@@ -1094,6 +1216,8 @@ int svc_start(svc_t *d)
     pthread_cond_init(&d->cv, NULL);
     pthread_cond_init(&d->reply_cv, NULL);
     pthread_mutex_init(&d->rmu, NULL);
+    pthread_mutex_init(&d->smu, NULL);
+    pthread_cond_init(&d->scv, NULL);
     pthread_mutex_init(&d->xmu, NULL);
     pthread_cond_init(&d->xcv, NULL);
     svc_jobs_init(&d->jobs);
@@ -1113,15 +1237,28 @@ int svc_start(svc_t *d)
         return -1;
     }
     sync_dirty(d, now);
-    if (svc_store_commit(d->store) != 0)
+    if (svc_store_commit(d->store) != 0 || svc_store_sync(d->store) != 0)
         return -1;
     for (k = 0; k < d->jobs.n; k++)   /* every stored job is durable */
         topub(d->jobs.v[k]);
-    publish(d);
+    {
+        svc_ticket_t t;
+
+        memset(&t, 0, sizeof(t));
+        take_views(&t);
+        for (k = 0; k < t.npub; k++) {
+            t.pj[k]->pub = t.pv[k];
+            t.pj[k]->published = true;
+        }
+        free(t.pj);
+        free(t.pv);
+    }
     svc_events_publish(d);
     if (svc_exec_start(d) != 0)
         return -1;
     flush_staged(d);
+    if (pthread_create(&d->sync_th, NULL, syncer, d) != 0)
+        return -1;
     if (pthread_create(&d->loop_th, NULL, loop, d) != 0)
         return -1;
     d->ready = true;
@@ -1142,6 +1279,11 @@ void svc_stop(svc_t *d)
     pthread_cond_signal(&d->cv);
     pthread_mutex_unlock(&d->mu);
     pthread_join(d->loop_th, NULL);
+    pthread_mutex_lock(&d->smu);   /* the syncer releases what is left, then ends */
+    d->sstop = true;
+    pthread_cond_signal(&d->scv);
+    pthread_mutex_unlock(&d->smu);
+    pthread_join(d->sync_th, NULL);
     while ((p = d->staged_head) != NULL) {
         d->staged_head = p->next;
         svc_xplan_free(p);

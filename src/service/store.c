@@ -8,9 +8,11 @@
  *           discarded, abandoned)
  *   events  the job state changes that GET /v1/events serves
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -57,6 +59,7 @@ static const char SCHEMA[] =
 struct svc_store {
     sqlite3 *db;
     sqlite3_stmt *st[S_N];
+    int wal_fd;                    /* the WAL, for svc_store_sync */
 };
 
 static void log_db(svc_store_t *s, const char *what)
@@ -93,6 +96,29 @@ static int add_req_cols(svc_store_t *s)
     return 0;
 }
 
+/* The WAL exists once the schema's transaction wrote it (journal_mode=WAL
+ * keeps it while the connection is open); its directory entry is made
+ * durable once here. */
+static int open_wal(svc_store_t *s, const char *dir)
+{
+    char path[4096];
+    int dfd;
+
+    snprintf(path, sizeof(path), "%s/migschedd.db-wal", dir);
+    if ((s->wal_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    if ((dfd = open(dir, O_RDONLY | O_CLOEXEC)) >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return fsync(s->wal_fd) == 0 ? 0 : -1;
+}
+
+int svc_store_sync(svc_store_t *s)
+{
+    return fdatasync(s->wal_fd) == 0 ? 0 : -1;
+}
+
 int svc_store_open(svc_store_t **out, const char *dir)
 {
     svc_store_t *s = calloc(1, sizeof(*s));
@@ -102,7 +128,9 @@ int svc_store_open(svc_store_t **out, const char *dir)
     *out = NULL;
     if (s == NULL)
         return -1;
-    if ((size_t)snprintf(path, sizeof(path), "%s/migschedd.db", dir) >= sizeof(path)) {
+    s->wal_fd = -1;
+    if ((size_t)snprintf(path, sizeof(path), "%s/migschedd.db-wal", dir) >= sizeof(path) ||
+        (size_t)snprintf(path, sizeof(path), "%s/migschedd.db", dir) >= sizeof(path)) {
         free(s);
         return -1;
     }
@@ -113,9 +141,17 @@ int svc_store_open(svc_store_t **out, const char *dir)
         return -1;
     }
     sqlite3_busy_timeout(s->db, 5000);
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL, NULL) != SQLITE_OK ||
+    /* synchronous=NORMAL: a commit writes the WAL but does not fsync it;
+     * svc_store_sync does, on the syncer thread, before anything the
+     * commit holds is acknowledged (checkpoints still sync as SQLite does) */
+    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(s->db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) {
         log_db(s, "schema");
+        svc_store_close(s);
+        return -1;
+    }
+    if (open_wal(s, dir) != 0) {
+        svc_log("error", "store: cannot open the WAL for syncing", json_pack("{s:s}", "dir", dir));
         svc_store_close(s);
         return -1;
     }
@@ -143,6 +179,8 @@ void svc_store_close(svc_store_t *s)
     for (i = 0; i < S_N; i++)
         sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
+    if (s->wal_fd >= 0)
+        close(s->wal_fd);
     free(s);
 }
 

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -179,6 +180,9 @@ int svc_store_event(svc_store_t *s, uint64_t seq, const char *job, const char *s
 uint64_t svc_store_last_event(svc_store_t *s);
 /* Plans whose ops are not all settled (after a crash): how many. */
 long svc_store_unsettled(svc_store_t *s);
+/* Make every committed transaction durable (fsync of the WAL); any thread,
+ * while the loop goes on committing. */
+int svc_store_sync(svc_store_t *s);
 /* Mark every unsettled op "abandoned" (reconciled from the inventory). */
 int svc_store_abandon(svc_store_t *s, double t);
 
@@ -206,6 +210,8 @@ typedef struct svc_metrics {
      * ("decide"), the commit (fsync), and answering plus publishing */
     uint64_t loop_batches, loop_msgs;
     double loop_wait_s, loop_decide_s, loop_commit_s, loop_reply_s;
+    /* the syncer's fsyncs (written by it, read by the loop) */
+    atomic_ullong syncs, sync_ns;
     pthread_mutex_t http_mu;       /* guards the rest */
     uint64_t http_codes[600];
     svc_hist_t http_dur;
@@ -303,6 +309,16 @@ typedef struct svc {
     bool reconciling;
     int sched_err;
 
+    /* the syncer (loop.c): commits are fsynced off the loop, which goes on
+     * with the next batch meanwhile; each ticket (a batch's replies, views,
+     * events and plans) is released once the commits it needs are durable */
+    pthread_mutex_t smu;
+    pthread_cond_t scv;
+    struct svc_ticket *shead, *stail;
+    uint64_t commits;              /* loop: transactions committed */
+    bool sstop;
+    pthread_t sync_th;
+
     /* executor */
     pthread_mutex_t xmu;
     pthread_cond_t xcv;
@@ -360,6 +376,8 @@ int svc_events_init(svc_t *d, uint64_t next);
 void svc_events_free(svc_t *d);
 void svc_event_add(svc_t *d, const char *job, const char *state, double t);
 void svc_events_publish(svc_t *d);   /* after a commit */
+void svc_events_publish_to(svc_t *d, uint64_t next);   /* events < next are durable */
+uint64_t svc_events_next(svc_t *d);  /* seq of the next event to be added */
 void svc_events_wake(svc_t *d);      /* shutdown */
 /* Events with seq >= since, waiting up to timeout_s for one; JSON string. */
 char *svc_events_get(svc_t *d, uint64_t since, double timeout_s, long limit);
