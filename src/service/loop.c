@@ -1207,7 +1207,7 @@ static int build_sched(svc_t *d, double now)
 
 int svc_start(svc_t *d)
 {
-    double now = svc_now(), t0 = svc_mono();
+    double now = svc_now(), t0 = svc_mono(), t_load, t_rec;
     long unsettled;
     size_t k;
 
@@ -1228,6 +1228,7 @@ int svc_start(svc_t *d)
         return -1;
     if (svc_store_load(d->store, load_one, d) != 0)
         return -1;
+    t_load = svc_mono();
     d->restored_jobs = (long)d->jobs.n;
     unsettled = svc_store_unsettled(d->store);
     if (svc_store_begin(d->store) != 0)
@@ -1236,6 +1237,7 @@ int svc_start(svc_t *d)
         svc_store_rollback(d->store);
         return -1;
     }
+    t_rec = svc_mono();
     sync_dirty(d, now);
     if (svc_store_commit(d->store) != 0 || svc_store_sync(d->store) != 0)
         return -1;
@@ -1263,9 +1265,13 @@ int svc_start(svc_t *d)
         return -1;
     d->ready = true;
     svc_log("info", "started",
-            json_pack("{s:I,s:I,s:I,s:I,s:f}", "jobs", (json_int_t)d->restored_jobs, "adopted",
+            json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "jobs", (json_int_t)d->restored_jobs, "adopted",
                       (json_int_t)d->adopted, "destroyed", (json_int_t)d->destroyed_at_start,
-                      "unsettled_ops", (json_int_t)unsettled, "seconds", svc_mono() - t0));
+                      "unsettled_ops", (json_int_t)unsettled, "seconds", svc_mono() - t0,
+                      /* where it went: the store read, reconciliation with the
+                       * resubmission of the queue, writing and publishing */
+                      "load_s", t_load - t0, "reconcile_s", t_rec - t_load, "commit_s",
+                      svc_mono() - t_rec));
     return 0;
 }
 
