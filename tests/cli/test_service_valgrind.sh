@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/../.."
 command -v valgrind >/dev/null || { echo "valgrind missing (scripts/deps/service-perf.list)"; exit 1; }
 D=${MIGSCHEDD_PLAIN:-build/migschedd}
-MAKEFLAGS= MFLAGS= make -s -j2 "$D" >/dev/null || { echo "FAIL: cannot build $D"; exit 1; }
+[ -n "${MIGSCHEDD_PLAIN:-}" ] || MAKEFLAGS= MFLAGS= make -s -j2 "$D" >/dev/null || { echo "FAIL: cannot build $D"; exit 1; }
 MIGSCHEDD=$D
 . tests/service/lib.sh
 export MIGSCHEDD
