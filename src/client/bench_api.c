@@ -81,6 +81,95 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* The daemon's loop counters (migsched_loop_*), to split where the time
+ * went independently of what else runs on the machine. */
+typedef struct loopstat {
+    double batches, msgs, wait, decide, commit, reply, syncs, sync;
+    bool ok;
+} loopstat_t;
+
+typedef struct membuf {
+    char *s;
+    size_t n;
+    bool oom;
+} membuf_t;
+
+static size_t keep(char *p, size_t size, size_t n, void *ctx)
+{
+    membuf_t *b = ctx;
+    char *s;
+
+    if (b->oom || (s = realloc(b->s, b->n + size * n + 1)) == NULL) {
+        b->oom = true;
+        return size * n;
+    }
+    memcpy(s + b->n, p, size * n);
+    b->n += size * n;
+    s[b->n] = '\0';
+    b->s = s;
+    return size * n;
+}
+
+static double metric(const char *text, const char *name)
+{
+    const char *p = text;
+    size_t k = strlen(name);
+
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == text || p[-1] == '\n') && (p[k] == ' ' || p[k] == '\0'))
+            return strtod(p + k, NULL);
+        p += k;
+    }
+    return 0;
+}
+
+static loopstat_t loop_stats(const char *server)
+{
+    loopstat_t s = { 0, 0, 0, 0, 0, 0, 0, 0, false };
+    CURL *h = curl_easy_init();
+    membuf_t b = { NULL, 0, false };
+    char url[512];
+
+    if (h == NULL)
+        return s;
+    snprintf(url, sizeof(url), "%s/metrics", server);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    if (curl_easy_perform(h) == CURLE_OK && !b.oom && b.s != NULL &&
+        strstr(b.s, "migsched_loop_batches_total") != NULL) {
+        s.batches = metric(b.s, "migsched_loop_batches_total");
+        s.msgs = metric(b.s, "migsched_loop_messages_total");
+        s.wait = metric(b.s, "migsched_loop_seconds_total{phase=\"queue_wait\"}");
+        s.decide = metric(b.s, "migsched_loop_seconds_total{phase=\"decide\"}");
+        s.commit = metric(b.s, "migsched_loop_seconds_total{phase=\"commit\"}");
+        s.reply = metric(b.s, "migsched_loop_seconds_total{phase=\"reply\"}");
+        s.syncs = metric(b.s, "migsched_store_syncs_total");
+        s.sync = metric(b.s, "migsched_store_sync_seconds_total");
+        s.ok = true;
+    }
+    free(b.s);
+    curl_easy_cleanup(h);
+    return s;
+}
+
+static void loop_report(const char *name, loopstat_t a, loopstat_t z)
+{
+    double nb = z.batches - a.batches, nm = z.msgs - a.msgs, ns = z.syncs - a.syncs;
+
+    if (!a.ok || !z.ok || nb <= 0 || nm <= 0)
+        return;
+    printf("%-6s loop: %.0f batches, %.1f messages a batch; a batch: decide %.3f ms, commit %.3f ms, "
+           "reply %.3f ms; a message waits %.3f ms in the queue\n",
+           name, nb, nm / nb, (z.decide - a.decide) / nb * 1e3, (z.commit - a.commit) / nb * 1e3,
+           (z.reply - a.reply) / nb * 1e3, (z.wait - a.wait) / nm * 1e3);
+    if (ns > 0)
+        printf("%-6s store: %.0f fsyncs (off the loop), %.3f ms each, %.1f batches each\n", name, ns,
+               (z.sync - a.sync) / ns * 1e3, nb / ns);
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -160,8 +249,14 @@ int ms_cli_bench_api(int argc, char **argv)
     if (clients > total)
         clients = total;
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    rc = phase("POST", server, prefix, profile, clients, total, false);
-    rc |= phase("GET", server, prefix, profile, clients, total, true);
+    {
+        loopstat_t a = loop_stats(server), z;
+
+        rc = phase("POST", server, prefix, profile, clients, total, false);
+        z = loop_stats(server);
+        loop_report("POST", a, z);
+        rc |= phase("GET", server, prefix, profile, clients, total, true);
+    }
     curl_global_cleanup();
     return rc;
 }

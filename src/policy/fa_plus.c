@@ -288,6 +288,40 @@ static bool find_except(const faplus_t *f, const ms_cluster_t *c, int k, const i
     int i, q, bg = -1, bs = -1;
     uint64_t key = 0;
 
+    if ((size_t)c->ngpus * (size_t)r->width < (size_t)r->n) {
+        /* Fewer (GPU, start) pairs than candidates: scan the GPUs for the
+         * same minimum of (key, gpu, start) (ms_rank's scan and bucket
+         * searches agree the same way). A full small cluster calls this
+         * for every subset of every GPU's jobs in each make_room; walking
+         * all the candidates made a restart that resubmits 100,000 queued
+         * jobs take 40 s. */
+        uint64_t best = UINT64_MAX;
+        int g, st;
+
+        for (g = 0; g < c->ngpus; g++) {
+            ms_state_t s = c->gpus[g].state;
+            uint16_t fit = ms_state_fit(c->geom, s, k);
+            bool skip = false;
+
+            for (q = 0; q < nex; q++)
+                skip |= ex[q] == g;
+            for (st = 0; !skip && fit != 0 && st < r->width; st++) {
+                uint64_t kk;
+
+                if (!((fit >> st) & 1u))
+                    continue;
+                kk = r->key_of[(size_t)s * (size_t)r->width + (size_t)st];
+                if (kk < best) {   /* strict: a lower gpu/start already wins a tie */
+                    best = kk;
+                    bg = g;
+                    bs = st;
+                }
+            }
+        }
+        *gpu = bg;
+        *start = bs;
+        return bg >= 0;
+    }
     for (i = 0; i < r->n; i++) {
         const ms_rank_cand_t *cd = &r->cands[i];
         int g = -1;
@@ -341,25 +375,31 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
     ms__relayout_t r;
     unsigned sub, nsub;
     bool found = false;
+    /* the state without subset sub's instances, from the subset without
+     * its highest one: the same removals in the same (ascending) order as
+     * removing them one by one, one removal per subset instead of n */
+    ms_state_t left[1u << 12];
+    int moved[1u << 12];
 
     ms__relayout_load(c, h, &r);
     if (r.n == 0 || r.n > 12)
         return false;
     nsub = 1u << r.n;
+    left[0] = r.state;
+    moved[0] = 0;
     for (sub = 1; sub < nsub; sub++) {
-        int n = 0, i, mc = 0, ex[MS_MAX_INST + 1], nex = 1;
-        ms_state_t s = r.state;
+        int n = __builtin_popcount(sub), i, mc, ex[MS_MAX_INST + 1], nex = 1;
+        int hi = 31 - __builtin_clz(sub);
+        unsigned rest = sub & ~(1u << hi);
+        ms_state_t s = left[rest];
         evict_t e;
 
-        for (i = 0; i < r.n; i++)
-            n += (int)((sub >> i) & 1u);
+        if (s != MS_STATE_NONE)
+            s = ms_state_remove(g, s, r.inst[hi].prof, r.inst[hi].start);
+        left[sub] = s;
+        moved[sub] = mc = moved[rest] + ms_geom_profile(g, r.inst[hi].prof)->cslices;
         if (n > max_moves)
             continue;
-        for (i = 0; i < r.n && s != MS_STATE_NONE; i++)
-            if ((sub >> i) & 1u) {
-                s = ms_state_remove(g, s, r.inst[i].prof, r.inst[i].start);
-                mc += ms_geom_profile(g, r.inst[i].prof)->cslices;
-            }
         if (s == MS_STATE_NONE || ms_state_fit(g, s, k) == 0)
             continue;
         e.gpu = h;
@@ -392,13 +432,38 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
     return found;
 }
 
+static int cmp_state(const void *a, const void *b)
+{
+    ms_state_t x = *(const ms_state_t *)a, y = *(const ms_state_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The states some GPU of c is in, ascending and distinct, into v: the
+ * states, in order, in which a walk over every state of the geometry finds
+ * a GPU; O(GPUs log GPUs) instead of O(states) when the cluster has fewer
+ * GPUs than the geometry has states. */
+static int used_states(const ms_cluster_t *c, ms_state_t *v)
+{
+    int g, n = 0, k = 0;
+
+    for (g = 0; g < c->ngpus; g++)
+        v[n++] = c->gpus[g].state;
+    qsort(v, (size_t)n, sizeof(*v), cmp_state);
+    for (g = 0; g < n; g++)
+        if (k == 0 || v[g] != v[k - 1])
+            v[k++] = v[g];
+    return k;
+}
+
 static ms_status_t fp_make_room(void *self, const ms_cluster_t *c, const ms_job_t *j,
                                 double now, ms_plan_t *out)
 {
     faplus_t *f = self;
     ms__relayout_t *r, *intra;
     evict_t ev, best_ev;
-    int s, n0 = out->n, i;
+    int s, n0 = out->n, i, u, nused = 0;
+    ms_state_t *used = NULL;
     double saved = 0.5 * f->mean_dur, intra_cost = 0.0;
     ms_status_t st = MS_OK;
     bool have_ev = false, use_intra;
@@ -409,11 +474,20 @@ static ms_status_t fp_make_room(void *self, const ms_cluster_t *c, const ms_job_
         return MS_ENOFIT;
     if ((r = malloc(2 * sizeof(*r))) == NULL)
         return MS_ENOMEM;
+    if (c->ngpus > 0 && c->ngpus < f->ns) {
+        if ((used = malloc((size_t)c->ngpus * sizeof(*used))) == NULL) {
+            free(r);
+            return MS_ENOMEM;
+        }
+        nused = used_states(c, used);
+    }
     intra = r + 1;
     intra->gpu = -1;
     memset(&best_ev, 0, sizeof(best_ev));
-    for (s = 0; s < f->ns; s++) {
+    for (u = 0; used != NULL ? u < nused : u < f->ns; u++) {
         int h;
+
+        s = used != NULL ? (int)used[u] : u;
         if (ms_state_compute(f->geom, (ms_state_t)s) == 0 ||
             (h = ms_cluster_next_in_state(c, (ms_state_t)s, -1)) < 0)
             continue;
@@ -450,6 +524,7 @@ static ms_status_t fp_make_room(void *self, const ms_cluster_t *c, const ms_job_
     }
     if (st != MS_OK)
         out->n = n0;
+    free(used);
     free(r);
     return st;
 }

@@ -222,33 +222,33 @@ static json_t *time_or_null(double t)
     return t > 0 ? json_real(t) : json_null();
 }
 
-json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be)
+json_t *svc_job_json_view(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be)
 {
     json_error_t je;
-    json_t *o, *req = json_loads(j->body, 0, &je);
+    json_t *o, *req = json_loads(body, 0, &je), *labels;
 
-    o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o*}", "id", j->id, "state",
-                  ms_job_state_name((ms_job_state_t)j->state), "submitted_at", time_or_null(j->submit_t),
-                  "started_at", time_or_null(j->start_t), "ended_at", time_or_null(j->end_t),
+    o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o*}", "id", id, "state",
+                  ms_job_state_name((ms_job_state_t)v->state), "submitted_at", time_or_null(v->submit_t),
+                  "started_at", time_or_null(v->start_t), "ended_at", time_or_null(v->end_t),
                   "request", req);
     if (o == NULL)
         return NULL;
-    if (j->req.labels != NULL)
-        json_object_set(o, "labels", j->req.labels);
-    if (j->reason[0])
-        json_object_set_new(o, "reason", json_string(j->reason));
-    if (j->place.node >= 0) {
-        json_t *p = json_pack("{s:s,s:i,s:i,s:s,s:i}", "node", j->place.node_name, "gpu",
-                              j->place.gpu, "start", j->place.start, "profile", j->place.profile,
-                              "gpus", j->place.ninst);
+    /* the canonical request always holds the labels (an object) */
+    if ((labels = json_object_get(req, "labels")) != NULL && json_is_object(labels))
+        json_object_set(o, "labels", labels);
+    if (v->reason != NULL && v->reason[0])
+        json_object_set_new(o, "reason", json_string(v->reason));
+    if (v->place.node >= 0) {
+        json_t *p = json_pack("{s:s,s:i,s:i,s:s,s:i}", "node", v->place.node_name, "gpu",
+                              v->place.gpu, "start", v->place.start, "profile", v->place.profile,
+                              "gpus", v->place.ninst);
 
         if (p != NULL && be != NULL) {
             char buf[48];
 
-            json_object_set_new(p, "gpu_uuid", json_string(svc_backend_gpu_uuid(be, j->place.gpu_global)));
-            if (j->place.start >= 0) {
-                svc_backend_inst_uuid(be, j->place.gpu_global,
-                                      j->place.start, j->id, buf, sizeof(buf));
+            json_object_set_new(p, "gpu_uuid", json_string(svc_backend_gpu_uuid(be, v->place.gpu_global)));
+            if (v->place.start >= 0) {
+                svc_backend_inst_uuid(be, v->place.gpu_global, v->place.start, id, buf, sizeof(buf));
                 if (buf[0])
                     json_object_set_new(p, "instance_uuid", json_string(buf));
             }
@@ -257,4 +257,17 @@ json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be)
             json_object_set_new(o, "placement", p);
     }
     return o;
+}
+
+json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be)
+{
+    svc_jview_t v;
+
+    v.state = j->state;
+    v.submit_t = j->submit_t;
+    v.start_t = j->start_t;
+    v.end_t = j->end_t;
+    v.place = j->place;
+    v.reason = (char *)(uintptr_t)j->reason;   /* read only here */
+    return svc_job_json_view(j->id, j->body, &v, be);
 }

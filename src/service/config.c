@@ -26,11 +26,7 @@ static void usage(FILE *f)
             "  --node SPEC            one node; repeat (e.g. a=4xA100-40GB, c=4xA100-40GB:timeslice=4)\n"
             "  --nodes-file FILE      nodes, one spec a line\n"
             "  --policy NAME          fa+ (default), fa, static, first-fit, best-fit, fgd, mfi, node-profile, timeslice\n"
-            "  --lb-threshold T       fa: a GPU is Lazy if busy/compute < T (default 0.4), in [0, 1]\n"
-            "  --no-balance --no-dynamic --no-migration   fa: switch a technique off\n"
-            "  --max-moves N          fa: migrations per trigger (default 4), 0..64\n"
-            "  --static-layout SPEC   static: per-GPU layout, e.g. 4g+2g+1g\n"
-            "  --replicas N           time-sliced nodes: jobs per GPU (default 4), 1..16\n"
+
             "  --time-scale X         sim: a job of duration_s ends after duration_s / X s (default 1)\n"
             "  --op-delay S           sim: seconds each op takes (default 0.005), 0..10\n"
             "  --sim-fail KIND:N      sim: every Nth op of KIND fails (create, destroy, start, move, stop,\n"
@@ -58,7 +54,15 @@ static void usage(FILE *f)
             "  --layout-hysteresis S --layout-drain-timeout S --layout-apply-timeout S (0..604800 s),\n"
             "  --layout-budget N (switches per node and hour, 1..64), --layout-min-gain N (slices,\n"
             "  0..1000000), --layout-evict: override the policy's switching section\n"
-            "  --config FILE          settings as `key = value` lines (docs/service.md)\n");
+            "  --config FILE          settings as `key = value` lines (docs/service.md)\n"
+            "policy options (the simulator's; a flag X is also --no-X):\n");
+    {
+        const char *name, *help;
+        int i;
+
+        for (i = 0; (name = ms_policy_cfg_option(i, &help)) != NULL; i++)
+            fprintf(f, "  --%-20s %s\n", name, help);
+    }
 }
 
 static int set_str(char **dst, const char *v)
@@ -103,9 +107,7 @@ typedef struct opt {
 
 static const opt_t OPTS[] = {
     { "listen", false }, { "state-dir", false }, { "backend", false }, { "node", false },
-    { "nodes-file", false }, { "policy", false }, { "lb-threshold", false }, { "no-balance", true },
-    { "no-dynamic", true }, { "no-migration", true }, { "max-moves", false }, { "static-layout", false },
-    { "replicas", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
+    { "nodes-file", false }, { "policy", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
     { "migrate-hook", false }, { "migrate-timeout", false },
     { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
     { "max-conns", false }, { "allow-remote", true }, { "config", false },
@@ -116,6 +118,36 @@ static const opt_t OPTS[] = {
     { "layout-apply-timeout", false }, { "layout-budget", false }, { "layout-min-gain", false },
     { "layout-evict", true }, { "agent", false }, { "agent-token-file", false }, { NULL, false },
 };
+
+/* A policy option (src/policy/cfg.c owns the names, ranges and messages, so
+ * every option `simulate` knows works here with the same errors). v NULL: a
+ * command-line flag. "no-X = true|false" in a file is X = false|true. A
+ * string value (static-layout) is kept in c->static_layout: the library
+ * borrows it. */
+static int policy_opt(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    ms_diag_t diag;
+    ms_status_t st;
+    bool b;
+
+    ms_diag_clear(&diag);
+    if (strcmp(k, "static-layout") == 0 && v != NULL) {
+        if (set_str(&c->static_layout, v) != 0)
+            return -1;
+        v = c->static_layout;
+    }
+    if (strncmp(k, "no-", 3) == 0 && v != NULL && boolean(v, &b))
+        st = ms_policy_cfg_set(&c->pcfg, k + 3, b ? "false" : "true", &diag);
+    else
+        st = ms_policy_cfg_set(&c->pcfg, k, v, &diag);
+    if (st == MS_OK)
+        return 0;
+    if (st == MS_ENOENT)
+        snprintf(msg, mlen, "unknown setting '%s'", k);
+    else
+        snprintf(msg, mlen, "%s", diag.msg[0] ? diag.msg : ms_strerror(st));
+    return -1;
+}
 
 /* Apply one setting; msg receives what is wrong. */
 static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
@@ -161,41 +193,12 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
         }
         return set_str(&c->policy, v);
     }
-    if (strcmp(k, "lb-threshold") == 0) {
-        NEED_NUM(0, 1, "in [0, 1]");
-        c->pcfg.lb_threshold = x;
-        return 0;
-    }
-    if (strcmp(k, "no-balance") == 0 || strcmp(k, "no-dynamic") == 0 || strcmp(k, "no-migration") == 0 ||
-        strcmp(k, "allow-remote") == 0) {
+    if (strcmp(k, "allow-remote") == 0) {
         if (!boolean(v, &b)) {
             snprintf(msg, mlen, "%s must be true or false", k);
             return -1;
         }
-        if (k[3] == 'b')
-            c->pcfg.balance = !b;
-        else if (k[3] == 'd')
-            c->pcfg.dynamic = !b;
-        else if (k[3] == 'm')
-            c->pcfg.migration = !b;
-        else
-            c->allow_remote = b;
-        return 0;
-    }
-    if (strcmp(k, "max-moves") == 0) {
-        NEED_NUM(0, 64, "an integer in [0, 64]");
-        c->pcfg.max_moves = (int)x;
-        return 0;
-    }
-    if (strcmp(k, "static-layout") == 0) {
-        if (set_str(&c->static_layout, v) != 0)
-            return -1;
-        c->pcfg.static_layout = c->static_layout;
-        return 0;
-    }
-    if (strcmp(k, "replicas") == 0) {
-        NEED_NUM(1, MS_MAX_INST, "an integer in [1, 16]");
-        c->pcfg.replicas = (int)x;
+        c->allow_remote = b;
         return 0;
     }
     if (strcmp(k, "time-scale") == 0) {
@@ -322,8 +325,7 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
         c->layout_min_gain = (int)x;
         return 0;
     }
-    snprintf(msg, mlen, "unknown setting '%s'", k);
-    return -1;
+    return policy_opt(c, k, v, msg, mlen);
 #undef NEED_NUM
 }
 
@@ -426,9 +428,30 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
              k++)
             ;
         if (OPTS[k].name == NULL) {
-            fprintf(stderr, "migschedd: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
+            /* a policy option: a flag if it sets itself without a value */
+            ms_policy_cfg_t probe = c->pcfg;
+            ms_diag_t diag;
+            ms_status_t st;
+
+            ms_diag_clear(&diag);
+            st = ms_policy_cfg_set(&probe, a + 2, NULL, &diag);
+            if (st == MS_ENOENT) {
+                fprintf(stderr, "migschedd: unknown option '%s'\n", a);
+                usage(stderr);
+                return 2;
+            }
+            if (st == MS_OK)
+                val = NULL;
+            else if (i + 1 >= argc) {
+                fprintf(stderr, "migschedd: %s needs a value\n", a);
+                return 2;
+            } else
+                val = argv[++i];
+            if (policy_opt(c, a + 2, val, msg, sizeof(msg)) != 0) {
+                fprintf(stderr, "migschedd: --%s\n", msg[0] ? msg : "out of memory");
+                return 2;
+            }
+            continue;
         }
         if (eqv != NULL)
             val = eqv + 1;

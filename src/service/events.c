@@ -58,6 +58,26 @@ void svc_events_publish(svc_t *d)
     pthread_mutex_unlock(&d->emu);
 }
 
+void svc_events_publish_to(svc_t *d, uint64_t next)
+{
+    pthread_mutex_lock(&d->emu);
+    if (next > d->ev_pub && next <= d->ev_next) {
+        d->ev_pub = next;
+        pthread_cond_broadcast(&d->ecv);
+    }
+    pthread_mutex_unlock(&d->emu);
+}
+
+uint64_t svc_events_next(svc_t *d)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&d->emu);
+    n = d->ev_next;
+    pthread_mutex_unlock(&d->emu);
+    return n;
+}
+
 void svc_events_wake(svc_t *d)
 {
     pthread_mutex_lock(&d->emu);

@@ -20,12 +20,14 @@
 #include <microhttpd.h>
 
 #include "service/extender.h"
+#include "service/sse.h"
 #include "service/svc.h"
 
 struct svc_http {
     struct MHD_Daemon *mhd;
     svc_t *d;
     atomic_int active;
+    atomic_int streams;            /* open /v1/events/stream responses */
     char *cert, *key;
 };
 
@@ -153,8 +155,7 @@ static enum MHD_Result via_loop(svc_http_t *h, struct MHD_Connection *c, rq_t *r
     enum MHD_Result ret;
 
     svc_call(h->d, m);
-    ret = reply(h, c, r, m->status, m->body, m->ctype);
-    m->body = NULL;
+    ret = reply(h, c, r, m->status, svc_msg_body(h->d, m), m->ctype);
     svc_msg_free(m);
     return ret;
 }
@@ -200,6 +201,43 @@ static char *status_page(void)
     return s;
 }
 
+/* GET /v1/events/stream (sse.c): from Last-Event-ID + 1, else ?since=N;
+ * ?heartbeat=S, ?limit=N. */
+static enum MHD_Result events_stream(svc_http_t *h, struct MHD_Connection *c, rq_t *r)
+{
+    const char *v;
+    long since = 1, hb = 15, last, limit = 0;
+    struct MHD_Response *resp;
+    enum MHD_Result ret;
+
+    if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "since")) != NULL &&
+        !parse_long(v, 0, 0x7fffffffffffffffL, &since))
+        return send_err(h, c, r, 400, "since", "an event sequence number >= 0");
+    if ((v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID")) != NULL) {
+        if (!parse_long(v, 0, 0x7ffffffffffffffeL, &last))
+            return send_err(h, c, r, 400, "Last-Event-ID", "the id of an event of this stream");
+        since = last + 1;
+    }
+    if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "heartbeat")) != NULL &&
+        !parse_long(v, 1, 60, &hb))
+        return send_err(h, c, r, 400, "heartbeat", "seconds in [1, 60]");
+    if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit")) != NULL &&
+        !parse_long(v, 1, 1000000000L, &limit))
+        return send_err(h, c, r, 400, "limit", "an integer in [1, 1000000000]");
+    if (since < 1)
+        since = 1;   /* as for the long poll, 0 and 1 both mean from the start */
+    if ((resp = svc_sse_response(h->d, &h->streams, (uint64_t)since, (double)hb, (uint64_t)limit)) == NULL) {
+        char msg[96];
+
+        snprintf(msg, sizeof(msg), "at most %d event streams are open; retry later", svc_sse_max(h->d));
+        return send_err(h, c, r, 503, "", msg);
+    }
+    ret = MHD_queue_response(c, 200, resp);
+    MHD_destroy_response(resp);
+    svc_metrics_http(&h->d->met, 200, svc_mono() - r->t0);
+    return ret;
+}
+
 static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, const char *url,
                              const char *method)
 {
@@ -239,6 +277,9 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
         svc_ext_http(h->d, url + 10, r->buf != NULL ? r->buf : "", r->len, &status, &body);
         return reply(h, c, r, status, body, NULL);
     }
+
+    if (strcmp(url, "/v1/events/stream") == 0 && get)
+        return events_stream(h, c, r);
     if ((m = calloc(1, sizeof(*m))) == NULL)
         return send_err(h, c, r, 500, "", "out of memory");
     if ((strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0 || strcmp(url, "/v1/cluster") == 0) && get) {
@@ -280,6 +321,7 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
     }
     if (strcmp(url, "/v1/jobs") == 0 || ((strcmp(url, "/readyz") == 0 || strcmp(url, "/metrics") == 0 ||
                                            strcmp(url, "/v1/cluster") == 0 || strcmp(url, "/v1/events") == 0 ||
+                                           strcmp(url, "/v1/events/stream") == 0 ||
                                            strcmp(url, "/healthz") == 0 || strcmp(url, "/") == 0) && !get)) {
         svc_msg_free(m);
         return send_err(h, c, r, 405, "", "method not allowed");
@@ -311,9 +353,12 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
             m->kind = done ? SVC_M_DONE : SVC_M_CANCEL;
             return via_loop(h, c, r, m);
         }
-        if (!done && get) {
-            m->kind = SVC_M_GET;
-            return via_loop(h, c, r, m);
+        if (!done && get) {   /* the committed view: no queue, no wait for a commit */
+            char *body = NULL;
+            int status = svc_job_read(h->d, m->id, &body);
+
+            svc_msg_free(m);
+            return reply(h, c, r, status, body, NULL);
         }
         svc_msg_free(m);
         return send_err(h, c, r, 405, "", "method not allowed");

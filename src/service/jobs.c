@@ -36,8 +36,22 @@ void svc_job_free(svc_job_t *j)
         return;
     free(j->id);
     free(j->body);
+    free(j->pub.reason);
     svc_req_free(&j->req);
     free(j);
+}
+
+int svc_jview_of(const svc_job_t *j, svc_jview_t *v)
+{
+    v->state = j->state;
+    v->submit_t = j->submit_t;
+    v->start_t = j->start_t;
+    v->end_t = j->end_t;
+    v->place = j->place;
+    v->reason = NULL;
+    if (j->reason[0] != '\0' && (v->reason = strdup(j->reason)) == NULL)
+        return -1;
+    return 0;
 }
 
 void svc_jobs_free(svc_jobs_t *t)

@@ -48,11 +48,13 @@ void svc_msg_free(svc_msg_t *m)
     free(m->q_label);
     free(m->q_cursor);
     svc_ext_msg_free(m->ext);
+    free(m->rview.reason);
     free(m);
 }
 
 void svc_post(svc_t *d, svc_msg_t *m)
 {
+    m->t_enq = svc_mono();
     pthread_mutex_lock(&d->mu);
     m->next = NULL;
     if (d->qtail != NULL)
@@ -64,17 +66,30 @@ void svc_post(svc_t *d, svc_msg_t *m)
     pthread_mutex_unlock(&d->mu);
 }
 
+/* Each caller sleeps on its own condition variable, so answering a batch
+ * wakes exactly its callers (one broadcast woke every waiting thread for
+ * every batch: 64 threads on two cores, most of them back to sleep). */
 void svc_call(svc_t *d, svc_msg_t *m)
 {
+    pthread_cond_t cv;
+
+    if (pthread_cond_init(&cv, NULL) != 0) {
+        m->status = 503;
+        m->body = strdup("{\"error\":{\"message\":\"out of resources\"}}");
+        return;
+    }
+    m->t_enq = svc_mono();
     pthread_mutex_lock(&d->mu);
     if (d->stopped) {
         pthread_mutex_unlock(&d->mu);
+        pthread_cond_destroy(&cv);
         m->status = 503;
         m->body = strdup("{\"error\":{\"message\":\"shutting down\"}}");
         return;
     }
     m->next = NULL;
     m->done = false;
+    m->wcv = &cv;
     if (d->qtail != NULL)
         d->qtail->next = m;
     else
@@ -82,8 +97,66 @@ void svc_call(svc_t *d, svc_msg_t *m)
     d->qtail = m;
     pthread_cond_signal(&d->cv);
     while (!m->done)
-        pthread_cond_wait(&d->reply_cv, &d->mu);
+        pthread_cond_wait(&cv, &d->mu);
+    m->wcv = NULL;
     pthread_mutex_unlock(&d->mu);
+    pthread_cond_destroy(&cv);
+}
+
+/* Under d->mu: m is answered; from here it belongs to its HTTP thread. */
+static void answered(svc_msg_t *m)
+{
+    m->done = true;
+    if (m->wcv != NULL)
+        pthread_cond_signal(m->wcv);
+}
+
+char *svc_msg_body(svc_t *d, svc_msg_t *m)
+{
+    char *body;
+    json_t *o;
+
+    if (m->rjob == NULL) {
+        body = m->body;
+        m->body = NULL;
+        return body;
+    }
+    o = svc_job_json_view(m->rjob->id, m->rjob->body, &m->rview, d->be);
+    body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return body;
+}
+
+int svc_job_read(svc_t *d, const char *id, char **body)
+{
+    svc_job_t *j;
+    svc_jview_t v;
+    json_t *o;
+    int rc = 0;
+
+    pthread_mutex_lock(&d->rmu);
+    j = svc_jobs_find(&d->jobs, id);
+    if (j != NULL && j->published) {
+        v = j->pub;
+        if (v.reason != NULL && (v.reason = strdup(v.reason)) == NULL)
+            rc = -1;
+    } else
+        j = NULL;
+    pthread_mutex_unlock(&d->rmu);
+    if (j == NULL || rc != 0) {
+        svc_err_t e;
+
+        svc_err_set(&e, j == NULL ? 404 : 500, j == NULL ? "id" : "", "%s",
+                    j == NULL ? "no such job" : "out of memory");
+        *body = svc_err_body(&e);
+        return e.code;
+    }
+    /* id and body never change once the job is in the table */
+    o = svc_job_json_view(j->id, j->body, &v, d->be);
+    free(v.reason);
+    *body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return 200;
 }
 
 /* --- small helpers ------------------------------------------------------ */
@@ -97,6 +170,18 @@ static void reply_json(svc_msg_t *m, int status, json_t *o)
         m->status = 500;
         m->body = strdup("{\"error\":{\"message\":\"out of memory\"}}");
     }
+}
+
+/* The HTTP thread renders the job (svc_msg_body), off the loop. */
+static void reply_view(svc_msg_t *m, int status, svc_job_t *j)
+{
+    if (svc_jview_of(j, &m->rview) != 0) {
+        m->status = 500;
+        m->body = strdup("{\"error\":{\"message\":\"out of memory\"}}");
+        return;
+    }
+    m->status = status;
+    m->rjob = j;
 }
 
 static void reply_err(svc_msg_t *m, int status, const char *field, const char *msg)
@@ -124,6 +209,8 @@ typedef struct loopctx {
     svc_job_t **timed;            /* jobs with finish_at > 0 */
     size_t ntimed, captimed;
     svc_job_t *submitting;
+    svc_job_t **pub;              /* jobs to publish after the commit */
+    size_t npub, cappub;
 } loopctx_t;
 
 static loopctx_t L;
@@ -148,6 +235,180 @@ static void mark(svc_job_t *j)
 void svc_loop_mark(svc_job_t *j)
 {
     mark(j);
+}
+
+/* j changed in this batch: publish its view once the batch has committed */
+static void topub(svc_job_t *j)
+{
+    if (j->topub)
+        return;
+    if (L.npub == L.cappub) {
+        size_t cap = L.cappub ? L.cappub * 2 : 256;
+        svc_job_t **v = realloc(L.pub, cap * sizeof(*v));
+
+        if (v == NULL)
+            return;   /* published on its next change */
+        L.pub = v;
+        L.cappub = cap;
+    }
+    j->topub = true;
+    L.pub[L.npub++] = j;
+}
+
+/* --- the syncer: durability off the loop ---------------------------------
+ *
+ * A batch's commit only writes the WAL (synchronous=NORMAL); the loop then
+ * hands the syncer a ticket with everything that must wait for the fsync:
+ * the batch's replies, the views of the jobs it changed, how far its events
+ * go and its plans. The syncer fsyncs once for every ticket that arrived
+ * meanwhile (group commit across batches) and releases them in order, while
+ * the loop already decides the next batch. Reads the loop answers at the
+ * start of a batch show the state of the commits before it: their ticket
+ * needs those commits durable, so a reader still never sees what a crash
+ * could take back. */
+typedef struct svc_ticket {
+    struct svc_ticket *next;
+    uint64_t need;                 /* commits that must be durable first */
+    svc_msg_t *msgs;               /* answered (op outcomes: freed) */
+    svc_job_t **pj;                /* views to install: pv[i] into pj[i]->pub */
+    svc_jview_t *pv;
+    size_t npub;
+    uint64_t ev_next;              /* events below this become visible (0: none) */
+    svc_xplan_t *plans;            /* to the executor */
+} svc_ticket_t;
+
+/* The views of the jobs changed since the last commit, into t (loop). */
+static void take_views(svc_ticket_t *t)
+{
+    size_t i;
+
+    if (L.npub == 0)
+        return;
+    if ((t->pj = malloc(L.npub * sizeof(*t->pj))) == NULL ||
+        (t->pv = malloc(L.npub * sizeof(*t->pv))) == NULL) {
+        free(t->pj);
+        t->pj = NULL;
+        return;   /* out of memory: they stay listed and go with the next ticket */
+    }
+    for (i = 0; i < L.npub; i++) {
+        svc_job_t *j = L.pub[i];
+
+        j->topub = false;
+        t->pj[i] = j;
+        (void)svc_jview_of(j, &t->pv[i]);   /* out of memory: without its reason */
+    }
+    t->npub = L.npub;
+    L.npub = 0;
+}
+
+static void ticket_push(svc_t *d, svc_ticket_t *t)
+{
+    pthread_mutex_lock(&d->smu);
+    t->next = NULL;
+    if (d->stail != NULL)
+        d->stail->next = t;
+    else
+        d->shead = t;
+    d->stail = t;
+    pthread_cond_signal(&d->scv);
+    pthread_mutex_unlock(&d->smu);
+}
+
+/* Release a ticket whose commits are durable. */
+static void ticket_release(svc_t *d, svc_ticket_t *t)
+{
+    svc_xplan_t *p, *pn;
+    svc_msg_t *m, *next;
+    size_t i;
+
+    if (t->npub > 0) {
+        pthread_mutex_lock(&d->rmu);
+        for (i = 0; i < t->npub; i++) {
+            free(t->pj[i]->pub.reason);
+            t->pj[i]->pub = t->pv[i];
+            t->pj[i]->published = true;
+        }
+        pthread_mutex_unlock(&d->rmu);
+    }
+    free(t->pj);
+    free(t->pv);
+    if (t->ev_next > 0)
+        svc_events_publish_to(d, t->ev_next);
+    for (p = t->plans; p != NULL; p = pn) {
+        pn = p->next;
+        svc_exec_push(d, p);
+    }
+    pthread_mutex_lock(&d->mu);
+    for (m = t->msgs; m != NULL; m = next) {
+        next = m->next;
+        if (m->kind == SVC_M_OPRESULT)
+            svc_msg_free(m);
+        else
+            answered(m);
+    }
+    pthread_mutex_unlock(&d->mu);
+    free(t);
+}
+
+static void *syncer(void *arg)
+{
+    svc_t *d = arg;
+    uint64_t synced = 0;
+
+    for (;;) {
+        svc_ticket_t *t, *tn;
+        uint64_t need = 0;
+
+        pthread_mutex_lock(&d->smu);
+        while (d->shead == NULL && !d->sstop)
+            pthread_cond_wait(&d->scv, &d->smu);
+        t = d->shead;
+        d->shead = d->stail = NULL;
+        pthread_mutex_unlock(&d->smu);
+        if (t == NULL)
+            break;   /* stopping, and nothing left */
+        for (tn = t; tn != NULL; tn = tn->next)
+            need = tn->need > need ? tn->need : need;
+        if (need > synced) {
+            double t0 = svc_mono();
+
+            if (svc_store_sync(d->store) != 0) {
+                svc_log("error", "fsync of the store failed; exiting so that a restart recovers", NULL);
+                abort();
+            }
+            synced = need;
+            atomic_fetch_add(&d->met.syncs, 1);
+            atomic_fetch_add(&d->met.sync_ns, (unsigned long long)((svc_mono() - t0) * 1e9));
+        }
+        for (; t != NULL; t = tn) {
+            tn = t->next;
+            ticket_release(d, t);
+        }
+    }
+    return NULL;
+}
+
+/* A ticket for msgs (and, after a commit, the batch's views, events and
+ * plans). Out of memory it waits for memory: the replies cannot go out
+ * before the fsync, nor out of order. */
+static void ticket(svc_t *d, svc_msg_t *msgs, bool committed)
+{
+    svc_ticket_t *t;
+
+    while ((t = calloc(1, sizeof(*t))) == NULL) {
+        struct timespec ts = { 0, 1000000L };
+
+        nanosleep(&ts, NULL);
+    }
+    t->need = d->commits;
+    t->msgs = msgs;
+    if (committed) {
+        take_views(t);
+        t->ev_next = svc_events_next(d);
+        t->plans = d->staged_head;
+        d->staged_head = d->staged_tail = NULL;
+    }
+    ticket_push(d, t);
 }
 
 static void timed_add(svc_job_t *j)
@@ -302,6 +563,8 @@ static void sync_job(svc_t *d, svc_job_t *j, double now)
         (void)svc_store_job_insert(d->store, j);
     else if (changed || j->need_write)
         (void)svc_store_job_update(d->store, j);
+    if (fresh || changed || j->need_write || !j->published)
+        topub(j);
     j->need_write = false;
     if (fresh)
         svc_event_add(d, j->id, "queued", j->submit_t);
@@ -358,11 +621,12 @@ static void h_submit(svc_t *d, svc_msg_t *m, double now)
     ms_diag_t diag;
     ms_status_t st;
     int32_t slot = -1;
+    int st2;
     char idbuf[64];
 
     if (m->id != NULL && (j = svc_jobs_find(&d->jobs, m->id)) != NULL) {
         if (strcmp(j->body, m->canon) == 0)
-            reply_json(m, 200, svc_job_json(j, d->be));
+            reply_view(m, 200, j);
         else
             reply_err(m, 409, "id", "a job with this id exists with another request");
         return;
@@ -396,13 +660,16 @@ static void h_submit(svc_t *d, svc_msg_t *m, double now)
         svc_job_free(j);
         return;
     }
-    if (svc_jobs_add(&d->jobs, j) != 0 || svc_jobs_set_slot(&d->jobs, j, slot) != 0) {
+    pthread_mutex_lock(&d->rmu);   /* readers look the table up */
+    st2 = svc_jobs_add(&d->jobs, j);
+    pthread_mutex_unlock(&d->rmu);
+    if (st2 != 0 || svc_jobs_set_slot(&d->jobs, j, slot) != 0) {
         reply_err(m, 500, "", "out of memory");
         return;   /* the table may hold it; the store will on the next sync */
     }
     after_call(d, j, st, "submit");
     sync_job(d, j, now);   /* insert: gets its seq */
-    reply_json(m, 201, svc_job_json(j, d->be));
+    reply_view(m, 201, j);
 }
 
 static void h_get(svc_t *d, svc_msg_t *m)
@@ -415,13 +682,21 @@ static void h_get(svc_t *d, svc_msg_t *m)
         reply_json(m, 200, svc_job_json(j, d->be));
 }
 
-static bool label_match(const svc_job_t *j, const char *kv)
+static bool label_match(svc_job_t *j, const char *kv)
 {
     const char *eq = strchr(kv, '='), *v;
     char key[64];
 
     if (eq == NULL || (size_t)(eq - kv) >= sizeof(key))
         return false;
+    if (j->req.labels == NULL) {   /* loaded from the store's columns: from the body, once */
+        json_error_t je;
+        json_t *b = json_loads(j->body, 0, &je), *l = json_object_get(b, "labels");
+
+        if (json_is_object(l))
+            j->req.labels = json_incref(l);
+        json_decref(b);
+    }
     memcpy(key, kv, (size_t)(eq - kv));
     key[eq - kv] = '\0';
     v = json_string_value(json_object_get(j->req.labels, key));
@@ -466,7 +741,7 @@ static void h_list(svc_t *d, svc_msg_t *m)
             hi = mid;
     }
     for (i = lo; i < d->jobs.n; i++) {
-        const svc_job_t *j = d->jobs.v[i];
+        svc_job_t *j = d->jobs.v[i];
 
         if (want >= 0 && j->state != want)
             continue;
@@ -640,6 +915,8 @@ static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
 {
     svc_msg_t *m, *next, *reads = NULL, **rt = &reads, *rest = NULL, **wt = &rest;
 
+    (void)next;
+
     for (m = batch; m != NULL; m = next) {
         next = m->next;
         m->next = NULL;
@@ -655,13 +932,7 @@ static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
         return rest;
     for (m = reads; m != NULL; m = m->next)
         handle(d, m, now);
-    pthread_mutex_lock(&d->mu);
-    for (m = reads; m != NULL; m = next) {
-        next = m->next;
-        m->done = true;
-    }
-    pthread_cond_broadcast(&d->reply_cv);
-    pthread_mutex_unlock(&d->mu);
+    ticket(d, reads, false);   /* out once the commits they show are durable */
     return rest;
 }
 
@@ -671,9 +942,9 @@ static void *loop(void *arg)
     double last_tick = 0;
 
     for (;;) {
-        svc_msg_t *batch, *m, *next;
+        svc_msg_t *batch, *m;
         struct timespec ts;
-        double now;
+        double now, t_start, t_decide, t_commit, t_end;
         bool stop;
 
         pthread_mutex_lock(&d->mu);
@@ -693,9 +964,14 @@ static void *loop(void *arg)
             d->stopped = true;   /* under the lock svc_call checks: nothing is left waiting */
         pthread_mutex_unlock(&d->mu);
         now = svc_now();
-        /* Reads first, answered at once: at the start of a batch memory and
-         * disk agree (every earlier batch has committed), so a read sees
-         * only durable state and need not wait for this batch's fsync. */
+        t_start = svc_mono();
+        for (m = batch; m != NULL; m = m->next) {
+            d->met.loop_msgs++;
+            d->met.loop_wait_s += t_start - m->t_enq;
+        }
+        /* Reads first: at the start of a batch memory holds what the earlier
+         * batches committed, so a read needs only their fsync, not this
+         * batch's. */
         batch = answer_reads(d, batch, now);
         if (svc_store_begin(d->store) != 0) {
             svc_log("error", "cannot begin a transaction; stopping", NULL);
@@ -708,24 +984,21 @@ static void *loop(void *arg)
             last_tick = now;
         }
         sync_dirty(d, now);
+        t_decide = svc_mono();
         if (svc_store_commit(d->store) != 0) {
             /* memory is ahead of the disk: answering would acknowledge jobs
              * that are not durable. Restarting recovers from the store. */
             svc_log("error", "commit failed; exiting so that a restart recovers from the store", NULL);
             abort();
         }
-        svc_events_publish(d);
-        flush_staged(d);
-        pthread_mutex_lock(&d->mu);
-        for (m = batch; m != NULL; m = next) {
-            next = m->next;
-            if (m->kind == SVC_M_OPRESULT)
-                svc_msg_free(m);
-            else
-                m->done = true;
-        }
-        pthread_cond_broadcast(&d->reply_cv);
-        pthread_mutex_unlock(&d->mu);
+        d->commits++;
+        t_commit = svc_mono();
+        ticket(d, batch, true);   /* the syncer answers once it is durable */
+        t_end = svc_mono();
+        d->met.loop_batches++;
+        d->met.loop_decide_s += t_decide - t_start;
+        d->met.loop_commit_s += t_commit - t_decide;
+        d->met.loop_reply_s += t_end - t_commit;
         if (stop)
             break;
     }
@@ -739,8 +1012,11 @@ static int load_one(void *ctx, svc_job_t *j)
     svc_t *d = ctx;
     svc_err_t err;
     char *id = NULL, *canon = NULL;
+    int rc;
 
-    if (svc_req_parse(j->body, strlen(j->body), &id, &j->req, &canon, &err) != 0) {
+    /* the store's request columns (gang >= 1) spare parsing the body; a row
+     * from before them is parsed */
+    if (j->req.gang < 1 && svc_req_parse(j->body, strlen(j->body), &id, &j->req, &canon, &err) != 0) {
         /* keep it (it was acknowledged) but never run it */
         svc_log("error", "a stored job's request does not parse; it is marked failed",
                 json_pack("{s:s,s:s}", "job", j->id, "error", err.msg));
@@ -765,7 +1041,10 @@ static int load_one(void *ctx, svc_job_t *j)
     if (j->place.node >= 0 && (j->place.node = ms_sched_node_find(d->sched, j->place.node_name)) < 0)
         j->place.node = -1;
     j->counted_wait = j->start_t > 0;
-    if (svc_jobs_add(&d->jobs, j) != 0) {
+    pthread_mutex_lock(&d->rmu);
+    rc = svc_jobs_add(&d->jobs, j);
+    pthread_mutex_unlock(&d->rmu);
+    if (rc != 0) {
         svc_job_free(j);
         return -1;
     }
@@ -952,13 +1231,17 @@ static int build_sched(svc_t *d, double now)
 
 int svc_start(svc_t *d)
 {
-    double now = svc_now(), t0 = svc_mono();
+    double now = svc_now(), t0 = svc_mono(), t_load, t_rec;
     long unsettled;
+    size_t k;
 
     memset(&L, 0, sizeof(L));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     pthread_cond_init(&d->reply_cv, NULL);
+    pthread_mutex_init(&d->rmu, NULL);
+    pthread_mutex_init(&d->smu, NULL);
+    pthread_cond_init(&d->scv, NULL);
     pthread_mutex_init(&d->xmu, NULL);
     pthread_cond_init(&d->xcv, NULL);
     svc_jobs_init(&d->jobs);
@@ -969,6 +1252,7 @@ int svc_start(svc_t *d)
         return -1;
     if (svc_store_load(d->store, load_one, d) != 0)
         return -1;
+    t_load = svc_mono();
     d->restored_jobs = (long)d->jobs.n;
     unsettled = svc_store_unsettled(d->store);
     if (svc_store_begin(d->store) != 0)
@@ -977,20 +1261,41 @@ int svc_start(svc_t *d)
         svc_store_rollback(d->store);
         return -1;
     }
+    t_rec = svc_mono();
     sync_dirty(d, now);
-    if (svc_store_commit(d->store) != 0)
+    if (svc_store_commit(d->store) != 0 || svc_store_sync(d->store) != 0)
         return -1;
+    for (k = 0; k < d->jobs.n; k++)   /* every stored job is durable */
+        topub(d->jobs.v[k]);
+    {
+        svc_ticket_t t;
+
+        memset(&t, 0, sizeof(t));
+        take_views(&t);
+        for (k = 0; k < t.npub; k++) {
+            t.pj[k]->pub = t.pv[k];
+            t.pj[k]->published = true;
+        }
+        free(t.pj);
+        free(t.pv);
+    }
     svc_events_publish(d);
     if (svc_exec_start(d) != 0)
         return -1;
     flush_staged(d);
+    if (pthread_create(&d->sync_th, NULL, syncer, d) != 0)
+        return -1;
     if (pthread_create(&d->loop_th, NULL, loop, d) != 0)
         return -1;
     d->ready = true;
     svc_log("info", "started",
-            json_pack("{s:I,s:I,s:I,s:I,s:f}", "jobs", (json_int_t)d->restored_jobs, "adopted",
+            json_pack("{s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "jobs", (json_int_t)d->restored_jobs, "adopted",
                       (json_int_t)d->adopted, "destroyed", (json_int_t)d->destroyed_at_start,
-                      "unsettled_ops", (json_int_t)unsettled, "seconds", svc_mono() - t0));
+                      "unsettled_ops", (json_int_t)unsettled, "seconds", svc_mono() - t0,
+                      /* where it went: the store read, reconciliation with the
+                       * resubmission of the queue, writing and publishing */
+                      "load_s", t_load - t0, "reconcile_s", t_rec - t_load, "commit_s",
+                      svc_mono() - t_rec));
     return 0;
 }
 
@@ -1004,6 +1309,11 @@ void svc_stop(svc_t *d)
     pthread_cond_signal(&d->cv);
     pthread_mutex_unlock(&d->mu);
     pthread_join(d->loop_th, NULL);
+    pthread_mutex_lock(&d->smu);   /* the syncer releases what is left, then ends */
+    d->sstop = true;
+    pthread_cond_signal(&d->scv);
+    pthread_mutex_unlock(&d->smu);
+    pthread_join(d->sync_th, NULL);
     while ((p = d->staged_head) != NULL) {
         d->staged_head = p->next;
         svc_xplan_free(p);
@@ -1015,5 +1325,6 @@ void svc_stop(svc_t *d)
     d->xtail = NULL;
     free(L.dirty);
     free(L.timed);
+    free(L.pub);
     memset(&L, 0, sizeof(L));
 }

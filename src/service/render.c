@@ -269,6 +269,24 @@ char *svc_metrics_text(svc_t *d)
                 d->met.ops[k][r]);
     put(&b, "# HELP migsched_pending_ops Plan ops sent to the backend and not yet confirmed.\n"
             "# TYPE migsched_pending_ops gauge\nmigsched_pending_ops %zu\n", ms_sched_pending(d->sched));
+    put(&b, "# HELP migsched_loop_batches_total Batches the loop handled (one transaction each).\n"
+            "# TYPE migsched_loop_batches_total counter\nmigsched_loop_batches_total %" PRIu64 "\n"
+            "# HELP migsched_loop_messages_total Messages (requests, op outcomes) the loop handled.\n"
+            "# TYPE migsched_loop_messages_total counter\nmigsched_loop_messages_total %" PRIu64 "\n",
+        d->met.loop_batches, d->met.loop_msgs);
+    put(&b, "# HELP migsched_loop_seconds_total Where the loop's time goes: queue_wait (summed over messages),"
+            " decide (handling and scheduling), commit (writing the WAL), reply (handing the batch to the syncer).\n"
+            "# TYPE migsched_loop_seconds_total counter\n"
+            "migsched_loop_seconds_total{phase=\"queue_wait\"} %.6f\n"
+            "migsched_loop_seconds_total{phase=\"decide\"} %.6f\n"
+            "migsched_loop_seconds_total{phase=\"commit\"} %.6f\n"
+            "migsched_loop_seconds_total{phase=\"reply\"} %.6f\n",
+        d->met.loop_wait_s, d->met.loop_decide_s, d->met.loop_commit_s, d->met.loop_reply_s);
+    put(&b, "# HELP migsched_store_syncs_total fsyncs of the store (each makes every commit before it durable).\n"
+            "# TYPE migsched_store_syncs_total counter\nmigsched_store_syncs_total %llu\n"
+            "# HELP migsched_store_sync_seconds_total Seconds the syncer spent in fsync (off the loop).\n"
+            "# TYPE migsched_store_sync_seconds_total counter\nmigsched_store_sync_seconds_total %.6f\n",
+        atomic_load(&d->met.syncs), (double)atomic_load(&d->met.sync_ns) * 1e-9);
     pthread_mutex_lock(&d->met.http_mu);
     put(&b, "# HELP migsched_http_requests_total HTTP requests answered, by status code.\n"
             "# TYPE migsched_http_requests_total counter\n");

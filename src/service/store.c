@@ -8,9 +8,11 @@
  *           discarded, abandoned)
  *   events  the job state changes that GET /v1/events serves
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -22,7 +24,8 @@ static const char *const SQL[S_N] = {
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK",
-    "INSERT INTO jobs(id, body, state, submit_t, start_t, end_t, placement, reason) VALUES(?,?,?,?,?,?,?,?)",
+    ("INSERT INTO jobs(id, body, state, submit_t, start_t, end_t, placement, reason, r_profile, r_mem_gb,"
+     " r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
     "UPDATE jobs SET state=?, start_t=?, end_t=?, placement=?, reason=? WHERE seq=?",
     "INSERT INTO plans(kind, t) VALUES(?,?)",
     ("INSERT INTO ops(plan, idx, op_id, kind, gpu, start, prof, from_gpu, from_start, bbm, job, result)"
@@ -31,10 +34,21 @@ static const char *const SQL[S_N] = {
     "INSERT INTO events(seq, job, state, t) VALUES(?,?,?,?)",
 };
 
+/* The request's fields besides its canonical JSON (body), so that a restart
+ * hands them to the scheduler without parsing 100,000 bodies (that was half
+ * of the restart). A store from before them gets the columns added, NULL in
+ * its old rows, which are parsed from the body as before. */
+#define REQ_COLS ", r_profile TEXT, r_mem_gb REAL, r_model TEXT, r_iso INTEGER, r_gang INTEGER," \
+                 " r_prio INTEGER, r_migr INTEGER, r_dur REAL, r_est REAL"
+static const char *const REQ_ADD[] = {
+    "r_profile TEXT", "r_mem_gb REAL", "r_model TEXT", "r_iso INTEGER", "r_gang INTEGER",
+    "r_prio INTEGER", "r_migr INTEGER", "r_dur REAL", "r_est REAL",
+};
+
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS jobs(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,"
     " body TEXT NOT NULL, state TEXT NOT NULL, submit_t REAL, start_t REAL, end_t REAL,"
-    " placement TEXT, reason TEXT);"
+    " placement TEXT, reason TEXT" REQ_COLS ");"
     "CREATE TABLE IF NOT EXISTS plans(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, t REAL);"
     "CREATE TABLE IF NOT EXISTS ops(plan INTEGER NOT NULL, idx INTEGER NOT NULL, op_id INTEGER,"
     " kind TEXT, gpu INTEGER, start INTEGER, prof INTEGER, from_gpu INTEGER, from_start INTEGER,"
@@ -45,11 +59,64 @@ static const char SCHEMA[] =
 struct svc_store {
     sqlite3 *db;
     sqlite3_stmt *st[S_N];
+    int wal_fd;                    /* the WAL, for svc_store_sync */
 };
 
 static void log_db(svc_store_t *s, const char *what)
 {
     svc_log("error", "store", json_pack("{s:s,s:s}", "op", what, "sqlite", sqlite3_errmsg(s->db)));
+}
+
+/* A store made before the request columns: add them (NULL in old rows). */
+static int add_req_cols(svc_store_t *s)
+{
+    sqlite3_stmt *st;
+    bool have = false;
+    size_t i;
+    int r;
+
+    if (sqlite3_prepare_v2(s->db, "PRAGMA table_info(jobs)", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+
+        if (name != NULL && strcmp(name, "r_gang") == 0)
+            have = true;
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE)
+        return -1;
+    for (i = 0; !have && i < sizeof(REQ_ADD) / sizeof(REQ_ADD[0]); i++) {
+        char sql[128];
+
+        snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", REQ_ADD[i]);
+        if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+            return -1;
+    }
+    return 0;
+}
+
+/* The WAL exists once the schema's transaction wrote it (journal_mode=WAL
+ * keeps it while the connection is open); its directory entry is made
+ * durable once here. */
+static int open_wal(svc_store_t *s, const char *dir)
+{
+    char path[4096];
+    int dfd;
+
+    snprintf(path, sizeof(path), "%s/migschedd.db-wal", dir);
+    if ((s->wal_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    if ((dfd = open(dir, O_RDONLY | O_CLOEXEC)) >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    return fsync(s->wal_fd) == 0 ? 0 : -1;
+}
+
+int svc_store_sync(svc_store_t *s)
+{
+    return fdatasync(s->wal_fd) == 0 ? 0 : -1;
 }
 
 int svc_store_open(svc_store_t **out, const char *dir)
@@ -61,7 +128,9 @@ int svc_store_open(svc_store_t **out, const char *dir)
     *out = NULL;
     if (s == NULL)
         return -1;
-    if ((size_t)snprintf(path, sizeof(path), "%s/migschedd.db", dir) >= sizeof(path)) {
+    s->wal_fd = -1;
+    if ((size_t)snprintf(path, sizeof(path), "%s/migschedd.db-wal", dir) >= sizeof(path) ||
+        (size_t)snprintf(path, sizeof(path), "%s/migschedd.db", dir) >= sizeof(path)) {
         free(s);
         return -1;
     }
@@ -72,9 +141,22 @@ int svc_store_open(svc_store_t **out, const char *dir)
         return -1;
     }
     sqlite3_busy_timeout(s->db, 5000);
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", NULL, NULL, NULL) != SQLITE_OK ||
+    /* synchronous=NORMAL: a commit writes the WAL but does not fsync it;
+     * svc_store_sync does, on the syncer thread, before anything the
+     * commit holds is acknowledged (checkpoints still sync as SQLite does) */
+    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(s->db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) {
         log_db(s, "schema");
+        svc_store_close(s);
+        return -1;
+    }
+    if (open_wal(s, dir) != 0) {
+        svc_log("error", "store: cannot open the WAL for syncing", json_pack("{s:s}", "dir", dir));
+        svc_store_close(s);
+        return -1;
+    }
+    if (add_req_cols(s) != 0) {
+        log_db(s, "schema: the request columns");
         svc_store_close(s);
         return -1;
     }
@@ -97,6 +179,8 @@ void svc_store_close(svc_store_t *s)
     for (i = 0; i < S_N; i++)
         sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
+    if (s->wal_fd >= 0)
+        close(s->wal_fd);
     free(s);
 }
 
@@ -154,6 +238,15 @@ int svc_store_job_insert(svc_store_t *s, svc_job_t *j)
     sqlite3_bind_double(st, 6, j->end_t);
     bind_text(st, 7, p);
     bind_text(st, 8, j->reason);
+    bind_text(st, 9, j->req.profile);
+    sqlite3_bind_double(st, 10, j->req.mem_gb);
+    bind_text(st, 11, j->req.model);
+    sqlite3_bind_int(st, 12, (int)j->req.isolation);
+    sqlite3_bind_int(st, 13, j->req.gang);
+    sqlite3_bind_int(st, 14, j->req.priority);
+    sqlite3_bind_int(st, 15, j->req.migratable ? 1 : 0);
+    sqlite3_bind_double(st, 16, j->req.duration_s);
+    sqlite3_bind_double(st, 17, j->req.estimate_s);
     rc = step(s, S_JINS);
     free(p);
     if (rc == 0)
@@ -209,13 +302,34 @@ static void load_place(svc_job_t *j, const char *text)
     json_decref(o);
 }
 
+/* The stored request columns (9..17) into r; labels stay NULL (the job
+ * table reads them from the body when a query needs them). */
+static int load_req(sqlite3_stmt *st, svc_req_t *r)
+{
+    const char *prof = (const char *)sqlite3_column_text(st, 9);
+    const char *model = (const char *)sqlite3_column_text(st, 11);
+
+    if ((prof != NULL && (r->profile = strdup(prof)) == NULL) ||
+        (model != NULL && (r->model = strdup(model)) == NULL))
+        return -1;
+    r->mem_gb = sqlite3_column_double(st, 10);
+    r->isolation = (ms_isolation_t)sqlite3_column_int(st, 12);
+    r->gang = sqlite3_column_int(st, 13);
+    r->priority = sqlite3_column_int(st, 14);
+    r->migratable = sqlite3_column_int(st, 15) != 0;
+    r->duration_s = sqlite3_column_double(st, 16);
+    r->estimate_s = sqlite3_column_double(st, 17);
+    return 0;
+}
+
 int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx)
 {
     sqlite3_stmt *st;
     int rc = 0, r;
 
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT seq, id, body, state, submit_t, start_t, end_t, placement, reason"
+                           "SELECT seq, id, body, state, submit_t, start_t, end_t, placement, reason,"
+                           " r_profile, r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est"
                            " FROM jobs ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
         log_db(s, "load");
         return -1;
@@ -241,6 +355,11 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
         j->slot = -1;
         load_place(j, (const char *)sqlite3_column_text(st, 7));
         snprintf(j->reason, sizeof(j->reason), "%s", reason != NULL ? reason : "");
+        if (sqlite3_column_type(st, 13) != SQLITE_NULL && load_req(st, &j->req) != 0) {
+            svc_job_free(j);
+            rc = -1;
+            break;
+        }
         if ((rc = fn(ctx, j)) != 0)
             break;
     }

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,17 @@ typedef struct svc_place {
     int ninst;
 } svc_place_t;
 
+/* What a reader may see of a job: its state as of the last commit. The loop
+ * copies it into svc_job_t.pub after each commit (under svc_t.rmu), so an
+ * HTTP thread answers GET /v1/jobs/{id} without waiting for the loop and
+ * never sees a state that a crash could take back. */
+typedef struct svc_jview {
+    int state;
+    double submit_t, start_t, end_t;
+    svc_place_t place;
+    char *reason;                  /* NULL when none; owned */
+} svc_jview_t;
+
 typedef struct svc_job {
     char *id;
     char *body;                    /* canonical request JSON: idempotency */
@@ -116,6 +128,9 @@ typedef struct svc_job {
     bool dirty, counted_wait;
     bool need_write;               /* changed outside the scheduler's view: write it */
     char reason[300];              /* why it failed, "" */
+    svc_jview_t pub;               /* committed view (svc_t.rmu); valid once published */
+    bool published;                /* (svc_t.rmu) */
+    bool topub;                    /* loop: changed in this batch, publish after the commit */
 } svc_job_t;
 
 typedef struct svc_jobs {
@@ -135,6 +150,8 @@ int svc_jobs_add(svc_jobs_t *t, svc_job_t *j);
 int svc_jobs_set_slot(svc_jobs_t *t, svc_job_t *j, int32_t slot);
 svc_job_t *svc_jobs_by_slot(const svc_jobs_t *t, int32_t slot);
 void svc_job_free(svc_job_t *j);
+/* A copy of j's current state (reason strdup'd); -1 out of memory. */
+int svc_jview_of(const svc_job_t *j, svc_jview_t *v);
 void svc_req_free(svc_req_t *r);
 /* The ms_sched request of a job (borrows its strings). */
 void svc_job_sched_req(const svc_job_t *j, ms_sched_req_t *out);
@@ -156,6 +173,8 @@ int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char 
                   svc_err_t *err);
 bool svc_id_valid(const char *id);
 json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be);
+/* The same from a view (any thread: id and body never change once added). */
+json_t *svc_job_json_view(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be);
 
 /* --- store (store.c) ---------------------------------------------------- */
 
@@ -178,6 +197,9 @@ int svc_store_event(svc_store_t *s, uint64_t seq, const char *job, const char *s
 uint64_t svc_store_last_event(svc_store_t *s);
 /* Plans whose ops are not all settled (after a crash): how many. */
 long svc_store_unsettled(svc_store_t *s);
+/* Make every committed transaction durable (fsync of the WAL); any thread,
+ * while the loop goes on committing. */
+int svc_store_sync(svc_store_t *s);
 /* Mark every unsettled op "abandoned" (reconciled from the inventory). */
 int svc_store_abandon(svc_store_t *s, double t);
 
@@ -200,6 +222,13 @@ typedef struct svc_metrics {
     svc_hist_t wait;               /* job wait seconds (loop) */
     uint64_t ops[6][3];            /* [op kind][done, failed, abandoned] (loop) */
     uint64_t migrations[2][2];     /* [mbb, bbm][ok, failed] (loop) */
+    /* where the loop's time goes (loop): batches, messages, and the seconds
+     * messages waited in the queue, handling them and the scheduler's work
+     * ("decide"), the commit (fsync), and answering plus publishing */
+    uint64_t loop_batches, loop_msgs;
+    double loop_wait_s, loop_decide_s, loop_commit_s, loop_reply_s;
+    /* the syncer's fsyncs (written by it, read by the loop) */
+    atomic_ullong syncs, sync_ns;
     pthread_mutex_t http_mu;       /* guards the rest */
     uint64_t http_codes[600];
     svc_hist_t http_dur;
@@ -234,8 +263,12 @@ typedef struct svc_msg {
     int op_kind, op_bbm;
     svc_job_t *job;
     void *ext;                     /* SVC_M_EXT: its message (extender_int.h) */
+    double t_enq;                  /* svc_mono() when queued */
+    pthread_cond_t *wcv;           /* the waiting HTTP thread's (svc_call) */
     /* reply */
     bool done;
+    svc_job_t *rjob;               /* set: the HTTP thread renders rjob with rview */
+    svc_jview_t rview;             /* owned (reason) */
     int status;
     char *body;                    /* malloc'd; the HTTP side frees it */
     const char *ctype;
@@ -276,6 +309,7 @@ typedef struct svc {
     svc_store_t *store;
     svc_backend_t *be;
     svc_jobs_t jobs;
+    pthread_mutex_t rmu;           /* readers vs the loop: the table's arrays and each job's pub */
     svc_metrics_t met;
     uint64_t id_counter;
     char id_prefix[24];
@@ -293,6 +327,16 @@ typedef struct svc {
     svc_xplan_t *staged_head, *staged_tail;
     bool reconciling;
     int sched_err;
+
+    /* the syncer (loop.c): commits are fsynced off the loop, which goes on
+     * with the next batch meanwhile; each ticket (a batch's replies, views,
+     * events and plans) is released once the commits it needs are durable */
+    pthread_mutex_t smu;
+    pthread_cond_t scv;
+    struct svc_ticket *shead, *stail;
+    uint64_t commits;              /* loop: transactions committed */
+    bool sstop;
+    pthread_t sync_th;
 
     /* executor */
     pthread_mutex_t xmu;
@@ -345,6 +389,11 @@ void svc_msg_free(svc_msg_t *m);
 /* Mark a job changed outside a scheduler plan (the extender): the loop
  * syncs it to the table, store and events at the end of the batch. */
 void svc_loop_mark(svc_job_t *j);
+/* GET /v1/jobs/{id} from the committed views, without the loop: the status
+ * and a malloc'd JSON body. */
+int svc_job_read(svc_t *d, const char *id, char **body);
+/* The reply body of m (the HTTP side): m->body, or m->rjob rendered. */
+char *svc_msg_body(svc_t *d, svc_msg_t *m);
 
 /* exec.c */
 int svc_exec_start(svc_t *d);
@@ -357,6 +406,8 @@ int svc_events_init(svc_t *d, uint64_t next);
 void svc_events_free(svc_t *d);
 void svc_event_add(svc_t *d, const char *job, const char *state, double t);
 void svc_events_publish(svc_t *d);   /* after a commit */
+void svc_events_publish_to(svc_t *d, uint64_t next);   /* events < next are durable */
+uint64_t svc_events_next(svc_t *d);  /* seq of the next event to be added */
 void svc_events_wake(svc_t *d);      /* shutdown */
 /* Events with seq >= since, waiting up to timeout_s for one; JSON string. */
 char *svc_events_get(svc_t *d, uint64_t since, double timeout_s, long limit);

@@ -1,0 +1,21 @@
+/* sse.h - private to migschedd: GET /v1/events/stream (sse.c). */
+#ifndef MIGSCHED_SSE_H
+#define MIGSCHED_SSE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <microhttpd.h>
+
+#include "service/svc.h"
+
+/* Streams open at once at most: a quarter of --max-conns, 1..64. */
+int svc_sse_max(const svc_t *d);
+/* A streaming response of the events with seq >= since (since >= 1), a
+ * comment every heartbeat_s seconds without one, ending after limit events
+ * (0: never). *open counts the open
+ * streams; NULL when there are svc_sse_max already (or out of memory). */
+struct MHD_Response *svc_sse_response(svc_t *d, atomic_int *open, uint64_t since, double heartbeat_s,
+                                      uint64_t limit);
+
+#endif

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# migschedd's policy options are the library's (ms_policy_cfg_set): every
+# name `migschedd --help` lists works on the command line and in a config
+# file, and a bad value gets the library's message naming the option and its
+# range (and the file and line).
+set -u
+cd "$(dirname "$0")/../.."
+. tests/service/lib.sh
+
+# a valid value for every policy option; a new option fails this test until
+# it is added here
+declare -A VAL=([lb-threshold]=0.5 [balance]=flag [dynamic]=flag [migration]=flag [max-moves]=8
+    [static-layout]=4g+2g+1g [demand-window]=128 [hysteresis]=60 [replicas]=2 [seed]=7
+    [migrate-cost]=5 [interference-beta]=0.1)
+names=$("$MIGSCHEDD" --help | sed -n '/^policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
+[ -n "$names" ] || fail "--help lists no policy options"
+args=() conf=$SVC_TMP/all.conf
+printf 'node = a=2xA100-40GB\n' > "$conf"
+for n in $names; do
+    [ -n "${VAL[$n]:-}" ] || fail "policy option '$n' has no test value here"
+    if [ "${VAL[$n]}" = flag ]; then
+        args+=("--$n" "--no-$n")
+        printf '%s = true\nno-%s = false\n' "$n" "$n" >> "$conf"
+    else
+        args+=("--$n" "${VAL[$n]}")
+        printf '%s = %s\n' "$n" "${VAL[$n]}" >> "$conf"
+    fi
+done
+[ "$(echo "$names" | wc -l)" -eq "${#VAL[@]}" ] || fail "the test knows options --help does not list"
+
+svc_start "$SVC_TMP/log1" --state-dir "$SVC_TMP/s1" --node a=2xA100-40GB --op-delay 0 --policy fa "${args[@]}"
+kill "$SVC_PID"; wait "$SVC_PID" || fail "command line: unclean exit"
+svc_start "$SVC_TMP/log2" --state-dir "$SVC_TMP/s2" --config "$conf" --op-delay 0 --policy static
+kill "$SVC_PID"; wait "$SVC_PID" || fail "config file: unclean exit"
+echo "all $(echo "$names" | wc -w) policy options accepted on the command line and in a file"
+
+# the library's errors: option, range, value; file:line in a file
+bad() {   # EXPECTED-TEXT ARGS...
+    local want=$1
+    shift
+    "$MIGSCHEDD" --state-dir "$SVC_TMP/bad" --node a=1xA100-40GB "$@" 2>"$SVC_TMP/err" >/dev/null
+    [ $? -eq 2 ] || fail "'$*' accepted"
+    grep -qF -- "$want" "$SVC_TMP/err" || fail "'$*': want '$want', got: $(cat "$SVC_TMP/err")"
+}
+bad "max-moves must be an integer in [0, 1000000], not '-1'" --max-moves -1
+bad "demand-window must be an integer in [1, 1000000], not 'x'" --demand-window x
+bad "interference-beta must be a number in [0, 10], not '11'" --interference-beta 11
+bad "--seed needs a value" --seed
+bad "unknown option '--no-seed'" --no-seed
+printf 'node = a=1xA100-40GB\n\nhysteresis = -5\n' > "$SVC_TMP/bad.conf"
+bad "bad.conf:3: hysteresis must be a number in [0, 1e+09], not '-5'" --config "$SVC_TMP/bad.conf"
+printf 'node = a=1xA100-40GB\nno-migration = maybe\n' > "$SVC_TMP/bad.conf"
+bad "bad.conf:2: " --config "$SVC_TMP/bad.conf"
+echo "test_service_config: ok"
