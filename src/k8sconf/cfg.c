@@ -755,26 +755,42 @@ static bool read_root(ms__ydoc_t *y, ms_k8s_cfg_t *c)
     return true;
 }
 
+static ms_status_t read_doc(ms__ydoc_t *y, ms_k8s_cfg_t **out, ms_diag_t *diag)
+{
+    ms_k8s_cfg_t *c;
+
+    if ((c = calloc(1, sizeof(*c))) == NULL) {
+        ms__ydoc_free(y);
+        return MS_ENOMEM;
+    }
+    if (!read_root(y, c)) {
+        ms__ydoc_free(y);
+        ms_k8s_cfg_free(c);
+        return diag != NULL && strstr(diag->msg, "out of memory") != NULL ? MS_ENOMEM : MS_EINVAL;
+    }
+    ms__ydoc_free(y);
+    *out = c;
+    return MS_OK;
+}
+
 ms_status_t ms_k8s_cfg_read(const char *path, ms_k8s_cfg_t **out, ms_diag_t *diag)
 {
     ms__ydoc_t y;
-    ms_k8s_cfg_t *c;
     ms_status_t st;
 
     *out = NULL;
     if ((st = ms__ydoc_load(&y, path, diag)) != MS_OK)
         return st;
-    if ((c = calloc(1, sizeof(*c))) == NULL) {
-        ms__ydoc_free(&y);
-        return MS_ENOMEM;
-    }
-    if (!read_root(&y, c)) {
-        ms__ydoc_free(&y);
-        ms_k8s_cfg_free(c);
-        return strstr(diag != NULL ? diag->msg : "", "out of memory") != NULL ? MS_ENOMEM
-                                                                              : MS_EINVAL;
-    }
-    ms__ydoc_free(&y);
-    *out = c;
-    return MS_OK;
+    return read_doc(&y, out, diag);
+}
+
+ms_status_t ms_k8s_cfg_read_stream(FILE *f, const char *name, ms_k8s_cfg_t **out, ms_diag_t *diag)
+{
+    ms__ydoc_t y;
+    ms_status_t st;
+
+    *out = NULL;
+    if ((st = ms__ydoc_load_stream(&y, f, name, diag)) != MS_OK)
+        return st;
+    return read_doc(&y, out, diag);
 }

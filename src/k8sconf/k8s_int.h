@@ -24,6 +24,7 @@ typedef struct ms__ydoc {
 
 /* Load the first document of path; an empty file is an error. */
 ms_status_t ms__ydoc_load(ms__ydoc_t *y, const char *path, ms_diag_t *diag);
+ms_status_t ms__ydoc_load_stream(ms__ydoc_t *y, FILE *f, const char *name, ms_diag_t *diag);
 void ms__ydoc_free(ms__ydoc_t *y);
 yaml_node_t *ms__ydoc_root(ms__ydoc_t *y);
 long ms__ynode_line(const yaml_node_t *n);

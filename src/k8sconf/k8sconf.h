@@ -80,6 +80,9 @@ typedef struct ms_k8s_node {
  * (e.g. "nodes[1].layout" or "layouts.mixed[0].mig-devices.3g.20gb").
  * OUT out: free with ms_k8s_cfg_free(). */
 ms_status_t ms_k8s_cfg_read(const char *path, ms_k8s_cfg_t **out, ms_diag_t *diag);
+/* The same from a stream; name is used in diagnostics. */
+ms_status_t ms_k8s_cfg_read_stream(FILE *f, const char *name, ms_k8s_cfg_t **out,
+                                   ms_diag_t *diag);
 void ms_k8s_cfg_free(ms_k8s_cfg_t *c);   /* NULL-safe */
 
 int ms_k8s_cfg_nnodes(const ms_k8s_cfg_t *c);

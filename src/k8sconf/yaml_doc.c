@@ -9,40 +9,47 @@
 
 #include "migsched/number.h"
 
-ms_status_t ms__ydoc_load(ms__ydoc_t *y, const char *path, ms_diag_t *diag)
+ms_status_t ms__ydoc_load_stream(ms__ydoc_t *y, FILE *f, const char *name, ms_diag_t *diag)
 {
     yaml_parser_t p;
-    FILE *f;
     ms_status_t st = MS_OK;
 
     memset(y, 0, sizeof(*y));
-    y->path = path;
+    y->path = name;
     y->diag = diag;
-    if ((f = fopen(path, "rb")) == NULL) {
-        ms_diag_set(diag, path, 0, "", "cannot open: %s", strerror(errno));
-        return MS_EIO;
-    }
-    if (!yaml_parser_initialize(&p)) {
-        fclose(f);
+    if (!yaml_parser_initialize(&p))
         return MS_ENOMEM;
-    }
     yaml_parser_set_input_file(&p, f);
     if (!yaml_parser_load(&p, &y->doc)) {
-        ms_diag_set(diag, path, (long)p.problem_mark.line + 1, "", "YAML: %s%s%s",
+        ms_diag_set(diag, name, (long)p.problem_mark.line + 1, "", "YAML: %s%s%s",
                     p.problem != NULL ? p.problem : "malformed",
                     p.context != NULL ? " " : "", p.context != NULL ? p.context : "");
         st = p.error == YAML_MEMORY_ERROR ? MS_ENOMEM : MS_EPARSE;
     } else {
         y->loaded = true;
         if (yaml_document_get_root_node(&y->doc) == NULL) {
-            ms_diag_set(diag, path, 1, "", "empty document");
+            ms_diag_set(diag, name, 1, "", "empty document");
             st = MS_EPARSE;
         }
     }
     yaml_parser_delete(&p);
-    fclose(f);
     if (st != MS_OK)
         ms__ydoc_free(y);
+    return st;
+}
+
+ms_status_t ms__ydoc_load(ms__ydoc_t *y, const char *path, ms_diag_t *diag)
+{
+    FILE *f;
+    ms_status_t st;
+
+    if ((f = fopen(path, "rb")) == NULL) {
+        memset(y, 0, sizeof(*y));
+        ms_diag_set(diag, path, 0, "", "cannot open: %s", strerror(errno));
+        return MS_EIO;
+    }
+    st = ms__ydoc_load_stream(y, f, path, diag);
+    fclose(f);
     return st;
 }
 

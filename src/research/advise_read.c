@@ -219,10 +219,23 @@ static bool label(const char *b, const char *e, const char *key, const char **vb
 /* Pending per-(node, gpu) memory of the current scrape: DCGM writes the
  * FB_USED family after GPU_UTIL, so memory joins its sample at the end. */
 typedef struct dcgm_gpu {
-    int node, gpu;
+    int node, glob;              /* the node; the GPU's number in the cluster */
     double util, mem_mib;
-    bool has_util;
+    bool has_util, has_mem;
 } dcgm_gpu_t;
+
+/* The pending samples of one scrape become samples. */
+static void flush(ms_advise_t *a, dcgm_gpu_t *g, size_t *n, int32_t *slot, long *used)
+{
+    for (size_t k = 0; k < *n; k++) {
+        if (g[k].has_util) {
+            ms__adv_add(a, g[k].node, g[k].util, g[k].mem_mib / 1024.0);
+            (*used)++;
+        }
+        slot[g[k].glob] = -1;
+    }
+    *n = 0;
+}
 
 ms_status_t ms_advise_read_dcgm(ms_advise_t *a, FILE *f, const char *name, ms_diag_t *d)
 {
@@ -233,6 +246,21 @@ ms_status_t ms_advise_read_dcgm(ms_advise_t *a, FILE *f, const char *name, ms_di
     dcgm_gpu_t *g = NULL;
     ms_status_t st = MS_OK;
     long used = 0;
+    int32_t *slot, *goff;   /* per GPU of the cluster: its pending entry or -1 */
+    int tot = 0, k;
+
+    if ((goff = malloc((size_t)a->nnodes * sizeof(*goff))) == NULL)
+        return MS_ENOMEM;
+    for (k = 0; k < a->nnodes; k++) {
+        goff[k] = tot;
+        tot += a->nodes[k].ngpus;
+    }
+    if ((slot = malloc((size_t)tot * sizeof(*slot))) == NULL) {
+        free(goff);
+        return MS_ENOMEM;
+    }
+    for (k = 0; k < tot; k++)
+        slot[k] = -1;
 
     while ((len = getline(&buf, &cap, f)) >= 0) {
         const char *p = buf, *e = buf + len, *lb, *le, *vb;
@@ -317,36 +345,30 @@ ms_status_t ms_advise_read_dcgm(ms_advise_t *a, FILE *f, const char *name, ms_di
                                util ? 0 : v / 1024.0, &ni, d)) != MS_OK)
             goto out;
         /* a GPU seen again in this scrape starts a new scrape: flush */
-        for (i = 0; i < n; i++)
-            if (g[i].node == ni && g[i].gpu == (int)gpu)
-                break;
-        if (i < n && ((util && g[i].has_util) || (!util && g[i].mem_mib > 0))) {
-            size_t k;
-            for (k = 0; k < n; k++)
-                if (g[k].has_util) {
-                    ms__adv_add(a, g[k].node, g[k].util, g[k].mem_mib / 1024.0);
-                    used++;
+        {
+            int glob = goff[ni] + (int)gpu;
+            if (slot[glob] >= 0 && (util ? g[slot[glob]].has_util : g[slot[glob]].has_mem))
+                flush(a, g, &n, slot, &used);
+            if (slot[glob] < 0) {
+                dcgm_gpu_t *ng = ms_csv_grow(g, &gcap, n, sizeof(*g), 16);
+                if (ng == NULL) {
+                    st = MS_ENOMEM;
+                    goto out;
                 }
-            n = 0;
-            i = 0;
-        }
-        if (i == n) {
-            dcgm_gpu_t *ng = ms_csv_grow(g, &gcap, n, sizeof(*g), 16);
-            if (ng == NULL) {
-                st = MS_ENOMEM;
-                goto out;
+                g = ng;
+                memset(&g[n], 0, sizeof(g[n]));
+                g[n].node = ni;
+                g[n].glob = glob;
+                slot[glob] = (int32_t)n++;
             }
-            g = ng;
-            memset(&g[n], 0, sizeof(g[n]));
-            g[n].node = ni;
-            g[n].gpu = (int)gpu;
-            n++;
+            i = (size_t)slot[glob];
         }
         if (util) {
             g[i].util = v;
             g[i].has_util = true;
         } else {
             g[i].mem_mib = v;
+            g[i].has_mem = true;
         }
     }
     if (ferror(f)) {
@@ -354,11 +376,7 @@ ms_status_t ms_advise_read_dcgm(ms_advise_t *a, FILE *f, const char *name, ms_di
         st = MS_EIO;
         goto out;
     }
-    for (i = 0; i < n; i++)
-        if (g[i].has_util) {
-            ms__adv_add(a, g[i].node, g[i].util, g[i].mem_mib / 1024.0);
-            used++;
-        }
+    flush(a, g, &n, slot, &used);
     if (used == 0) {
         ms_diag_set(d, name, line, "DCGM_FI_DEV_GPU_UTIL", "no GPU utilisation samples");
         st = MS_EPARSE;
@@ -366,6 +384,8 @@ ms_status_t ms_advise_read_dcgm(ms_advise_t *a, FILE *f, const char *name, ms_di
 out:
     free(buf);
     free(g);
+    free(slot);
+    free(goff);
     return st;
 }
 

@@ -133,6 +133,27 @@ assert d["simulated"] is False
 PY
 "$M" advise "${NODES[@]}" --util "$tmp/util.csv" --csv | grep -qx 'node,low,mode,mig,timeslice=4' || fail "csv"
 
+# --dcgm URL: one scrape over HTTP (libcurl) reads like the file; a 404 is an error
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+(cd "$tmp" && exec python3 -m http.server --bind 127.0.0.1 "$port" >/dev/null 2>&1) &
+srv=$!
+trap 'kill "$srv" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+for _ in $(seq 50); do
+    curl -sf -o /dev/null "http://127.0.0.1:$port/dcgm.txt" 2>/dev/null && break
+    sleep 0.1
+done
+"$M" advise "${NODES[@]}" --dcgm "http://127.0.0.1:$port/dcgm.txt" --json >"$tmp/u.json" || fail "advise --dcgm URL"
+python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert [(n["name"], n["samples"], n["recommended"]) for n in a["nodes"]] == \
+       [(n["name"], n["samples"], n["recommended"]) for n in b["nodes"]], (a, b)
+' "$tmp/d.json" "$tmp/u.json" || fail "URL scrape differs from the file"
+if "$M" advise "${NODES[@]}" --dcgm "http://127.0.0.1:$port/nothing" >/dev/null 2>"$tmp/err"; then
+    fail "404 accepted"; fi
+grep -q "HTTP status is not 200" "$tmp/err" || fail "404: $(cat "$tmp/err")"
+kill "$srv" 2>/dev/null || true
+
 # bad input: exit 1, file:line: field
 bad() { # bad WHAT FILE-ARGS... -- PATTERN
     local pat=${*: -1}

@@ -171,6 +171,59 @@ static void test_static_until_it_switches(void **state)
  * 2g+2g+1g+1g+1g (the static cycle). With GPU 0's 7g busy a second 7g
  * fits nowhere: node 1 is drained and hosts none of it, so it switches to
  * training (7g on both GPUs) in this on_idle, and the 7g starts there. */
+/* ms_policy_node_layout, the layouts `migsched k8s-config` writes: on
+ * every model each kind is a valid layout (training one full-size GI,
+ * inference-peak only the smallest profile, as often as it fits: no other
+ * instance can be added); on the A100 exactly docs/policies.md's. */
+static void test_node_layout_kinds(void **state)
+{
+    static const char *const kinds[] = { "inference-peak", "balanced", "training" };
+    const ms_model_t *models;
+    ms_gi_t gis[MS_MAX_INST];
+    int nm, i, k, n, j;
+
+    (void)state;
+    models = ms_models(&nm);
+    for (i = 0; i < nm; i++) {
+        ms_geom_t *g = NULL;
+        assert_int_equal(ms_geom_create(&models[i], 0, &g), MS_OK);
+        for (k = 0; k < 3; k++) {
+            ms_state_t s = ms_geom_empty_state();
+            assert_int_equal(ms_policy_node_layout(g, kinds[k], gis, &n), MS_OK);
+            assert_true(n >= 1 && n <= MS_MAX_INST);
+            assert_true(ms_geom_layout_valid(g, gis, n));
+            for (j = 0; j < n; j++)
+                s = ms_state_place(g, s, gis[j].prof, gis[j].start);
+            assert_int_not_equal(s, MS_STATE_NONE);
+            if (k == 0) {
+                for (j = 0; j < n; j++)
+                    assert_int_equal(gis[j].prof, 0);   /* the smallest */
+                assert_int_equal(ms_state_fit(g, s, 0), 0);
+            }
+            if (k == 2) {
+                assert_int_equal(n, 1);
+                assert_int_equal(ms_geom_profile(g, gis[0].prof)->cslices, ms_geom_compute(g));
+            }
+        }
+        assert_int_equal(ms_policy_node_layout(g, "nope", gis, &n), MS_ENOENT);
+        assert_int_equal(ms_policy_node_layout(g, NULL, gis, &n), MS_EINVAL);
+        ms_geom_destroy(g);
+    }
+    {
+        ms_geom_t *g = pt_a100();
+        assert_int_equal(ms_policy_node_layout(g, "balanced", gis, &n), MS_OK);
+        assert_int_equal(n, 4);
+        for (j = 0; j < 3; j++) {
+            assert_int_equal(gis[j].prof, pt_prof(g, "2g"));
+            assert_int_equal(gis[j].start, 2 * j);
+        }
+        assert_int_equal(gis[3].prof, pt_prof(g, "1g"));
+        assert_int_equal(ms_policy_node_layout(g, "inference-peak", gis, &n), MS_OK);
+        assert_int_equal(n, 7);
+        ms_geom_destroy(g);
+    }
+}
+
 static void test_drained_node_switches(void **state)
 {
     np_t p = np_new(4, 2);
@@ -186,6 +239,15 @@ static void test_drained_node_switches(void **state)
     assert_int_equal(count(&p, 2, "7g"), 1);
     assert_int_equal(count(&p, 3, "7g"), 1);
     assert_int_equal(count(&p, 1, "4g"), 1);             /* node 0 keeps static */
+    {   /* the switched GPUs hold exactly the training layout k8s-config writes */
+        ms_gi_t gis[MS_MAX_INST];
+        int n;
+        assert_int_equal(ms_policy_node_layout(p.g, "training", gis, &n), MS_OK);
+        assert_int_equal(n, 1);
+        assert_int_equal(p.c->gpus[3].ninst, 1);
+        assert_int_equal(p.c->gpus[3].inst[0].prof, gis[0].prof);
+        assert_int_equal(p.c->gpus[3].inst[0].start, gis[0].start);
+    }
     assert_int_equal(place(&p, 2, seven), 2);
     /* a drained node whose layout hosts as much as any other keeps it */
     finish(&p, 2, 10.0);
@@ -348,6 +410,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty_node_follows_the_mix),
         cmocka_unit_test(test_static_until_it_switches),
+        cmocka_unit_test(test_node_layout_kinds),
         cmocka_unit_test(test_drained_node_switches),
         cmocka_unit_test(test_cordon_then_switch),
         cmocka_unit_test(test_no_cordon),
