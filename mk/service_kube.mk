@@ -6,7 +6,9 @@
 KUBE_SRC := $(sort $(wildcard src/kube/*.c))
 KUBE_OBJ := $(KUBE_SRC:%.c=$(BUILD)/obj/%.o)
 KUBE_LIB := $(BUILD)/libmskube.a
-KUBE_LIBS := $(KUBE_LIB) -lcurl -lyaml -ljansson -lpthread
+# kctl.c reads the cluster policy (--k8s-policy) with src/k8sconf/ (mk/k8sconf.mk),
+# which uses libmigsched: the library comes again after it
+KUBE_LIBS := $(KUBE_LIB) $(K8SCONF_LIB) $(LIB) -lcurl -lyaml -ljansson -lpthread
 
 $(KUBE_OBJ): CPPFLAGS += -D_DEFAULT_SOURCE
 
@@ -17,7 +19,7 @@ $(KUBE_LIB): $(KUBE_OBJ)
 
 # the daemon and the request parser's harness link the service objects,
 # which call the client
-$(SVC_BIN) $(BUILD)/fuzz/fuzz_svc_request: $(KUBE_LIB)
+$(SVC_BIN) $(BUILD)/fuzz/fuzz_svc_request: $(KUBE_LIB) $(K8SCONF_LIB)
 $(SVC_BIN) $(BUILD)/fuzz/fuzz_svc_request: LDLIBS += $(KUBE_LIBS)
 
 # The extender's contract test (tests/service/test_extender.c): the service
@@ -25,13 +27,13 @@ $(SVC_BIN) $(BUILD)/fuzz/fuzz_svc_request: LDLIBS += $(KUBE_LIBS)
 EXT_TEST := $(BUILD)/tests/service/test_extender
 OWN_TEST_SRC += tests/service/test_extender.c
 EXTRA_TESTS += $(EXT_TEST)
-$(EXT_TEST): tests/service/test_extender.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB)
+$(EXT_TEST): tests/service/test_extender.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
 	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
 
 # The extender's wire-format parser under libFuzzer (make fuzz).
-$(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB)
+$(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
 	    $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)

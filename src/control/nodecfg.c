@@ -448,6 +448,24 @@ static void claim(const layout_t *L, int ngpus, long *d)
     }
 }
 
+/* Claim what is still free of a node's layout: its GPU pods are taken to
+ * fill the smallest instances first (the controller does not know which
+ * instance each pod holds; this errs toward claiming the large ones, so
+ * toward switching less). */
+static void claim_free(const layout_t *L, int ngpus, int used, long *d)
+{
+    int c;
+
+    if (!L || !d)
+        return;
+    for (c = 1; c <= MAX_SLICES; c++) {
+        long cap = (long)L->cap[c] * ngpus, take = used < cap ? used : cap;
+        used -= (int)take;
+        cap -= take;
+        d[c] -= d[c] < cap ? d[c] : cap;
+    }
+}
+
 /* The layout node n should run now against the remaining demand d, or NULL
  * to keep what it has (see the header's rule). */
 static const layout_t *choose(const ms_nodecfg_t *nc, const node_t *n, int minute, const long *d)
@@ -700,7 +718,8 @@ ms_status_t ms_nodecfg_step(ms_nodecfg_t *nc, double now, const ms_nodecfg_act_t
         node_t *nd = &nc->node[i];
         if (nd->phase == MS_NODECFG_STEADY && nd->switched_at >= 0 &&
             now - nd->switched_at < nc->cfg.settle_s && nd->config)
-            claim(layout_find(nc, nd->model, nd->config), nd->ngpus, demand_of(nc, nd->model));
+            claim_free(layout_find(nc, nd->model, nd->config), nd->ngpus, nd->gpu_pods,
+                       demand_of(nc, nd->model));
     }
     for (i = 0; i < nc->nnode && st == MS_OK; i++)
         if (nc->node[i].phase != MS_NODECFG_STEADY)

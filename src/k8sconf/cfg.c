@@ -46,9 +46,18 @@ typedef struct node {
     long line;
 } node_t;
 
+typedef struct switching {
+    ms_k8s_switching_t pub;
+    int *cand;                /* layout indices */
+    const char **names;
+    ms_k8s_window_t *win;
+    long line;
+} switching_t;
+
 struct ms_k8s_cfg {
     layout_t *lay;
     int nlay;
+    switching_t *sw;          /* NULL: no switching section */
     node_t *nodes;
     int nnodes;
     mconf_t *conf;
@@ -68,6 +77,12 @@ void ms_k8s_cfg_free(ms_k8s_cfg_t *c)
     for (i = 0; i < c->nconf; i++) {
         free(c->conf[i].e);
         free(c->conf[i].idx);
+    }
+    if (c->sw != NULL) {
+        free(c->sw->cand);
+        free(c->sw->names);
+        free(c->sw->win);
+        free(c->sw);
     }
     free(c->lay);
     free(c->nodes);
@@ -261,7 +276,7 @@ static bool read_node(ms__ydoc_t *y, ms_k8s_cfg_t *c, const yaml_node_t *n, int 
 }
 
 /* A built-in kind on model m as one entry for every device. */
-static bool builtin_entry(ms__ydoc_t *y, const node_t *nd, ms__k8s_entry_t *e)
+static bool builtin_entry(ms__ydoc_t *y, const node_t *nd, const char *kind, ms__k8s_entry_t *e)
 {
     ms_gi_t gis[MS_MAX_INST];
     ms_geom_t *g = NULL;
@@ -274,11 +289,11 @@ static bool builtin_entry(ms__ydoc_t *y, const node_t *nd, ms__k8s_entry_t *e)
     e->mig_enabled = true;
     e->line = nd->line;
     if ((st = ms_geom_create(nd->pub.model, 0, &g)) == MS_OK)
-        st = ms_policy_node_layout(g, nd->layout, gis, &n);
+        st = ms_policy_node_layout(g, kind, gis, &n);
     if (st != MS_OK) {
         ms_geom_destroy(g);
         ms_diag_set(y->diag, y->path, nd->line, "layout", "%s has no %s layout (%s)",
-                    nd->pub.model->name, nd->layout, ms_strerror(st));
+                    nd->pub.model->name, kind, ms_strerror(st));
         return false;
     }
     for (i = 0; i < n; i++) {
@@ -306,13 +321,12 @@ static int find_conf(const ms_k8s_cfg_t *c, int lay, const ms_model_t *m)
     return -1;
 }
 
+static bool layout_conf(ms__ydoc_t *y, ms_k8s_cfg_t *c, node_t *nd, int lay, int *conf);
+
 /* The mig-parted config of node nd (its layout on its model), made on first use. */
 static bool node_conf(ms__ydoc_t *y, ms_k8s_cfg_t *c, node_t *nd)
 {
-    char f[MS__K8S_FIELD * 2];
-    const layout_t *l;
     mconf_t *mc;
-    int i;
 
     if (nd->pub.mode != MS_K8S_MIG) {
         if ((nd->conf = find_conf(c, -1, NULL)) >= 0)
@@ -330,12 +344,23 @@ static bool node_conf(ms__ydoc_t *y, ms_k8s_cfg_t *c, node_t *nd)
         nd->conf = c->nconf++;
         return true;
     }
-    if ((nd->conf = find_conf(c, nd->lay, nd->pub.model)) >= 0)
+    return layout_conf(y, c, nd, nd->lay, &nd->conf);
+}
+
+/* The config of layout lay on nd's model (made on first use) in *conf. */
+static bool layout_conf(ms__ydoc_t *y, ms_k8s_cfg_t *c, node_t *nd, int lay, int *conf)
+{
+    char f[MS__K8S_FIELD * 2];
+    const layout_t *l;
+    mconf_t *mc;
+    int i;
+
+    if ((*conf = find_conf(c, lay, nd->pub.model)) >= 0)
         return true;
-    l = &c->lay[nd->lay];
+    l = &c->lay[lay];
     mc = &c->conf[c->nconf];
     memset(mc, 0, sizeof(*mc));
-    mc->layout = nd->lay;
+    mc->layout = lay;
     mc->model = nd->pub.model;
     mc->n = l->e != NULL ? l->n : 1;
     if ((mc->e = calloc((size_t)mc->n, sizeof(*mc->e))) == NULL ||
@@ -344,9 +369,9 @@ static bool node_conf(ms__ydoc_t *y, ms_k8s_cfg_t *c, node_t *nd)
         mc->e = NULL;
         return ms__yerr(y, NULL, "nodes", "out of memory");
     }
-    nd->conf = c->nconf++;   /* freed with the configuration from here on */
+    *conf = c->nconf++;   /* freed with the configuration from here on */
     if (l->e == NULL) {
-        if (!builtin_entry(y, nd, &mc->e[0]))
+        if (!builtin_entry(y, nd, l->name, &mc->e[0]))
             return false;
     } else {
         memcpy(mc->e, l->e, (size_t)mc->n * sizeof(*mc->e));
@@ -355,7 +380,7 @@ static bool node_conf(ms__ydoc_t *y, ms_k8s_cfg_t *c, node_t *nd)
         if (l->e != NULL)
             ms__kfield(f, sizeof(f), "layouts.%s[%d]", l->name, i);
         else
-            ms__kfield(f, sizeof(f), "nodes.%s.layout", nd->name);
+            ms__kfield(f, sizeof(f), "nodes.%s.layout %s", nd->name, l->name);
         if (!ms__k8s_entry_check(y->path, y->diag, &mc->e[i], nd->pub.model, f, mc->idx[i])) {
             /* say which node's model the layout was checked on */
             if (y->diag != NULL) {
@@ -446,9 +471,229 @@ static void node_plugin(ms_k8s_cfg_t *c, node_t *nd)
     nd->plug = c->nplug++;
 }
 
+/* "HH:MM" -> minutes of the day */
+static bool read_hhmm(ms__ydoc_t *y, const yaml_node_t *n, const char *field, int *out)
+{
+    const char *s = ms__yscalar(y, n, field);
+    int h, m, len = 0;
+
+    if (s == NULL)
+        return false;
+    if (sscanf(s, "%2d:%2d%n", &h, &m, &len) != 2 || s[len] != '\0' || len != 5 || h < 0 ||
+        h > 23 || m < 0 || m > 59)
+        return ms__yerr(y, n, field, "'%s': a time of day is HH:MM (00:00..23:59)", s);
+    *out = h * 60 + m;
+    return true;
+}
+
+static bool read_windows(ms__ydoc_t *y, ms_k8s_cfg_t *c, const yaml_node_t *n)
+{
+    switching_t *sw = c->sw;
+    char f[MS__K8S_FIELD * 2];
+    int i, j, len;
+
+    if (!ms__yseq(y, n, "switching.windows"))
+        return false;
+    len = ms__yseq_len(n);
+    if ((sw->win = calloc((size_t)len + 1, sizeof(*sw->win))) == NULL)
+        return ms__yerr(y, n, "switching.windows", "out of memory");
+    for (i = 0; i < len; i++) {
+        const yaml_node_t *w = ms__yseq_item(y, n, i);
+        ms_k8s_window_t *win = &sw->win[i];
+        bool have_from = false, have_to = false;
+
+        ms__kfield(f, sizeof(f), "switching.windows[%d]", i);
+        if (w == NULL || !ms__ymap(y, w, f))
+            return false;
+        for (j = 0; j < ms__ymap_len(w); j++) {
+            const yaml_node_t *v;
+            const char *k = ms__ymap_key(y, w, j, &v, f), *s;
+            int li;
+
+            if (k == NULL)
+                return false;
+            ms__kfield(f, sizeof(f), "switching.windows[%d].%s", i, k);
+            if (strcmp(k, "layout") == 0) {
+                if ((s = ms__yscalar(y, v, f)) == NULL)
+                    return false;
+                if ((li = find_layout(c, s)) < 0)
+                    return ms__yerr(y, v, f, "unknown layout '%s'", s);
+                win->layout = c->lay[li].name;
+            } else if (strcmp(k, "from") == 0) {
+                if (!read_hhmm(y, v, f, &win->from_min))
+                    return false;
+                have_from = true;
+            } else if (strcmp(k, "to") == 0) {
+                if (!read_hhmm(y, v, f, &win->to_min))
+                    return false;
+                have_to = true;
+            } else {
+                return ms__yerr(y, v, f, "unknown key '%s' (expected layout, from, to)", k);
+            }
+        }
+        ms__kfield(f, sizeof(f), "switching.windows[%d]", i);
+        if (win->layout == NULL || !have_from || !have_to)
+            return ms__yerr(y, w, f, "a window needs layout, from and to");
+        if (win->from_min == win->to_min)
+            return ms__yerr(y, w, f, "from and to are the same time");
+        sw->pub.nwindows++;
+    }
+    return true;
+}
+
+/* The switching section: candidates, windows and the controller's limits. */
+static bool read_switching(ms__ydoc_t *y, ms_k8s_cfg_t *c, const yaml_node_t *n)
+{
+    const yaml_node_t *lays = NULL, *wins = NULL;
+    switching_t *sw;
+    char f[MS__K8S_FIELD * 2];
+    int i, j;
+
+    if (!ms__ymap(y, n, "switching"))
+        return false;
+    if ((sw = c->sw = calloc(1, sizeof(*sw))) == NULL)
+        return ms__yerr(y, n, "switching", "out of memory");
+    sw->line = ms__ynode_line(n);
+    sw->pub.hysteresis_s = 900;
+    sw->pub.per_hour = 2;
+    sw->pub.drain_timeout_s = 1800;
+    sw->pub.apply_timeout_s = 600;
+    sw->pub.min_gain = 7;
+    for (i = 0; i < ms__ymap_len(n); i++) {
+        const yaml_node_t *v;
+        const char *k = ms__ymap_key(y, n, i, &v, "switching");
+        long x;
+
+        if (k == NULL)
+            return false;
+        ms__kfield(f, sizeof(f), "switching.%s", k);
+        if (strcmp(k, "layouts") == 0) {
+            lays = v;
+        } else if (strcmp(k, "windows") == 0) {
+            wins = v;
+        } else if (strcmp(k, "hysteresis") == 0 || strcmp(k, "drain-timeout") == 0 ||
+                   strcmp(k, "apply-timeout") == 0) {
+            if (!ms__yint(y, v, f, 0, 7 * 86400, &x))
+                return false;
+            *(k[0] == 'h' ? &sw->pub.hysteresis_s : k[0] == 'd' ? &sw->pub.drain_timeout_s
+                                                                 : &sw->pub.apply_timeout_s) = (double)x;
+        } else if (strcmp(k, "switches-per-hour") == 0) {
+            if (!ms__yint(y, v, f, 1, 64, &x))
+                return false;
+            sw->pub.per_hour = (int)x;
+        } else if (strcmp(k, "min-gain") == 0) {
+            if (!ms__yint(y, v, f, 0, 1000000, &x))
+                return false;
+            sw->pub.min_gain = (int)x;
+        } else if (strcmp(k, "evict") == 0) {
+            if (!ms__ybool(y, v, f, &sw->pub.evict))
+                return false;
+        } else {
+            return ms__yerr(y, v, f, "unknown key '%s' (expected layouts, windows, hysteresis, "
+                            "switches-per-hour, drain-timeout, apply-timeout, evict, min-gain)", k);
+        }
+    }
+    if ((sw->cand = calloc((size_t)c->nlay, sizeof(*sw->cand))) == NULL ||
+        (sw->names = calloc((size_t)c->nlay, sizeof(*sw->names))) == NULL)
+        return ms__yerr(y, n, "switching", "out of memory");
+    if (lays == NULL) {
+        for (i = 0; i < c->nlay; i++)
+            sw->cand[sw->pub.nlayouts++] = i;
+    } else {
+        if (!ms__yseq(y, lays, "switching.layouts"))
+            return false;
+        for (i = 0; i < ms__yseq_len(lays); i++) {
+            const yaml_node_t *v = ms__yseq_item(y, lays, i);
+            const char *s;
+            int li;
+
+            ms__kfield(f, sizeof(f), "switching.layouts[%d]", i);
+            if (v == NULL || (s = ms__yscalar(y, v, f)) == NULL)
+                return false;
+            if ((li = find_layout(c, s)) < 0)
+                return ms__yerr(y, v, f, "unknown layout '%s'", s);
+            for (j = 0; j < sw->pub.nlayouts; j++)
+                if (sw->cand[j] == li)
+                    return ms__yerr(y, v, f, "layout '%s' is listed twice", s);
+            sw->cand[sw->pub.nlayouts++] = li;
+        }
+        if (sw->pub.nlayouts == 0)
+            return ms__yerr(y, lays, "switching.layouts", "no layouts to switch between");
+    }
+    for (i = 0; i < sw->pub.nlayouts; i++) {
+        const layout_t *l = &c->lay[sw->cand[i]];
+        sw->names[i] = l->name;
+        /* the controller counts instances per GPU: a layout must cut every
+         * GPU the same way */
+        if (l->e != NULL && (l->n != 1 || !l->e[0].all))
+            return ms__yerr(y, lays != NULL ? lays : n, "switching.layouts",
+                            "layout %s gives GPUs different instances (devices other than all); "
+                            "switching needs layouts that cut every GPU the same way", l->name);
+    }
+    sw->pub.layouts = sw->names;
+    if (wins != NULL && !read_windows(y, c, wins))
+        return false;
+    sw->pub.windows = sw->win;
+    for (i = 0; i < sw->pub.nwindows; i++) {
+        for (j = 0; j < sw->pub.nlayouts && strcmp(sw->names[j], sw->win[i].layout) != 0; j++)
+            ;
+        if (j == sw->pub.nlayouts)
+            return ms__yerr(y, wins, "switching.windows", "window layout %s is not a candidate "
+                            "(switching.layouts)", sw->win[i].layout);
+    }
+    return true;
+}
+
+/* With switching, a MIG node's model gets a config for every candidate, and
+ * the node's own layout must be one of them. */
+static bool switch_confs(ms__ydoc_t *y, ms_k8s_cfg_t *c, node_t *nd)
+{
+    int i, conf;
+    bool own = false;
+
+    if (c->sw == NULL || nd->pub.mode != MS_K8S_MIG)
+        return true;
+    for (i = 0; i < c->sw->pub.nlayouts; i++) {
+        if (!layout_conf(y, c, nd, c->sw->cand[i], &conf))
+            return false;
+        own |= c->sw->cand[i] == nd->lay;
+    }
+    if (!own)
+        return ms__yerr(y, NULL, "switching.layouts", "node %s (line %ld) starts with layout %s, "
+                        "which is not among the switching layouts", nd->name, nd->line, nd->layout);
+    return true;
+}
+
+const ms_k8s_switching_t *ms_k8s_cfg_switching(const ms_k8s_cfg_t *c)
+{
+    return c->sw != NULL ? &c->sw->pub : NULL;
+}
+
+int ms_k8s_cfg_nconfigs(const ms_k8s_cfg_t *c) { return c->nconf; }
+
+void ms_k8s_cfg_config(const ms_k8s_cfg_t *c, int i, ms_k8s_config_t *out)
+{
+    const mconf_t *mc = &c->conf[i];
+    int k;
+
+    memset(out, 0, sizeof(*out));
+    out->name = mc->name;
+    out->layout = mc->layout >= 0 ? c->lay[mc->layout].name : "all-disabled";
+    out->model = mc->model;
+    out->uniform = mc->model != NULL && mc->n == 1 && mc->e[0].all && mc->e[0].mig_enabled;
+    if (!out->uniform)
+        return;
+    for (k = 0; k < mc->e[0].nprof && k < MS_MAX_PROFILES; k++) {
+        out->prof[k] = mc->model->profiles[mc->idx[0][k]].name;
+        out->count[k] = mc->e[0].count[k];
+    }
+    out->nprof = k;
+}
+
 static bool read_root(ms__ydoc_t *y, ms_k8s_cfg_t *c)
 {
     const yaml_node_t *root = ms__ydoc_root(y), *nodes = NULL, *layouts = NULL, *ver = NULL;
+    const yaml_node_t *sw = NULL;
     int i;
 
     if (!ms__ymap(y, root, ""))
@@ -464,8 +709,11 @@ static bool read_root(ms__ydoc_t *y, ms_k8s_cfg_t *c)
             layouts = v;
         else if (strcmp(k, "nodes") == 0)
             nodes = v;
+        else if (strcmp(k, "switching") == 0)
+            sw = v;
         else
-            return ms__yerr(y, v, k, "unknown key '%s' (expected version, layouts, nodes)", k);
+            return ms__yerr(y, v, k, "unknown key '%s' (expected version, layouts, nodes, switching)",
+                            k);
     }
     if (ver == NULL)
         return ms__yerr(y, root, "version", "missing version (write version: v1)");
@@ -478,6 +726,8 @@ static bool read_root(ms__ydoc_t *y, ms_k8s_cfg_t *c)
     }
     if (layouts != NULL ? !read_layouts(y, c, layouts) : !builtin_layouts(y, c))
         return false;
+    if (sw != NULL && !read_switching(y, c, sw))
+        return false;
     if (nodes == NULL)
         return ms__yerr(y, root, "nodes", "missing nodes");
     if (!ms__yseq(y, nodes, "nodes"))
@@ -485,14 +735,15 @@ static bool read_root(ms__ydoc_t *y, ms_k8s_cfg_t *c)
     if ((c->nnodes = ms__yseq_len(nodes)) == 0)
         return ms__yerr(y, nodes, "nodes", "no nodes");
     if ((c->nodes = calloc((size_t)c->nnodes, sizeof(*c->nodes))) == NULL ||
-        (c->conf = calloc((size_t)c->nnodes + 1, sizeof(*c->conf))) == NULL ||
+        (c->conf = calloc((size_t)c->nnodes * (size_t)c->nlay + 1, sizeof(*c->conf))) == NULL ||
         (c->plug = calloc((size_t)c->nnodes, sizeof(*c->plug))) == NULL)
         return ms__yerr(y, nodes, "nodes", "out of memory");
     for (i = 0; i < c->nnodes; i++)
         if (!read_node(y, c, ms__yseq_item(y, nodes, i), i))
             return false;
     for (i = 0; i < c->nnodes; i++)
-        if (!check_devices(y, c, &c->nodes[i]) || !node_conf(y, c, &c->nodes[i]))
+        if (!check_devices(y, c, &c->nodes[i]) || !node_conf(y, c, &c->nodes[i]) ||
+            !switch_confs(y, c, &c->nodes[i]))
             return false;
     if (!name_confs(y, c))
         return false;

@@ -28,6 +28,20 @@
  *       mode: timeslice           # mig | timeslice | whole
  *       replicas: 4               # timeslice: 2..MS_MAX_INST (default 4)
  *
+ *   switching:                    # optional: migschedd --k8s-policy chooses the
+ *     layouts: [inference-peak, training]   # MIG nodes' layouts among these
+ *     windows:                    # (default: every layout) and switches them
+ *       - {layout: training, from: "22:00", to: "06:00"}
+ *     hysteresis: 900             # seconds a node keeps a layout
+ *     switches-per-hour: 2        # per node
+ *     drain-timeout: 1800         # seconds to wait for GPU pods
+ *     apply-timeout: 600          # seconds to wait for mig-manager
+ *     evict: false                # evict GPU pods after the drain timeout
+ *     min-gain: 7                 # compute slices of demand a switch must add
+ *   With switching, the mig-parted config holds every candidate layout for
+ *   every MIG node's model (mig-manager must know each name before it is
+ *   set), and those layouts must give every GPU the same instances.
+ *
  * The built-in layouts are node-profile's kinds for the node's model
  * (ms_policy_node_layout), so the GPU Operator cuts what the simulator
  * models. Every layout is resolved per model (product profile names) and
@@ -36,6 +50,7 @@
 #ifndef MIGSCHED_K8SCONF_H
 #define MIGSCHED_K8SCONF_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "migsched/geometry.h"
@@ -69,6 +84,41 @@ void ms_k8s_cfg_free(ms_k8s_cfg_t *c);   /* NULL-safe */
 
 int ms_k8s_cfg_nnodes(const ms_k8s_cfg_t *c);
 const ms_k8s_node_t *ms_k8s_cfg_node(const ms_k8s_cfg_t *c, int i);
+
+/* The `switching:` section (NULL when the file has none). Windows name
+ * layouts; minutes of the day, from != to, wrapping past midnight. */
+typedef struct ms_k8s_window {
+    const char *layout;
+    int from_min, to_min;
+} ms_k8s_window_t;
+
+typedef struct ms_k8s_switching {
+    int nlayouts;
+    const char *const *layouts;    /* candidate layout names */
+    int nwindows;
+    const ms_k8s_window_t *windows;
+    double hysteresis_s, drain_timeout_s, apply_timeout_s;
+    int per_hour, min_gain;
+    bool evict;
+} ms_k8s_switching_t;
+
+const ms_k8s_switching_t *ms_k8s_cfg_switching(const ms_k8s_cfg_t *c);
+
+/* The mig-parted configs, one per (layout, model) in use: the label value,
+ * the layout, the model (NULL for all-disabled) and, when the layout gives
+ * every GPU the same instances (uniform), the per-GPU counts of product
+ * profiles. Valid as long as the configuration. */
+typedef struct ms_k8s_config {
+    const char *name, *layout;
+    const ms_model_t *model;
+    bool uniform;
+    int nprof;
+    const char *prof[MS_MAX_PROFILES];
+    int count[MS_MAX_PROFILES];
+} ms_k8s_config_t;
+
+int ms_k8s_cfg_nconfigs(const ms_k8s_cfg_t *c);
+void ms_k8s_cfg_config(const ms_k8s_cfg_t *c, int i, ms_k8s_config_t *out);
 
 /* The mig-parted config (`version: v1`, `mig-configs:`): every layout used,
  * per model, plus `all-disabled` when a node runs without MIG. */

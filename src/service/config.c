@@ -46,6 +46,16 @@ static void usage(FILE *f)
             "  --kube-api URL         ... with this API server (implies --kube); with\n"
             "                         --kube-token-file FILE (bearer token) and --kube-ca FILE\n"
             "  --extender-ttl S       how long a filter's reservation waits for its bind (default 30), 1..3600 s\n"
+            "  --leader-elect         with --kube*: leader election on a Lease; only the leader serves\n"
+            "  --lease NS/NAME        the Lease (default migsched/migschedd)\n"
+            "  --lease-duration S     its duration (default 10), 3..3600 s; a standby takes over about\n"
+            "                         1.2 x S after the leader's last renewal\n"
+            "  --k8s-policy FILE      with --kube*: switch the MIG layouts of the GPU Operator nodes of this\n"
+            "                         cluster policy (its switching: section; docs/kubernetes.md)\n"
+            "  --layout-period S      how often (default 5), 0.2..3600 s\n"
+            "  --layout-hysteresis S --layout-drain-timeout S --layout-apply-timeout S (0..604800 s),\n"
+            "  --layout-budget N (switches per node and hour, 1..64), --layout-min-gain N (slices,\n"
+            "  0..1000000), --layout-evict: override the policy's switching section\n"
             "  --config FILE          settings as `key = value` lines (docs/service.md)\n");
 }
 
@@ -98,7 +108,11 @@ static const opt_t OPTS[] = {
     { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
     { "max-conns", false }, { "allow-remote", true }, { "config", false },
     { "kube", true }, { "kubeconfig", false }, { "kube-api", false }, { "kube-token-file", false },
-    { "kube-ca", false }, { "extender-ttl", false }, { NULL, false },
+    { "kube-ca", false }, { "extender-ttl", false },
+    { "leader-elect", true }, { "lease", false }, { "lease-duration", false }, { "k8s-policy", false },
+    { "layout-period", false }, { "layout-hysteresis", false }, { "layout-drain-timeout", false },
+    { "layout-apply-timeout", false }, { "layout-budget", false }, { "layout-min-gain", false },
+    { "layout-evict", true }, { NULL, false },
 };
 
 /* Apply one setting; msg receives what is wrong. */
@@ -236,6 +250,57 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
         c->ext_ttl_s = x;
         return 0;
     }
+    if (strcmp(k, "leader-elect") == 0 || strcmp(k, "layout-evict") == 0) {
+        if (!boolean(v, k[1] == 'e' ? &c->leader_elect : &c->layout_evict)) {
+            snprintf(msg, mlen, "%s must be true or false", k);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(k, "lease") == 0) {
+        const char *sl = strchr(v, '/');
+        if (sl == NULL || sl == v || sl[1] == '\0' || strchr(sl + 1, '/') != NULL || strlen(v) > 317) {
+            snprintf(msg, mlen, "lease must be NAMESPACE/NAME");
+            return -1;
+        }
+        return set_str(&c->lease, v);
+    }
+    if (strcmp(k, "lease-duration") == 0) {
+        NEED_NUM(3, 3600, "seconds in [3, 3600]");
+        c->lease_s = x;
+        return 0;
+    }
+    if (strcmp(k, "k8s-policy") == 0)
+        return set_str(&c->k8s_policy, v);
+    if (strcmp(k, "layout-period") == 0) {
+        NEED_NUM(0.2, 3600, "seconds in [0.2, 3600]");
+        c->layout_period_s = x;
+        return 0;
+    }
+    if (strcmp(k, "layout-hysteresis") == 0 || strcmp(k, "layout-drain-timeout") == 0 ||
+        strcmp(k, "layout-apply-timeout") == 0) {
+        NEED_NUM(0, 604800, "seconds in [0, 604800]");
+        *(k[7] == 'h' ? &c->layout_hysteresis_s : k[7] == 'd' ? &c->layout_drain_s : &c->layout_apply_s) = x;
+        return 0;
+    }
+    if (strcmp(k, "layout-budget") == 0) {
+        NEED_NUM(1, 64, "an integer in [1, 64]");
+        if (x != floor(x)) {
+            snprintf(msg, mlen, "%s must be an integer in [1, 64]", k);
+            return -1;
+        }
+        c->layout_budget = (int)x;
+        return 0;
+    }
+    if (strcmp(k, "layout-min-gain") == 0) {
+        NEED_NUM(0, 1000000, "an integer in [0, 1000000]");
+        if (x != floor(x)) {
+            snprintf(msg, mlen, "%s must be an integer in [0, 1000000]", k);
+            return -1;
+        }
+        c->layout_min_gain = (int)x;
+        return 0;
+    }
     snprintf(msg, mlen, "unknown setting '%s'", k);
     return -1;
 #undef NEED_NUM
@@ -307,6 +372,10 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     c->migrate_timeout_s = 60.0;
     c->max_body = 65536;
     c->max_conns = 256;
+    c->lease_s = 10;
+    c->layout_period_s = 5;
+    c->layout_hysteresis_s = c->layout_drain_s = c->layout_apply_s = -1;
+    c->layout_budget = c->layout_min_gain = -1;
     if (env != NULL && *env != '\0' && set_str(&c->sim_fail, env) != 0)
         return 1;
     for (i = 1; i < argc; i++)
@@ -352,6 +421,10 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if ((c->leader_elect || c->k8s_policy != NULL) && !c->kube) {
+        fprintf(stderr, "migschedd: --leader-elect and --k8s-policy need --kube, --kubeconfig or --kube-api\n");
+        return 2;
+    }
     if ((c->kube_token_file != NULL || c->kube_ca != NULL) && c->kube_api == NULL) {
         fprintf(stderr, "migschedd: --kube-token-file and --kube-ca go with --kube-api URL\n");
         return 2;
@@ -381,6 +454,8 @@ void svc_cfg_free(svc_cfg_t *c)
     free(c->token_file);
     free(c->tls_cert);
     free(c->tls_key);
+    free(c->lease);
+    free(c->k8s_policy);
     free(c->kube_api);
     free(c->kube_token_file);
     free(c->kube_ca);

@@ -39,6 +39,7 @@
 
 #include "service/extender.h"
 #include "service/extender_int.h"
+#include "service/kctl.h"
 
 /* --- the pod map: uid -> entry ------------------------------------------ */
 
@@ -157,6 +158,7 @@ void svc_ext_msg_free(void *p)
     for (i = 0; i < e->nuids; i++)
         free(e->uids[i]);
     free(e->uids);
+    json_decref(e->pods);
     free(e);
 }
 
@@ -697,6 +699,8 @@ static void h_resync(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
     reply(m, 200, strdup("{}"));
 }
 
+static void h_adopt(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now);
+
 void svc_ext_handle(svc_t *d, svc_msg_t *m, double now)
 {
     ext_msg_t *e = m->ext;
@@ -708,6 +712,7 @@ void svc_ext_handle(svc_t *d, svc_msg_t *m, double now)
     case EXT_STATE: h_state(d, m, e); break;
     case EXT_RELEASE: h_release(d, m, e, now); break;
     case EXT_RESYNC: h_resync(d, m, e, now); break;
+    case EXT_ADOPT: h_adopt(d, m, e, now); break;
     default: reply(m, 500, strdup("{\"error\":{\"message\":\"unknown extender message\"}}"));
     }
 }
@@ -783,6 +788,14 @@ void svc_ext_http(svc_t *d, const char *verb, const char *body, size_t len, int 
         return;
     }
     memset(&err, 0, sizeof(err));
+    if (!svc_ext_serving(d)) {
+        /* a standby (its /readyz says 503, so a Service sends nothing here) */
+        svc_ext_msg_free(e);
+        svc_err_set(&err, 503, "", "migsched: this replica is a standby; the leader serves the extender");
+        *status = err.code;
+        *out = svc_err_body(&err);
+        return;
+    }
     if (strcmp(verb, "filter") == 0 || strcmp(verb, "prioritize") == 0) {
         e->verb = verb[0] == 'f' ? EXT_FILTER : EXT_PRIORITIZE;
         rc = svc_ext_parse_args(body, len, &e->args, &err);
@@ -805,4 +818,227 @@ void svc_ext_http(svc_t *d, const char *verb, const char *body, size_t len, int 
     }
     e = svc__ext_call(d, e, status, out);
     svc_ext_msg_free(e);
+}
+
+/* --- failover: a new leader adopts what another replica bound ------------ */
+
+/* "node/gpu/start" -> its parts; false when malformed. */
+static bool parse_placement(const char *s, char *node, size_t len, int *gpu, int *start)
+{
+    const char *b = strrchr(s, '/'), *a;
+    char *end;
+    long g, st;
+
+    if (b == NULL || b == s)
+        return false;
+    for (a = b - 1; a > s && *a != '/'; a--)
+        ;
+    if (*a != '/' || a == s || (size_t)(a - s) >= len)
+        return false;
+    memcpy(node, s, (size_t)(a - s));
+    node[a - s] = '\0';
+    g = strtol(a + 1, &end, 10);
+    if (end != b || g < 0 || g > 4096)
+        return false;
+    st = strtol(b + 1, &end, 10);
+    if (*end != '\0' || end == b + 1 || st < -1 || st > 16)
+        return false;
+    *gpu = (int)g;
+    *start = (int)st;
+    return true;
+}
+
+/* Adopt one bound pod; NULL, or why not. */
+static const char *adopt_pod(svc_t *d, json_t *pod, double now, char *why, size_t wlen)
+{
+    json_t *md = json_object_get(pod, "metadata"), *ann = json_object_get(md, "annotations");
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    const char *place = json_string_value(json_object_get(ann, SVC_EXT_PREFIX "placement"));
+    const char *pname = json_string_value(json_object_get(ann, SVC_EXT_PREFIX "profile"));
+    const char *jid = json_string_value(json_object_get(ann, SVC_EXT_PREFIX "job"));
+    svc_ext_pod_t pp;
+    svc_err_t err;
+    ext_pod_t *p;
+    svc_job_t *j = NULL;
+    ms_sched_req_t r;
+    const ms_geom_t *g = NULL;
+    char node[256], idbuf[160], *body = NULL, *id = NULL, *canon = NULL;
+    int ni, gpu, start, gg, prof, k;
+    svc_binst_t *inv = NULL;
+    bool have = false;
+    const char *bwhy;
+    ms_op_t op;
+    ms_diag_t diag;
+
+    if (uid == NULL || place == NULL || pname == NULL)
+        return NULL;                           /* not one of ours: nothing to adopt */
+    p = pod_find(d->ext, uid);
+    if (p != NULL && p->job != NULL && live(job_state(d, p->job)))
+        return NULL;                           /* this replica runs it already */
+    if (!parse_placement(place, node, sizeof(node), &gpu, &start)) {
+        snprintf(why, wlen, "placement '%.100s' is not node/gpu/start", place);
+        return why;
+    }
+    if ((ni = ms_sched_node_find(d->sched, node)) < 0 || gpu >= ms_sched_node(d->sched, ni)->ngpus) {
+        snprintf(why, wlen, "placement %.100s: no such node or GPU here", place);
+        return why;
+    }
+    gg = ms_sched_node_first_gpu(d->sched, ni) + gpu;
+    if (ms_sched_gpu(d->sched, gg, &g) != MS_OK || g == NULL || (prof = ms_geom_profile_find(g, pname)) < 0) {
+        snprintf(why, wlen, "profile %.40s is not one of node %.100s's", pname, node);
+        return why;
+    }
+    memset(&pp, 0, sizeof(pp));
+    memset(&err, 0, sizeof(err));
+    if (svc_ext_parse_pod(pod, &pp, &err) != 0 || pp.bad != NULL || pp.gang > 1) {
+        snprintf(why, wlen, "%s", pp.gang > 1 ? "gang pods are not adopted (their GPUs are not annotated)"
+                                              : pp.bad != NULL ? pp.bad : err.msg);
+        svc_ext_pod_free(&pp);
+        return why;
+    }
+    body = svc_ext_job_body(&pp);
+    svc_ext_pod_free(&pp);
+    if (jid != NULL && strlen(jid) < sizeof(idbuf) && svc_jobs_find(&d->jobs, jid) == NULL)
+        snprintf(idbuf, sizeof(idbuf), "%s", jid);
+    else
+        for (k = 2;; k++) {
+            snprintf(idbuf, sizeof(idbuf), "k8s-%.120s.a%d", uid, k);
+            if (svc_jobs_find(&d->jobs, idbuf) == NULL)
+                break;
+        }
+    if (body == NULL || (j = calloc(1, sizeof(*j))) == NULL || (j->id = strdup(idbuf)) == NULL ||
+        svc_req_parse(body, strlen(body), &id, &j->req, &canon, &err) != 0) {
+        snprintf(why, wlen, "cannot make its job: %s", err.msg[0] ? err.msg : "out of memory");
+        goto fail;
+    }
+    j->body = canon;
+    canon = NULL;
+    j->slot = -1;
+    j->place.node = -1;
+    j->submit_t = now;
+    j->start_t = now;
+    j->state = MS_JOB_RUNNING;
+    /* the instance: the hardware's (an agent's) when it has it, else the
+     * in-process backend plays the node's agent and creates it */
+    if (svc_backend_inventory(d->be, &inv, &k) == 0) {
+        int i;
+        for (i = 0; i < k && !have; i++)
+            have = inv[i].gpu == gg && inv[i].start == start;
+        free(inv);
+    }
+    if (!have && start >= 0 && svc_backend_create(d->be, gg, prof, start) != 0) {
+        snprintf(why, wlen, "the backend cannot create %.40s at %.100s", pname, place);
+        goto fail;
+    }
+    memset(&op, 0, sizeof(op));
+    op.kind = MS_OP_START;
+    op.gpu = gg;
+    op.start = (int8_t)start;
+    op.prof = (int8_t)prof;
+    op.job = -1;
+    if (svc_backend_op(d->be, &op, j->id, pname, &bwhy) != 0) {
+        snprintf(why, wlen, "the backend cannot start it at %.100s: %.100s", place, bwhy);
+        goto fail;
+    }
+    svc_job_sched_req(j, &r);
+    ms_diag_clear(&diag);
+    if (ms_sched_adopt(d->sched, gg, prof, start, &r, now, &diag) != MS_OK) {
+        snprintf(why, wlen, "the scheduler cannot adopt it at %.100s: %.120s", place, diag.msg);
+        goto fail;
+    }
+    if (svc_jobs_add(&d->jobs, j) != 0) {
+        snprintf(why, wlen, "out of memory");
+        goto fail;
+    }
+    (void)svc_jobs_set_slot(&d->jobs, j, ms_sched_find(d->sched, j->id));
+    svc_loop_mark(j);
+    if (p == NULL)
+        p = pod_add(d->ext, uid);
+    if (p != NULL)
+        p->job = j;
+    free(body);
+    free(id);
+    return NULL;
+fail:
+    free(body);
+    free(id);
+    free(canon);
+    svc_job_free(j);
+    return why;
+}
+
+static void h_adopt(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
+{
+    json_t *pod;
+    size_t i;
+    int adopted = 0, failed = 0;
+    char why[300];
+
+    json_array_foreach(e->pods, i, pod) {
+        json_t *spec = json_object_get(pod, "spec");
+        const char *nn = json_string_value(json_object_get(spec, "nodeName"));
+        const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+        int before = (int)d->jobs.n;
+        const char *bad;
+
+        if (nn == NULL || nn[0] == '\0' ||
+            (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+            continue;
+        if ((bad = adopt_pod(d, pod, now, why, sizeof(why))) != NULL) {
+            failed++;
+            svc_log("warn", "pod not adopted",
+                    json_pack("{s:s?, s:s}", "pod",
+                              json_string_value(json_object_get(json_object_get(pod, "metadata"), "name")),
+                              "why", bad));
+        } else if ((int)d->jobs.n > before) {
+            adopted++;
+        }
+    }
+    e->ok = failed == 0;
+    e->gpu = adopted;
+    svc_log("info", "took over bound pods", json_pack("{s:i, s:i}", "adopted", adopted, "failed", failed));
+    reply(m, 200, strdup("{}"));
+}
+
+int svc_ext_adopt(svc_t *d)
+{
+    ext_msg_t *e;
+    char err[256], *resp = NULL, *body = NULL;
+    long hs = 0;
+    json_t *list;
+    int status, rc;
+
+    err[0] = '\0';
+    if (d->kube == NULL || d->ext == NULL)
+        return 0;
+    if (ms_kube_request(d->kube, "GET", "/api/v1/pods", NULL, &hs, &resp, err, sizeof(err)) != 0 ||
+        hs != 200 || resp == NULL || (list = json_loads(resp, 0, NULL)) == NULL) {
+        free(resp);
+        svc_log("warn", "cannot list pods to take over", json_pack("{s:i, s:s}", "status", (int)hs, "error", err));
+        return -1;
+    }
+    free(resp);
+    if ((e = calloc(1, sizeof(*e))) == NULL) {
+        json_decref(list);
+        return -1;
+    }
+    e->verb = EXT_ADOPT;
+    e->pods = json_incref(json_object_get(list, "items"));
+    json_decref(list);
+    if (e->pods == NULL)
+        e->pods = json_array();
+    e = svc__ext_call(d, e, &status, &body);
+    free(body);
+    /* a pod that cannot be adopted is logged, not fatal: one bad pod must
+     * not keep the cluster without a leader */
+    rc = e != NULL ? 0 : -1;
+    svc_ext_msg_free(e);
+    return rc;
+}
+
+bool svc_ext_serving(const svc_t *d)
+{
+    if (d->kctl == NULL)
+        return !d->cfg->leader_elect;     /* before the election starts or after it ended */
+    return svc_kctl_is_leader(d->kctl);
 }

@@ -56,6 +56,9 @@ typedef struct svc_ext_bind {
  * (nothing left to free). */
 int svc_ext_parse_args(const char *body, size_t len, svc_ext_args_t *out, svc_err_t *err);
 void svc_ext_args_free(svc_ext_args_t *a);
+/* Parse one Pod object (as ExtenderArgs.Pod or a pod list's item). */
+int svc_ext_parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err);
+void svc_ext_pod_free(svc_ext_pod_t *p);
 /* Parse a bind body (every field a non-empty string). */
 int svc_ext_parse_bind(const char *body, size_t len, svc_ext_bind_t *out, svc_err_t *err);
 void svc_ext_bind_free(svc_ext_bind_t *b);
@@ -87,6 +90,14 @@ void svc_ext_http(svc_t *d, const char *verb, const char *body, size_t len, int 
 void svc_ext_handle(svc_t *d, svc_msg_t *m, double now);
 void svc_ext_tick(svc_t *d, double now);
 void svc_ext_msg_free(void *ext);
+/* A replica that just became the leader takes over the pods another one
+ * bound: lists the pods and adopts each bound, unfinished pod that carries
+ * migsched.io/placement (kctl.c calls it; any thread but the loop's).
+ * 0, or -1 when the pods could not be listed (a pod that cannot be adopted
+ * is logged and skipped). */
+int svc_ext_adopt(svc_t *d);
+/* May this replica serve the extender (the leader, or no election)? */
+bool svc_ext_serving(const svc_t *d);
 /* Is m an extender read (answered before the batch's writes)? */
 bool svc_ext_is_read(const svc_msg_t *m);
 

@@ -24,7 +24,7 @@ typedef struct svc_ext {
     double ttl_s;
 } svc_ext_t;
 
-enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC };
+enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC, EXT_ADOPT };
 
 /* One extender message (svc_msg_t.ext). */
 typedef struct ext_msg {
@@ -38,6 +38,7 @@ typedef struct ext_msg {
     char **uids;                   /* resync: the pods that exist */
     int nuids;
     double list_t;                 /* resync: when the list began */
+    json_t *pods;                  /* adopt: the pod list's items (owned) */
     /* replies */
     bool ok;
     char job_id[160];

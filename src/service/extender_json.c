@@ -159,7 +159,7 @@ static int add_resources(acc_t *a, json_t *res, const char *field, svc_err_t *er
     return 0;
 }
 
-static int parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err)
+int svc_ext_parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err)
 {
     json_t *md, *spec, *x, *ann;
     acc_t a;
@@ -270,7 +270,7 @@ static int parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err)
     return 0;
 }
 
-static void pod_free(svc_ext_pod_t *p)
+void svc_ext_pod_free(svc_ext_pod_t *p)
 {
     free(p->uid);
     free(p->name);
@@ -286,7 +286,7 @@ void svc_ext_args_free(svc_ext_args_t *a)
 
     if (a == NULL)
         return;
-    pod_free(&a->pod);
+    svc_ext_pod_free(&a->pod);
     for (i = 0; i < a->nnodes; i++)
         free(a->nodes[i]);
     free(a->nodes);
@@ -328,7 +328,7 @@ int svc_ext_parse_args(const char *body, size_t len, svc_ext_args_t *out, svc_er
         svc_err_set(err, 400, "Pod", "is required");
         goto out;
     }
-    if (parse_pod(getk(o, "Pod"), &out->pod, err) != 0)
+    if (svc_ext_parse_pod(getk(o, "Pod"), &out->pod, err) != 0)
         goto out;
     names = getk(o, "NodeNames");
     nodes = getk(o, "Nodes");

@@ -599,10 +599,16 @@ static void handle(svc_t *d, svc_msg_t *m, double now)
         if ((m->body = svc_metrics_text(d)) == NULL)
             reply_err(m, 500, "", "out of memory");
         break;
-    case SVC_M_READY:
-        o = json_pack("{s:b,s:I}", "ready", d->ready, "pending_ops", (json_int_t)ms_sched_pending(d->sched));
-        reply_json(m, d->ready ? 200 : 503, o);
+    case SVC_M_READY: {
+        /* a standby is alive but not ready: a Service sends its traffic,
+         * kube-scheduler's extender calls included, to the leader only */
+        bool serving = svc_ext_serving(d), ready = d->ready && serving;
+
+        o = json_pack("{s:b,s:b,s:I}", "ready", ready, "leader", serving, "pending_ops",
+                      (json_int_t)ms_sched_pending(d->sched));
+        reply_json(m, ready ? 200 : 503, o);
         break;
+    }
     case SVC_M_OPRESULT: h_opresult(d, m, now); break;
     case SVC_M_EXT: svc_ext_handle(d, m, now); break;
     default: reply_err(m, 500, "", "unknown message");

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "service/kctl.h"
 #include "service/svc.h"
 
 static int build_spec(svc_cfg_t *cfg, ms_cluster_spec_t **out)
@@ -158,6 +159,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "migschedd: start-up failed (see the log above)\n");
         goto out_stop;
     }
+    {
+        char kerr[512];
+
+        if (svc_kctl_open(&d, kerr, sizeof(kerr)) != 0) {
+            fprintf(stderr, "migschedd: %s\n", kerr);
+            rc = 2;
+            goto out_stop;
+        }
+    }
     if (svc_http_start(&d, &http) != 0 || svc_ext_watch_start(&d) != 0)
         goto out_stop;
     svc_log("info", "listening", json_pack("{s:s,s:s,s:s,s:b}", "listen", cfg.listen, "backend", cfg.backend,
@@ -177,6 +187,7 @@ int main(int argc, char **argv)
     }
     rc = 0;
 out_stop:
+    svc_kctl_close(&d);             /* a leader hands the Lease over first */
     svc_http_stop(http);
     svc_ext_watch_stop(&d);
     if (d.loop_th != 0) {

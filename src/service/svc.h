@@ -51,6 +51,16 @@ typedef struct svc_cfg {
     bool kube;                     /* bind through the API server */
     char *kube_api, *kube_token_file, *kube_ca, *kubeconfig;
     double ext_ttl_s;              /* extender reservations (default 30 s) */
+    /* Kubernetes control loops (kctl.h) */
+    bool leader_elect;             /* take part in leader election on a Lease */
+    char *lease;                   /* "NAMESPACE/NAME" (default migsched/migschedd) */
+    double lease_s;                /* lease duration (default 10 s) */
+    char *k8s_policy;              /* cluster policy file: node layouts to switch */
+    double layout_period_s;        /* node layout loop period (default 5 s) */
+    /* overrides of the policy's switching section; < 0: not given */
+    double layout_hysteresis_s, layout_drain_s, layout_apply_s;
+    int layout_budget, layout_min_gain;
+    bool layout_evict;
 } svc_cfg_t;
 
 /* Parse argv (and --config FILE). Returns 0, or prints the error and returns
@@ -312,6 +322,7 @@ typedef struct svc {
     /* the Kubernetes extender (extender.c) and API-server client */
     struct svc_ext *ext;
     struct ms_kube *kube;
+    struct svc_kctl *kctl;         /* leader election, node layouts (kctl.h); NULL none */
     pthread_t watch_th;
     bool watching;
     volatile int watch_stop;

@@ -125,6 +125,9 @@ def main():
             if not cfg:
                 continue
             st = labels.get(STATE)
+            if name not in applied and name not in started and st == "success":
+                applied[name] = cfg          # applied before we started
+                continue
             if name not in started and (applied.get(name) != cfg or st is None):
                 set_state(name, "pending")
                 started[name] = (cfg, now)
