@@ -115,6 +115,14 @@ for i in $(seq 1 14); do
     cpids+=($!)
 done
 wait "${cpids[@]}"   # not the daemon
+# prioritize at once (before the hold's TTL): the held node scores 10
+f=$(grep -l '"NodeNames":\["' "$SVC_TMP"/f[0-9]*.json | head -n 1)
+i=${f##*/f}; i=${i%.json}
+curl -s -XPOST --data-binary "@$SVC_TMP/p$i.json" "$B/extender/prioritize" >"$SVC_TMP/pr.json"
+held=$(curl -s "$B/v1/jobs/k8s-u$i" | jq -r .placement.node)
+jq -e --arg h "$held" 'length == 6 and all(.Score >= 0 and .Score <= 10)
+      and ([.[] | select(.Score == 10) | .Host] == [$h])' "$SVC_TMP/pr.json" >/dev/null ||
+    fail "prioritize: held node $held must be the only 10: $(cat "$SVC_TMP/pr.json")"
 pass=0
 for i in $(seq 1 14); do
     f=$SVC_TMP/f$i.json
@@ -130,13 +138,6 @@ for i in $(seq 1 14); do
     fi
 done
 [ "$pass" = 10 ] || fail "$pass of 14 concurrent filters passed, want exactly 10 (the room for 3g.20gb)"
-# prioritize: the held node scores 10
-i=$(head -n 1 "$SVC_TMP/passed")
-curl -s -XPOST --data-binary "@$SVC_TMP/p$i.json" "$B/extender/prioritize" >"$SVC_TMP/pr.json"
-held=$(curl -s "$B/v1/jobs/k8s-u$i" | jq -r .placement.node)
-jq -e --arg h "$held" 'length == 6 and all(.Score >= 0 and .Score <= 10)
-      and ([.[] | select(.Score == 10) | .Host] == [$h])' "$SVC_TMP/pr.json" >/dev/null ||
-    fail "prioritize: held node $held must be the only 10: $(cat "$SVC_TMP/pr.json")"
 # bind each passed pod where kube-scheduler would (the first name)
 for i in $(cat "$SVC_TMP/passed"); do
     node=$(jq -r '.NodeNames[0]' "$SVC_TMP/f$i.json")
