@@ -210,7 +210,7 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
 
     fprintf(f, "![makespan](makespan.svg)\n\n![mean wait](wait.svg)\n\n![mean execution time](exec.svg)\n\n"
                "![wait CDF medium](wait_cdf_medium.svg)\n\n![wait CDF high](wait_cdf_high.svg)\n\n"
-               "![FragCost over time](fragcost_time.svg)\n\n![Gantt](gantt_fa_medium.svg)\n\n");
+               "![FragCost over time](fragcost_time.svg)\n\n![Gantt](gantt_faplus_medium.svg)\n\n");
 
     n = r->nsw;   /* the sweeps have their own seeds */
     fprintf(f, "## Sweep of the load-balancing threshold t (fa, all techniques on)\n\n"
@@ -288,7 +288,7 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
                "- `summary.csv`: one row per policy and load (means over seeds)\n"
                "- `runs.csv`: one row per run\n"
                "- `sweep_t.csv`, `sweep_beta.csv`, `sweep_migration.csv`\n"
-               "- `runs/fa-medium/`, `runs/static-medium/`: trace, schedule and metrics of one "
+               "- `runs/faplus-medium/` (fa+), `runs/static-medium/`: trace, schedule and metrics of one "
                "run each (feed them to `migsched report --runs`)\n");
     return ms__xp_close_checked(f, MS_OK);
 }
