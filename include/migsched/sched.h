@@ -211,11 +211,12 @@ typedef struct ms_sched_exec {
  *   BACKFILL  any later job that fits may start, until the head has waited
  *             backfill_bound_s; then nothing passes it
  *   FIFO      nothing ever passes the head
- *   EASY      reservation-based backfilling: the head gets a reservation at
- *             the earliest time a placement for it frees up if running jobs
- *             end as estimated; a later job may start only if by its own
- *             estimate it ends before that time or it uses none of the
- *             reservation's slices (backfill_bound_s is not used)
+ *   EASY      BACKFILL until the head has waited backfill_bound_s (0: from
+ *             the start, classic EASY), then reservation-based backfilling:
+ *             the head gets a reservation at the earliest time a placement
+ *             for it frees up if running jobs end as estimated; a later job
+ *             may start only if by its own estimate it ends before that
+ *             time or it uses none of the reservation's slices
  * Aging (aging_rate > 0, with any of them): a job's effective priority is
  * priority + aging_rate x hours waited; the head is the job with the highest
  * effective priority, and a job may pass it only while its own effective
@@ -241,7 +242,7 @@ typedef struct ms_sched_cfg {
     int nnodes;
     ms_index_mode_t index_mode;
     ms_queue_mode_t queue;
-    double backfill_bound_s;         /* BACKFILL; default 3600, may be INFINITY */
+    double backfill_bound_s;         /* BACKFILL, EASY; default 3600, may be INFINITY */
     double aging_rate;               /* priority points per hour waited; 0 = off */
     double default_estimate_s;       /* EASY: a job's run time when its request
                                       * has no estimate_s (default 3600) */

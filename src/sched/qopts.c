@@ -37,8 +37,8 @@ typedef struct qopt {
 
 static const qopt_t QOPTS[] = {
     { "queue", "backfill | fifo | easy (default backfill)", 0, 0, 0, false },
-    { "backfill-bound", "backfill: nothing passes a head that waited this long, s "
-                        "(default 3600; inf = unbounded)",
+    { "backfill-bound", "backfill: nothing passes a head that waited this long (easy: "
+                        "only what keeps its reservation), s (default 3600; inf = unbounded)",
       offsetof(ms_sched_cfg_t, backfill_bound_s), 0, 1e12, true },
     { "aging-rate", "priority points a job gains per hour waited; a job passes the head "
                     "only within 1 point of it (default 0 = off)",

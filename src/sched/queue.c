@@ -6,8 +6,9 @@
  * placement depends only on the cluster state and the request. A pass costs
  * O(classes) per placement, not O(queue). A start that would pass the
  * overall head is refused in FIFO mode, in backfill mode once the head
- * has waited longer than backfill_bound_s, and in EASY mode when it would
- * delay the head's reservation (backfill.c). With aging the classes' heads
+ * has waited longer than backfill_bound_s, and in EASY mode, once the head
+ * has waited that long, when it would delay the head's reservation
+ * (backfill.c). With aging the classes' heads
  * compare by effective priority (priority + aging_rate x hours waited;
  * within a class the order stays priority, then submission), and a job may
  * pass the head only within one point of its effective priority. When the
@@ -257,12 +258,14 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
             if (s->cfg.aging_rate > 0.0 &&
                 head_eff(s, &s->cls[best], now) < head_eff(s, &s->cls[head], now) - 1.0)
                 break;   /* best is the highest of the rest: nothing else passes either */
-            if (s->cfg.queue == MS_QUEUE_EASY) {
+            if (now - s->jobs[h].submit_t > s->cfg.backfill_bound_s) {
+                /* past the bound: in EASY mode only what keeps the head's
+                 * reservation passes it, otherwise nothing */
+                if (s->cfg.queue != MS_QUEUE_EASY)
+                    break;
                 if (s->easy_head != h && (st = ms__easy_reserve(s, h, now)) != MS_OK)
                     break;
                 easy = true;
-            } else if (now - s->jobs[h].submit_t > s->cfg.backfill_bound_s) {
-                break;
             }
         }
         j = s->cls[best].qhead;
