@@ -241,7 +241,7 @@ typedef struct ms_sched_cfg {
     const ms_node_spec_t *nodes;     /* [nnodes], copied */
     int nnodes;
     ms_index_mode_t index_mode;
-    ms_queue_mode_t queue;
+    ms_queue_mode_t queue;           /* default EASY (docs/zoo.md chose it) */
     double backfill_bound_s;         /* BACKFILL, EASY; default 3600, may be INFINITY */
     double aging_rate;               /* priority points per hour waited; 0 = off */
     double default_estimate_s;       /* EASY: a job's run time when its request

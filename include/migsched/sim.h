@@ -54,7 +54,7 @@ typedef struct ms_sim_cfg {
     const ms_node_spec_t *nodes;
     int nnodes;
     ms_index_mode_t index_mode;
-    ms_queue_mode_t queue;
+    ms_queue_mode_t queue;       /* default EASY, as the scheduler's */
     double backfill_bound_s;     /* default 3600 */
     double aging_rate;           /* priority points per hour waited (0 = off) */
     double default_estimate_s;   /* for jobs without an estimate (default 3600) */

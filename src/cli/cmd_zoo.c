@@ -53,7 +53,7 @@ static void usage(FILE *f)
         "  --only LIST      comma list of workloads (default all)\n"
         "  --beta B         interference (default 0.05)\n"
         "  --migrate-s S    migration cost (default 10)\n"
-        "  --queue Q        backfill | fifo | easy (default backfill)\n"
+        "  --queue Q        easy | backfill | fifo (default easy)\n"
         "  --backfill-bound S  backfill bound, s or inf (default 3600)\n"
         "  --aging-rate R   aging, priority points per hour waited (default 0)\n"
         "  --estimate-error E  estimates duration x exp(E x N(0,1)), 0..3 (default 0)\n"

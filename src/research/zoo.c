@@ -20,7 +20,7 @@ void ms_zoo_cfg_defaults(ms_zoo_cfg_t *cfg)
     cfg->beta = 0.05;
     cfg->create_s = 2.0;
     cfg->migrate_s = 10.0;
-    cfg->queue = MS_QUEUE_BACKFILL;
+    cfg->queue = MS_QUEUE_EASY;
     cfg->backfill_bound_s = 3600.0;
 }
 

@@ -36,7 +36,7 @@ typedef struct qopt {
 } qopt_t;
 
 static const qopt_t QOPTS[] = {
-    { "queue", "backfill | fifo | easy (default backfill)", 0, 0, 0, false },
+    { "queue", "easy | backfill | fifo (default easy)", 0, 0, 0, false },
     { "backfill-bound", "backfill: nothing passes a head that waited this long (easy: "
                         "only what keeps its reservation), s (default 3600; inf = unbounded)",
       offsetof(ms_sched_cfg_t, backfill_bound_s), 0, 1e12, true },

@@ -38,7 +38,8 @@ void ms_sched_cfg_defaults(ms_sched_cfg_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     ms_policy_cfg_defaults(&cfg->pcfg);
     cfg->index_mode = MS_INDEX_BUCKET;
-    cfg->queue = MS_QUEUE_BACKFILL;
+    /* EASY after the bound: the zoo's choice (docs/zoo.md, "Queue disciplines") */
+    cfg->queue = MS_QUEUE_EASY;
     cfg->backfill_bound_s = 3600.0;
     cfg->default_estimate_s = 3600.0;
 }

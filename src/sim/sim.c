@@ -32,7 +32,7 @@ void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg)
     cfg->ngpus = 1;
     cfg->gpus_per_node = 0;
     cfg->index_mode = MS_INDEX_BUCKET;
-    cfg->queue = MS_QUEUE_BACKFILL;
+    cfg->queue = MS_QUEUE_EASY;      /* as ms_sched_cfg_defaults */
     cfg->backfill_bound_s = 3600.0;
     cfg->default_estimate_s = 3600.0;
     cfg->estimate_seed = 1;

@@ -67,7 +67,7 @@ typedef struct ms_zoo_cfg {
                                   fa+, fa, first-fit (unless set) */
     double beta, create_s;     /* simulator model (defaults 0.05, 2) */
     double migrate_s;          /* default 10 (a variant's mig=S overrides) */
-    ms_queue_mode_t queue;     /* default backfill (a variant's fifo/easy overrides) */
+    ms_queue_mode_t queue;     /* default easy (a variant's fifo/easy/backfill overrides) */
     double backfill_bound_s;   /* default 3600 (a variant's bound=S overrides) */
     double aging_rate;         /* default 0 (aging=R) */
     double estimate_error;     /* default 0 (esterr=E) */
