@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The queue-discipline table of docs/zoo.md from a zoo.csv: for every
-# policy and discipline (a variant POLICY/OPTS; POLICY alone is today's
-# default, FCFS + backfill bounded at 3600 s), the change against the
-# policy's default on each workload in mean JCT, mean wait and p99 wait:
+# policy and discipline (a variant POLICY/OPTS; POLICY alone is the zoo's
+# default queue), the change against the policy under BASE (default
+# "backfill": FCFS + backfill bounded at 3600 s, the default before issue
+# 11's queue work) on each workload in mean JCT, mean wait and p99 wait:
 # the mean of the per-workload changes and the worst (largest) one, and on
 # how many workloads mean JCT is not higher (within 0.05%) and p99 wait at most 25% higher.
 #
-#   bash scripts/zoo-queue.sh report/zoo/queue/zoo.csv
+#   bash scripts/zoo-queue.sh report/zoo/queue/zoo.csv [BASE]
 set -eu
-csv=${1:?usage: zoo-queue.sh zoo.csv}
-awk -F, '
+csv=${1:?usage: zoo-queue.sh zoo.csv [BASE]}
+base=${2:-backfill}
+awk -F, -v base="$base" '
 NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 {
     w = $col["workload"]; v = $col["variant"]
-    p = v; d = "(default: backfill, bound 3600 s)"
+    p = v; d = "(zoo default)"
     if ((k = index(v, "/")) > 0) { p = substr(v, 1, k - 1); d = substr(v, k + 1) }
     jct[w, p, d] = $col["mean_jct_s"]; wait[w, p, d] = $col["mean_wait_s"]
     p99[w, p, d] = $col["p99_wait_s"]
@@ -23,7 +25,6 @@ NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 }
 function pct(a, b) { return b > 0 ? 100 * (a / b - 1) : 0 }
 END {
-    base = "(default: backfill, bound 3600 s)"
     print "| policy | discipline | mean JCT: mean change | worst | mean wait: mean | p99 wait: mean change | worst | JCT not higher, p99 <= +25% |"
     print "|---|---|---:|---:|---:|---:|---:|---:|"
     for (i = 1; i <= np; i++) for (k = 1; k <= nd; k++) {
