@@ -3,16 +3,20 @@
  *
  * The reservation. For every GPU that could host the head (its candidate
  * groups, or its node), the time at which its profile fits there if the
- * running jobs end as estimated (start + estimate, or now for a job past its
- * estimate): the instances of running jobs are removed in order of expected
- * end until a legal start of the profile is free. Idle GIs count as free:
- * the dynamic policies destroy them to make room (a static layout may start
- * the head later than its reservation). A time-sliced or whole GPU frees
- * up when fewer than `replicas` jobs remain. A gang needs `gang` empty
- * GPUs of one node: the node's time is the gang-th smallest time at which
- * its GPUs empty. The reservation is the earliest such time, on the first
- * GPU (or node) that reaches it, with the slices its placement needs there
- * (the first free legal start; the whole GPU for gangs and non-MIG GPUs).
+ * running jobs end as estimated (start + estimate, or now for a job past
+ * its estimate): the instances of running jobs are removed in order of
+ * expected end until a legal start of the profile is free. Idle job-scoped
+ * GIs count as free (the dynamic policies destroy them to make room). A GI
+ * the group keeps after its job (a static layout's, node-profile's: the
+ * persist bits) never goes: it is the head's when its job ends if it has
+ * the head's profile, and it blocks its slices otherwise. A time-sliced or
+ * whole GPU frees up when fewer than `replicas` jobs remain. A gang needs
+ * `gang` empty GPUs of one node: the node's time is the gang-th smallest
+ * time at which its GPUs empty. The reservation is the earliest such time,
+ * on the first GPU (or node) that reaches it, with the slices its placement
+ * needs there (the first free legal start, or the kept GI; the whole GPU
+ * for gangs and non-MIG GPUs). No reservation when no GPU can ever host
+ * the head under its kept GIs (node-profile may re-cut a node for it).
  *
  * The test. A later job may start now if by its estimate it ends no later
  * than the reservation, or if its plan creates, starts or moves nothing
@@ -73,39 +77,59 @@ static void sort_pairs(double *e, uint16_t *m, int n)
     }
 }
 
-/* When profile k fits on local GPU l of group gr; *mask: the slices then. */
+/* When profile k fits on local GPU l of group gr; *mask: the slices then;
+ * INFINITY if never under the GPU's kept GIs. */
 static double gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int k, double now,
                           uint16_t *mask)
 {
     const ms_gpu_t *gpu = &gr->c->gpus[l];
-    double e[MS_MAX_INST];
-    uint16_t m[MS_MAX_INST], occ = 0;
+    double e[MS_MAX_INST], best = INFINITY;
+    uint16_t m[MS_MAX_INST], occ = 0, perm = 0;
     int n = 0, i, st;
 
-    for (i = 0; i < gpu->ninst; i++) {
-        if (gpu->inst[i].job < 0)
-            continue;
-        e[n] = job_end(s, gpu->inst[i].job, now);
-        m[n] = gr->c->share == MS_SHARE_MIG
-                   ? ms_geom_profile_mask(gr->c->geom, gpu->inst[i].prof, gpu->inst[i].start)
-                   : 0;
-        occ = (uint16_t)(occ | m[n]);
-        n++;
-    }
-    sort_pairs(e, m, n);
     if (gr->c->share != MS_SHARE_MIG) {
         int cap = gr->c->replicas > 0 ? gr->c->replicas : 1;
 
+        for (i = 0; i < gpu->ninst; i++)
+            if (gpu->inst[i].job >= 0) {
+                e[n] = job_end(s, gpu->inst[i].job, now);
+                m[n++] = 0;
+            }
+        sort_pairs(e, m, n);
         *mask = 0xffffu;
         return n < cap ? now : e[n - cap];
     }
-    if ((st = first_start(gr->c->geom, k, occ)) >= 0) {
+    for (i = 0; i < gpu->ninst; i++) {
+        const ms_inst_t *in = &gpu->inst[i];
+        uint16_t im = ms_geom_profile_mask(gr->c->geom, in->prof, in->start);
+
+        if (in->start >= 0 && (gr->persist[l] >> in->start & 1u)) {
+            /* a kept GI (static layouts, node-profile): it stays when its
+             * job ends, so it is the head's only if it has its profile */
+            double t = in->job >= 0 ? job_end(s, in->job, now) : now;
+
+            perm = (uint16_t)(perm | im);
+            if (in->prof == k && t < best) {
+                best = t;
+                *mask = im;
+            }
+            continue;
+        }
+        if (in->job < 0)
+            continue;   /* an idle job-scoped GI: the policy destroys it */
+        e[n] = job_end(s, in->job, now);
+        m[n] = im;
+        occ = (uint16_t)(occ | im);
+        n++;
+    }
+    sort_pairs(e, m, n);
+    if ((st = first_start(gr->c->geom, k, (uint16_t)(occ | perm))) >= 0) {
         *mask = ms_geom_profile_mask(gr->c->geom, k, st);
         return now;
     }
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && !(e[i] >= best); i++) {
         /* a fit needs the removal of every instance that ends with this one */
-        occ = 0;
+        occ = perm;
         for (st = i + 1; st < n; st++)
             occ = (uint16_t)(occ | m[st]);
         if (i + 1 < n && e[i + 1] == e[i])
@@ -115,6 +139,8 @@ static double gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int k
             return e[i];
         }
     }
+    if (best < INFINITY || perm != 0)
+        return best;
     /* an empty GPU always hosts a profile of its geometry */
     *mask = 0xffffu;
     return n > 0 ? e[n - 1] : now;
@@ -213,7 +239,7 @@ static void scan_gpus(ms_sched_t *s, int gi, int lo, int hi, int k, double now, 
     int l;
 
     for (l = lo; l < hi && *best > now; l++) {
-        uint16_t mask;
+        uint16_t mask = 0xffffu;
         double t = gpu_free_at(s, gr, l, k, now, &mask);
 
         if (t < *best) {
