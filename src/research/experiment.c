@@ -152,6 +152,7 @@ static ms_status_t run_with(const ms__xp_opts_t *o, const ms_trace_t *tr, const 
     cfg.beta = beta >= 0.0 ? beta : o->beta;
     cfg.migrate_s = migrate_s >= 0.0 ? migrate_s : o->migrate_s;
     cfg.create_s = o->create_s;
+    cfg.queue = o->queue;
     /* fa+ is told what a move costs, as simulate does */
     cfg.pcfg.migrate_cost_s = cfg.migrate_s;
     cfg.pcfg.interference_beta = cfg.beta;
@@ -343,6 +344,7 @@ void ms_experiment_cfg_defaults(ms_experiment_cfg_t *cfg)
     cfg->mean_s = 600.0;
     cfg->sigma = 1.0;
     cfg->beta = sc.beta;
+    cfg->queue = sc.queue;
 }
 
 static ms_status_t check_cfg(const ms_experiment_cfg_t *cfg, ms_diag_t *d)
@@ -394,6 +396,7 @@ static ms_status_t setup(ms_experiment_t *x, const ms_experiment_cfg_t *cfg)
     o->mean_s = cfg->mean_s;
     o->sigma = cfg->sigma;
     o->beta = cfg->beta;
+    o->queue = cfg->queue;
     o->migrate_s = sc.migrate_s;
     o->create_s = sc.create_s;
     o->ngpus = 4;

@@ -68,6 +68,7 @@ typedef struct ms__xp_opts {
     bool quick;
     int sweep_seeds;
     double mean_s, sigma, beta, migrate_s, create_s;
+    ms_queue_mode_t queue;
     int ngpus;
 } ms__xp_opts_t;
 

@@ -180,9 +180,10 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
                "traces.\n"
                "- Simulator: interference beta %.2f (a job runs at 1/(1 + beta x other busy "
                "instances on its GPU)), GI creation %.0f s, migration %.0f s without progress, "
-               "FCFS with backfilling.\n"
+               "queue %s (docs/sched.md).\n"
                "- Variants:\n",
-            o->ngpus, r->njobs, o->mean_s, o->sigma, n, r->nsw, o->beta, o->create_s, o->migrate_s);
+            o->ngpus, r->njobs, o->mean_s, o->sigma, n, r->nsw, o->beta, o->create_s, o->migrate_s,
+            ms_queue_mode_name(o->queue));
     for (v = 0; v < MS__XP_NVAR; v++)
         fprintf(f, "  - `%s`: %s\n", ms__xp_variants[v].label, ms__xp_variants[v].what);
     fprintf(f, "\nMetrics are means over seeds (makespan also ± sd); \"makespan vs static\" is the "
