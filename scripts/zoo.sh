@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The workload zoo and the deployment parameters derived from it
-# (docs/zoo.md). Writes report/zoo/{main,validate,fifo,t,migration}/ with
-# zoo.md, CSV and SVG each; about a minute on 2 cores after `make`.
+# (docs/zoo.md). Writes report/zoo/{main,validate,fifo,queue,t,migration,
+# beta*}/ with zoo.md, CSV and SVG each (queue/ also disciplines.md); about
+# ten minutes on 2 shared cores after `make`.
 #
 #   bash scripts/zoo.sh [OUT]        (default OUT = report/zoo)
 set -eu
@@ -21,6 +22,16 @@ run main
 run validate --seed0 11
 # the queue discipline: everything under strict FIFO
 run fifo --queue fifo
+# the queue disciplines for every policy, against the old default (backfill
+# bounded at 3600 s): the table of docs/zoo.md "Queue disciplines"
+v=""
+for p in fa+ fa first-fit best-fit fgd mfi static node-profile; do
+    for q in /backfill /bound=inf /fifo /easy/bound=0 /easy /easy/esterr=1 /bound=inf/aging=1; do
+        v="$v,$p$q"
+    done
+done
+run queue --variants "${v#,}"
+bash scripts/zoo-queue.sh "$out/queue/zoo.csv" backfill > "$out/queue/disciplines.md"
 # the threshold t
 run t --variants fa+,fa+/t=0.1,fa+/t=0.2,fa+/t=0.3,fa+/t=0.5,fa+/t=0.6,fa+/t=0.7,fa+/nobal,fa,fa/t=0.1,fa/t=0.7
 # the migration cost: fa+ and fa with and without migration, per cost

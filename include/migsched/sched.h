@@ -205,7 +205,34 @@ typedef struct ms_sched_exec {
 
 /* --- the scheduler ----------------------------------------------------- */
 
-typedef enum ms_queue_mode { MS_QUEUE_BACKFILL = 0, MS_QUEUE_FIFO = 1 } ms_queue_mode_t;
+/* The queue discipline (docs/sched.md, "Queue disciplines"): which waiting
+ * job may start when the head of the queue (the first by priority, then
+ * submission; with aging, by effective priority) does not fit.
+ *   BACKFILL  any later job that fits may start, until the head has waited
+ *             backfill_bound_s; then nothing passes it
+ *   FIFO      nothing ever passes the head
+ *   EASY      BACKFILL until the head has waited backfill_bound_s (0: from
+ *             the start, classic EASY), then reservation-based backfilling:
+ *             the head gets a reservation at the earliest time a placement
+ *             for it frees up if running jobs end as estimated; a later job
+ *             may start only if by its own estimate it ends before that
+ *             time or it uses none of the reservation's slices
+ * Aging (aging_rate > 0, with any of them): a job's effective priority is
+ * priority + aging_rate x hours waited; the head is the job with the highest
+ * effective priority, and a job may pass it only while its own effective
+ * priority is at least the head's minus 1. So a job is passed only by jobs
+ * submitted less than (1 + their priority - its priority) / aging_rate hours
+ * after it, which bounds its wait. */
+typedef enum ms_queue_mode {
+    MS_QUEUE_BACKFILL = 0,
+    MS_QUEUE_FIFO = 1,
+    MS_QUEUE_EASY = 2
+} ms_queue_mode_t;
+
+/* "backfill", "fifo", "easy" ("?" otherwise). */
+const char *ms_queue_mode_name(ms_queue_mode_t q);
+/* The inverse; MS_EINVAL for another name. */
+ms_status_t ms_queue_mode_parse(const char *name, ms_queue_mode_t *out);
 
 typedef struct ms_sched_cfg {
     const ms_policy_ops_t *policy;   /* for MIG nodes; time-sliced and whole
@@ -214,8 +241,11 @@ typedef struct ms_sched_cfg {
     const ms_node_spec_t *nodes;     /* [nnodes], copied */
     int nnodes;
     ms_index_mode_t index_mode;
-    ms_queue_mode_t queue;
-    double backfill_bound_s;         /* default 3600 */
+    ms_queue_mode_t queue;           /* default EASY (docs/zoo.md chose it) */
+    double backfill_bound_s;         /* BACKFILL, EASY; default 3600, may be INFINITY */
+    double aging_rate;               /* priority points per hour waited; 0 = off */
+    double default_estimate_s;       /* EASY: a job's run time when its request
+                                      * has no estimate_s (default 3600) */
     bool track_ops;                  /* ops stay pending until confirmed */
     bool no_room;                    /* place only: no make_room, no on_idle */
     /* Optional allocator for everything the scheduler allocates itself
@@ -227,6 +257,15 @@ typedef struct ms_sched_cfg {
 } ms_sched_cfg_t;
 
 void ms_sched_cfg_defaults(ms_sched_cfg_t *cfg);
+/* Set one option by name: the queue's ("queue", "backfill-bound",
+ * "aging-rate", "default-estimate"; "inf" is accepted for backfill-bound)
+ * or any of ms_policy_cfg_set's for cfg->pcfg. A value out of range is
+ * MS_ERANGE, an unknown name MS_ENOENT; diag names the option and range. */
+ms_status_t ms_sched_cfg_set(ms_sched_cfg_t *cfg, const char *name, const char *value,
+                             ms_diag_t *diag);
+/* The i-th queue option name (and its help), NULL past the last (the
+ * policy's are ms_policy_cfg_option's). */
+const char *ms_sched_cfg_option(int i, const char **help);
 
 typedef struct ms_sched ms_sched_t;
 
@@ -328,6 +367,11 @@ const ms_cluster_t *ms_sched_group_cluster(const ms_sched_t *s, int group);
 ms_node_mode_t ms_sched_group_mode(const ms_sched_t *s, int group);
 /* The GPU itself and its geometry. */
 const ms_gpu_t *ms_sched_gpu(const ms_sched_t *s, int gpu, const ms_geom_t **geom);
+/* The head's reservation under MS_QUEUE_EASY, as the last scheduling pass
+ * computed it (when the head did not fit and another job wanted to pass
+ * it): the head's slot and the time its placement frees up by the running
+ * jobs' estimates. MS_ENOENT when the last pass made none. */
+ms_status_t ms_sched_head_reservation(const ms_sched_t *s, int32_t *slot, double *t);
 /* Check every invariant of every group and the job table (tests). */
 ms_status_t ms_sched_check(const ms_sched_t *s);
 

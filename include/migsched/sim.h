@@ -12,9 +12,13 @@
  *                 min(1, 1 / sum of the c_p/compute of the jobs on the GPU).
  * Progress is integrated piecewise between events.
  *
- * Queue: FCFS with backfilling (a later job that fits may start), except that
- * once the head has waited longer than backfill_bound_s nothing may pass it;
- * MS_QUEUE_FIFO never lets a job pass the head.
+ * Queue: the scheduler's discipline (sched.h, ms_queue_mode_t): FCFS with
+ * backfilling (a later job that fits may start), except that once the head
+ * has waited longer than backfill_bound_s nothing may pass it; strict FIFO;
+ * or EASY reservations, each optionally with aging. Every job's estimate is
+ * its trace duration, or duration x exp(estimate_error x N(0,1)) (seeded by
+ * estimate_seed, drawn in arrival order), or none (no_estimates: the
+ * scheduler's default_estimate_s).
  *
  * The simulator decides nothing itself: it is a clock and an event source
  * around an ms_sched_t (sched.h), which owns the queue, the policy and the
@@ -50,8 +54,13 @@ typedef struct ms_sim_cfg {
     const ms_node_spec_t *nodes;
     int nnodes;
     ms_index_mode_t index_mode;
-    ms_queue_mode_t queue;
+    ms_queue_mode_t queue;       /* default EASY, as the scheduler's */
     double backfill_bound_s;     /* default 3600 */
+    double aging_rate;           /* priority points per hour waited (0 = off) */
+    double default_estimate_s;   /* for jobs without an estimate (default 3600) */
+    double estimate_error;       /* sigma of log(estimate / duration), 0..3 (0 = exact) */
+    uint64_t estimate_seed;      /* default 1 */
+    bool no_estimates;           /* jobs carry no estimate */
     double beta;                 /* default 0.05 */
     double create_s;             /* default 2 */
     double migrate_s;            /* default 10 */

@@ -53,6 +53,7 @@ static void usage(FILE *f)
         "  --mean S      mean job duration, 0.001..1e8 seconds (default 600)\n"
         "  --sigma X     lognormal sigma of durations, 0.01..5 (default 1.0)\n"
         "  --beta B      interference per other busy instance, 0..10 (default 0.05)\n"
+        "  --queue Q     easy | backfill | fifo (default easy; docs/sched.md)\n"
         "  --quick       a tiny run (seconds), for tests\n"
         "  --scenario S  ablation (default) or platform: seed 002's mixed platform, MIG and\n"
         "                time-sliced A100 inference and whole-H100 training on one cluster,\n"
@@ -93,6 +94,7 @@ int ms_cli_experiment(int argc, char **argv)
         { "mean", required_argument, NULL, 'm' },
         { "sigma", required_argument, NULL, 'g' },
         { "beta", required_argument, NULL, 'b' },
+        { "queue", required_argument, NULL, 'Q' },
         { "sweep-seeds", required_argument, NULL, 'S' },
         { "quick", no_argument, NULL, 'q' },
         { "scenario", required_argument, NULL, 'x' },
@@ -143,6 +145,13 @@ int ms_cli_experiment(int argc, char **argv)
         case 'b':
             if (!ms_cli_opt_double("experiment", "beta", optarg, 0, 10, &cfg.beta))
                 return 2;
+            break;
+        case 'Q':
+            if (ms_queue_mode_parse(optarg, &cfg.queue) != MS_OK) {
+                fprintf(stderr, "migsched experiment: --queue: '%s' is not one of easy, "
+                                "backfill, fifo\n", optarg);
+                return 2;
+            }
             break;
         case 'q': cfg.quick = true; break;
         case 'h': usage(stdout); return 0;

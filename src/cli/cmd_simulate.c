@@ -2,6 +2,7 @@
  * cluster with one policy; print a summary, optionally write the schedule
  * CSV and the metrics JSON. Exit codes: 0 ok, 1 input error, 2 usage. */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,9 +47,18 @@ static void usage(FILE *f)
         "                      (default 0.05)\n"
         "  --create-s S        GI creation delay, 0..1e9 seconds (default 2)\n"
         "  --migrate-s S       migration pause, 0..1e9 seconds (default 10)\n"
-        "  --queue Q           backfill | fifo (default backfill)\n"
-        "  --backfill-bound S  the head may be passed for S seconds at most, 0..1e9\n"
-        "                      (default 3600)\n"
+        "  --queue Q           easy | backfill | fifo (default easy: backfill, and after\n"
+        "                      --backfill-bound only what keeps the head's reservation)\n"
+        "  --backfill-bound S  backfill: the head may be passed for S seconds at most,\n"
+        "                      0..1e9 or inf (default 3600)\n"
+        "  --aging-rate R      priority points a job gains per hour waited; a job passes\n"
+        "                      the head only within 1 point of it, 0..1e6 (default 0: off)\n"
+        "  --estimate-error E  easy: estimates are duration x exp(E x N(0,1)), 0..3\n"
+        "                      (default 0: exact)\n"
+        "  --estimate-seed S   seed of the estimate errors (default 1)\n"
+        "  --no-estimates      jobs carry no estimate (easy uses --default-estimate)\n"
+        "  --default-estimate S  easy: run time of a job without estimate, (0, 1e12]\n"
+        "                      seconds (default 3600)\n"
         "  --index I           bucket | scan (default bucket; same schedule)\n"
         "  --seed S            policy seed, any 64-bit integer (default 0)\n"
         "  --schedule-out FILE schedule CSV, one row per segment ('-' = stdout)\n"
@@ -133,7 +143,7 @@ int ms_cli_simulate(int argc, char **argv)
         O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
         O_NODYN, O_NOMIG, O_MAXMOVES, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
         O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP,
-        O_OUT, O_NODE, O_CLUSTER
+        O_OUT, O_NODE, O_CLUSTER, O_AGING, O_ESTERR, O_ESTSEED, O_NOEST, O_DEFEST
     };
     static const struct option opts[] = {
         { "trace", required_argument, NULL, O_TRACE },
@@ -157,6 +167,11 @@ int ms_cli_simulate(int argc, char **argv)
         { "migrate-s", required_argument, NULL, O_MIGRATE },
         { "queue", required_argument, NULL, O_QUEUE },
         { "backfill-bound", required_argument, NULL, O_BOUND },
+        { "aging-rate", required_argument, NULL, O_AGING },
+        { "estimate-error", required_argument, NULL, O_ESTERR },
+        { "estimate-seed", required_argument, NULL, O_ESTSEED },
+        { "no-estimates", no_argument, NULL, O_NOEST },
+        { "default-estimate", required_argument, NULL, O_DEFEST },
         { "index", required_argument, NULL, O_INDEX },
         { "seed", required_argument, NULL, O_SEED },
         { "schedule-out", required_argument, NULL, O_SCHED },
@@ -242,16 +257,27 @@ int ms_cli_simulate(int argc, char **argv)
         case O_MIGRATE:
             ok = ms_cli_opt_double(C, "migrate-s", optarg, 0, 1e9, &cfg.migrate_s);
             break;
-        case O_QUEUE:
-            if (strcmp(optarg, "backfill") == 0)
-                cfg.queue = MS_QUEUE_BACKFILL;
-            else if (strcmp(optarg, "fifo") == 0)
-                cfg.queue = MS_QUEUE_FIFO;
-            else
-                ok = false;
-            break;
+        case O_QUEUE: ok = ms_queue_mode_parse(optarg, &cfg.queue) == MS_OK; break;
         case O_BOUND:
-            ok = ms_cli_opt_double(C, "backfill-bound", optarg, 0, 1e9, &cfg.backfill_bound_s);
+            if (strcmp(optarg, "inf") == 0)
+                cfg.backfill_bound_s = INFINITY;
+            else
+                ok = ms_cli_opt_double(C, "backfill-bound", optarg, 0, 1e9, &cfg.backfill_bound_s);
+            break;
+        case O_AGING:
+            ok = ms_cli_opt_double(C, "aging-rate", optarg, 0, 1e6, &cfg.aging_rate);
+            break;
+        case O_ESTERR:
+            ok = ms_cli_opt_double(C, "estimate-error", optarg, 0, 3, &cfg.estimate_error);
+            break;
+        case O_ESTSEED:
+            ok = ms_cli_opt_long(C, "estimate-seed", optarg, 0, LONG_MAX, &v);
+            cfg.estimate_seed = (uint64_t)v;
+            break;
+        case O_NOEST: cfg.no_estimates = true; break;
+        case O_DEFEST:
+            ok = ms_cli_opt_double(C, "default-estimate", optarg, 1e-6, 1e12,
+                                   &cfg.default_estimate_s);
             break;
         case O_INDEX:
             if (strcmp(optarg, "bucket") == 0)
@@ -276,7 +302,7 @@ int ms_cli_simulate(int argc, char **argv)
             if (c == O_QUEUE || c == O_INDEX)
                 fprintf(stderr, "migsched simulate: --%s: '%s' is not one of %s\n",
                         c == O_QUEUE ? "queue" : "index", optarg,
-                        c == O_QUEUE ? "backfill, fifo" : "bucket, scan");
+                        c == O_QUEUE ? "backfill, fifo, easy" : "bucket, scan");
             ms_cluster_spec_destroy(cs);
             return 2;
         }

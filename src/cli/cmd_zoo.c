@@ -1,6 +1,7 @@
 /* cmd_zoo.c - `migsched zoo`: the workload zoo benchmark (zoo.h,
  * src/research/zoo*.c, docs/zoo.md). Options, progress, the summary table. */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,13 +46,17 @@ static void usage(FILE *f)
         "  --seeds N        traces per workload (default 10; --quick 2)\n"
         "  --seed0 S        first seed (default 1)\n"
         "  --jobs-scale X   jobs per trace x X (default 1)\n"
-        "  --variants LIST  comma list of policy[/nomig|/nobal|/fifo|/t=X|/mig=S]...\n"
+        "  --variants LIST  comma list of policy[/nomig|/nobal|/t=X|/mig=S|/fifo|/easy|\n"
+        "                   /backfill|/bound=S|/aging=R|/esterr=E]...\n"
         "                   (default fa+,fa,first-fit,best-fit,fgd,mfi,static,node-profile,\n"
         "                   fa+/nomig,fa/nomig)\n"
         "  --only LIST      comma list of workloads (default all)\n"
         "  --beta B         interference (default 0.05)\n"
         "  --migrate-s S    migration cost (default 10)\n"
-        "  --queue Q        backfill | fifo (default backfill)\n"
+        "  --queue Q        easy | backfill | fifo (default easy)\n"
+        "  --backfill-bound S  backfill bound, s or inf (default 3600)\n"
+        "  --aging-rate R   aging, priority points per hour waited (default 0)\n"
+        "  --estimate-error E  estimates duration x exp(E x N(0,1)), 0..3 (default 0)\n"
         "  --quick          3 small workloads, 2 seeds, a quarter of the jobs (seconds)\n"
         "Writes zoo.md, zoo.csv, zoo_runs.csv, zoo_jct.svg and zoo_makespan.svg to DIR\n"
         "and prints the summary table. Workloads:\n");
@@ -77,6 +82,9 @@ int ms_cli_zoo(int argc, char **argv)
         { "beta", required_argument, NULL, 'b' },
         { "migrate-s", required_argument, NULL, 'm' },
         { "queue", required_argument, NULL, 'Q' },
+        { "backfill-bound", required_argument, NULL, 'B' },
+        { "aging-rate", required_argument, NULL, 'A' },
+        { "estimate-error", required_argument, NULL, 'E' },
         { "quick", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -123,12 +131,25 @@ int ms_cli_zoo(int argc, char **argv)
                 return bad("--migrate-s", "[0, 1e6]");
             break;
         case 'Q':
-            if (strcmp(optarg, "fifo") == 0)
-                cfg.queue = MS_QUEUE_FIFO;
-            else if (strcmp(optarg, "backfill") == 0)
-                cfg.queue = MS_QUEUE_BACKFILL;
-            else
-                return bad("--queue", "backfill or fifo");
+            if (ms_queue_mode_parse(optarg, &cfg.queue) != MS_OK)
+                return bad("--queue", "backfill, fifo or easy");
+            break;
+        case 'B':
+            if (strcmp(optarg, "inf") == 0)
+                cfg.backfill_bound_s = INFINITY;
+            else if (!ms_cli_parse_double(optarg, &cfg.backfill_bound_s) ||
+                     !(cfg.backfill_bound_s >= 0.0) || cfg.backfill_bound_s > 1e12)
+                return bad("--backfill-bound", "[0, 1e12] or inf");
+            break;
+        case 'A':
+            if (!ms_cli_parse_double(optarg, &cfg.aging_rate) || !(cfg.aging_rate >= 0.0) ||
+                cfg.aging_rate > 1e6)
+                return bad("--aging-rate", "[0, 1e6]");
+            break;
+        case 'E':
+            if (!ms_cli_parse_double(optarg, &cfg.estimate_error) ||
+                !(cfg.estimate_error >= 0.0) || cfg.estimate_error > 3.0)
+                return bad("--estimate-error", "[0, 3]");
             break;
         case 'q': cfg.quick = true; break;
         case 'h': usage(stdout); return 0;

@@ -12,6 +12,7 @@
 #include "research/experiment_int.h"
 
 const ms__xp_variant_t ms__xp_variants[MS__XP_NVAR] = {
+    { "fa+", "fa+", -1, -1, -1, "this project's scheduler (the default of simulate and the service)" },
     { "static", "static", -1, -1, -1, "static partitioning (baseline): fixed per-GPU layouts" },
     { "fa-lb", "fa", 1, 0, 0, "+ conditional load balancing (static layouts, no migration)" },
     { "fa-lb-dp", "fa", 1, 1, 0, "+ dynamic partitioning (no migration)" },
@@ -29,7 +30,7 @@ const char *const ms__xp_load_names[MS__XP_NLOAD] = { "low", "medium", "high" };
 
 const double ms__xp_betas[MS__XP_NBETA] = { 0.0, 0.05, 0.1, 0.2 };
 const int ms__xp_beta_vars[MS__XP_NBETAVAR] = { MS__XP_V_STATIC, MS__XP_V_LB, MS__XP_V_LBDP,
-                                                 MS__XP_V_FA, 4 /* first-fit */ };
+                                                 MS__XP_V_FA, MS__XP_V_FIRSTFIT };
 
 const double ms__xp_migs[MS__XP_NMIG] = { 0.0, 10.0, 30.0, 60.0, 120.0, 300.0 };
 
@@ -151,6 +152,10 @@ static ms_status_t run_with(const ms__xp_opts_t *o, const ms_trace_t *tr, const 
     cfg.beta = beta >= 0.0 ? beta : o->beta;
     cfg.migrate_s = migrate_s >= 0.0 ? migrate_s : o->migrate_s;
     cfg.create_s = o->create_s;
+    cfg.queue = o->queue;
+    /* fa+ is told what a move costs, as simulate does */
+    cfg.pcfg.migrate_cost_s = cfg.migrate_s;
+    cfg.pcfg.interference_beta = cfg.beta;
     if (ob != NULL) {
         cfg.ctx = ob;
         cfg.on_segment = obs_segment;
@@ -249,6 +254,17 @@ static ms_status_t gen_traces(ms_experiment_t *x, ms_diag_t *d)
     return st;
 }
 
+/* the FragCost-over-time plot shows the beta sweep's variants */
+static bool is_beta_var(int v)
+{
+    int k;
+
+    for (k = 0; k < MS__XP_NBETAVAR; k++)
+        if (ms__xp_beta_vars[k] == v)
+            return true;
+    return false;
+}
+
 /* Every variant x load x seed, keeping the waits, the FragCost samples of
  * the beta sweep's variants and the segments of fa (medium load, seed 1). */
 static ms_status_t run_grid(ms_experiment_t *x, ms_diag_t *d)
@@ -271,8 +287,8 @@ static ms_status_t run_grid(ms_experiment_t *x, ms_diag_t *d)
                 ob.first = w;
                 for (j = 0; j < r->njobs; j++)
                     w[j] = NAN;
-                ob.keep_samples = l == MS__XP_L_MED && s == 0 && v < MS__XP_NBETAVAR;
-                ob.keep_segs = l == MS__XP_L_MED && s == 0 && v == MS__XP_V_FA;
+                ob.keep_samples = l == MS__XP_L_MED && s == 0 && is_beta_var(v);
+                ob.keep_segs = l == MS__XP_L_MED && s == 0 && v == MS__XP_V_FAPLUS;
                 snprintf(what, sizeof(what), "%s, %s load, seed %d", ms__xp_variants[v].label,
                          ms__xp_load_names[l], s + 1);
                 st = run_with(o, x->tr[l][s], &ms__xp_variants[v], -1.0, -1.0, -1.0, &ob,
@@ -311,7 +327,7 @@ static void results_free(ms__xp_results_t *r)
     free(r->bsweep);
     free(r->msweep);
     free(r->nomig);
-    for (i = 0; i < MS__XP_NBETAVAR; i++) {
+    for (i = 0; i < MS__XP_NVAR; i++) {
         free(r->ft[i]);
         free(r->fv[i]);
     }
@@ -328,6 +344,7 @@ void ms_experiment_cfg_defaults(ms_experiment_cfg_t *cfg)
     cfg->mean_s = 600.0;
     cfg->sigma = 1.0;
     cfg->beta = sc.beta;
+    cfg->queue = sc.queue;
 }
 
 static ms_status_t check_cfg(const ms_experiment_cfg_t *cfg, ms_diag_t *d)
@@ -379,6 +396,7 @@ static ms_status_t setup(ms_experiment_t *x, const ms_experiment_cfg_t *cfg)
     o->mean_s = cfg->mean_s;
     o->sigma = cfg->sigma;
     o->beta = cfg->beta;
+    o->queue = cfg->queue;
     o->migrate_s = sc.migrate_s;
     o->create_s = sc.create_s;
     o->ngpus = 4;
@@ -465,8 +483,8 @@ ms_status_t ms_experiment_run(const ms_experiment_cfg_t *cfg, ms_experiment_t **
     if (st == MS_OK)
         st = ms__xp_run_sweeps(x, diag);
     if (st == MS_OK)
-        st = write_run_dir(&x->o, "fa-medium", x->tr[MS__XP_L_MED][0],
-                           &ms__xp_variants[MS__XP_V_FA], diag);
+        st = write_run_dir(&x->o, "faplus-medium", x->tr[MS__XP_L_MED][0],
+                           &ms__xp_variants[MS__XP_V_FAPLUS], diag);
     if (st == MS_OK)
         st = write_run_dir(&x->o, "static-medium", x->tr[MS__XP_L_MED][0],
                            &ms__xp_variants[MS__XP_V_STATIC], diag);

@@ -34,8 +34,14 @@ typedef struct ms__xp_variant {
     const char *what;
 } ms__xp_variant_t;
 
-#define MS__XP_NVAR 10
-enum { MS__XP_V_STATIC = 0, MS__XP_V_LB = 1, MS__XP_V_LBDP = 2, MS__XP_V_FA = 3 };
+#define MS__XP_NVAR 11
+/* fa+ (this project's scheduler) is the headline, first in every table; the
+ * ablation static -> fa-lb -> fa-lb-dp -> fa stays the faithful reproduction
+ * of the seeds */
+enum {
+    MS__XP_V_FAPLUS = 0, MS__XP_V_STATIC = 1, MS__XP_V_LB = 2, MS__XP_V_LBDP = 3, MS__XP_V_FA = 4,
+    MS__XP_V_FIRSTFIT = 5
+};
 extern const ms__xp_variant_t ms__xp_variants[MS__XP_NVAR];
 
 #define MS__XP_NLOAD 3
@@ -62,6 +68,7 @@ typedef struct ms__xp_opts {
     bool quick;
     int sweep_seeds;
     double mean_s, sigma, beta, migrate_s, create_s;
+    ms_queue_mode_t queue;
     int ngpus;
 } ms__xp_opts_t;
 
@@ -80,10 +87,11 @@ typedef struct ms__xp_results {
     int nmig;
     ms_metrics_t *msweep;     /* [NMIG][2 loads][nsw] (fa) */
     ms_metrics_t *nomig;      /* [2 loads][nsw] (fa-lb-dp, the no-migration reference) */
-    /* FragCost over time, one run each (medium load, first seed) */
-    double *ft[MS__XP_NBETAVAR], *fv[MS__XP_NBETAVAR];
-    size_t fn[MS__XP_NBETAVAR];
-    ms_segment_t *gantt;      /* fa, medium load, first seed */
+    /* FragCost over time, one run each of the beta sweep's variants
+     * (medium load, first seed), indexed by variant */
+    double *ft[MS__XP_NVAR], *fv[MS__XP_NVAR];
+    size_t fn[MS__XP_NVAR];
+    ms_segment_t *gantt;      /* fa+, medium load, first seed */
     size_t ngantt;
 } ms__xp_results_t;
 

@@ -34,7 +34,7 @@
 static const double LOADS[NLOAD] = { 0.5, 0.8, 1.1 };
 static const char *const LOAD_NAMES[NLOAD] = { "low", "medium", "high" };
 static const char *const CLASS_NAMES[NCLASS] = { "inference", "isolated inference", "training" };
-static const char *const POLICIES[] = { "fa", "first-fit", "best-fit", "fgd", "mfi", "static",
+static const char *const POLICIES[] = { "fa+", "fa", "first-fit", "best-fit", "fgd", "mfi", "static",
                                         "node-profile", "timeslice" };
 #define NPOL ((int)(sizeof(POLICIES) / sizeof(POLICIES[0])))
 static const char *const NODES[] = {

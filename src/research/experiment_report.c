@@ -180,9 +180,10 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
                "traces.\n"
                "- Simulator: interference beta %.2f (a job runs at 1/(1 + beta x other busy "
                "instances on its GPU)), GI creation %.0f s, migration %.0f s without progress, "
-               "FCFS with backfilling.\n"
+               "queue %s (docs/sched.md).\n"
                "- Variants:\n",
-            o->ngpus, r->njobs, o->mean_s, o->sigma, n, r->nsw, o->beta, o->create_s, o->migrate_s);
+            o->ngpus, r->njobs, o->mean_s, o->sigma, n, r->nsw, o->beta, o->create_s, o->migrate_s,
+            ms_queue_mode_name(o->queue));
     for (v = 0; v < MS__XP_NVAR; v++)
         fprintf(f, "  - `%s`: %s\n", ms__xp_variants[v].label, ms__xp_variants[v].what);
     fprintf(f, "\nMetrics are means over seeds (makespan also ± sd); \"makespan vs static\" is the "
@@ -210,7 +211,7 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
 
     fprintf(f, "![makespan](makespan.svg)\n\n![mean wait](wait.svg)\n\n![mean execution time](exec.svg)\n\n"
                "![wait CDF medium](wait_cdf_medium.svg)\n\n![wait CDF high](wait_cdf_high.svg)\n\n"
-               "![FragCost over time](fragcost_time.svg)\n\n![Gantt](gantt_fa_medium.svg)\n\n");
+               "![FragCost over time](fragcost_time.svg)\n\n![Gantt](gantt_faplus_medium.svg)\n\n");
 
     n = r->nsw;   /* the sweeps have their own seeds */
     fprintf(f, "## Sweep of the load-balancing threshold t (fa, all techniques on)\n\n"
@@ -288,7 +289,7 @@ ms_status_t ms__xp_write_readme(const ms__xp_opts_t *o, const ms__xp_results_t *
                "- `summary.csv`: one row per policy and load (means over seeds)\n"
                "- `runs.csv`: one row per run\n"
                "- `sweep_t.csv`, `sweep_beta.csv`, `sweep_migration.csv`\n"
-               "- `runs/fa-medium/`, `runs/static-medium/`: trace, schedule and metrics of one "
+               "- `runs/faplus-medium/` (fa+), `runs/static-medium/`: trace, schedule and metrics of one "
                "run each (feed them to `migsched report --runs`)\n");
     return ms__xp_close_checked(f, MS_OK);
 }

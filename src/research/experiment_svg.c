@@ -94,10 +94,10 @@ ms_status_t ms__xp_write_svgs(const ms__xp_opts_t *o, const ms_geom_t *g, const 
 
     /* Gantt of fa, medium load, first seed */
     memset(&ch, 0, sizeof(ch));
-    ch.title = "Slice map over time: fa, medium load, seed 1";
+    ch.title = "Slice map over time: fa+, medium load, seed 1";
     ch.xlabel = "time (s); rows: GPU x memory slice";
     ch.width = 1200;
-    if ((st = ms_report_fopen(o->out, "gantt_fa_medium.svg", &f)) != MS_OK)
+    if ((st = ms_report_fopen(o->out, "gantt_faplus_medium.svg", &f)) != MS_OK)
         return st;
     if ((st = ms__xp_close_checked(f, ms_svg_gantt(f, &ch, g, o->ngpus, r->gantt, r->ngantt))) != MS_OK)
         return st;

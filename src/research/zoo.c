@@ -20,7 +20,8 @@ void ms_zoo_cfg_defaults(ms_zoo_cfg_t *cfg)
     cfg->beta = 0.05;
     cfg->create_s = 2.0;
     cfg->migrate_s = 10.0;
-    cfg->queue = MS_QUEUE_BACKFILL;
+    cfg->queue = MS_QUEUE_EASY;
+    cfg->backfill_bound_s = 3600.0;
 }
 
 /* Copy token i of a comma list into buf; false past the end or if too long. */
@@ -77,6 +78,9 @@ static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__
     ms_policy_cfg_defaults(&v->pcfg);
     v->migrate_s = zc->migrate_s;
     v->queue = zc->queue;
+    v->backfill_bound_s = zc->backfill_bound_s;
+    v->aging_rate = zc->aging_rate;
+    v->estimate_error = zc->estimate_error;
     if ((slash = strchr(buf, '/')) != NULL)
         *slash = '\0';
     if ((v->pol = ms_policy_find(buf)) == NULL)
@@ -91,6 +95,26 @@ static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__
             v->pcfg.balance = false;
         } else if (strcmp(opt, "fifo") == 0) {
             v->queue = MS_QUEUE_FIFO;
+        } else if (strcmp(opt, "easy") == 0) {
+            v->queue = MS_QUEUE_EASY;
+        } else if (strcmp(opt, "backfill") == 0) {
+            v->queue = MS_QUEUE_BACKFILL;
+        } else if (strcmp(opt, "bound=inf") == 0) {
+            v->backfill_bound_s = INFINITY;
+        } else if (strncmp(opt, "bound=", 6) == 0) {
+            v->backfill_bound_s = strtod(opt + 6, &end);
+            if (end == opt + 6 || *end != '\0' || !(v->backfill_bound_s >= 0.0) ||
+                v->backfill_bound_s > 1e12)
+                goto bad;
+        } else if (strncmp(opt, "aging=", 6) == 0) {
+            v->aging_rate = strtod(opt + 6, &end);
+            if (end == opt + 6 || *end != '\0' || !(v->aging_rate >= 0.0) || v->aging_rate > 1e6)
+                goto bad;
+        } else if (strncmp(opt, "esterr=", 7) == 0) {
+            v->estimate_error = strtod(opt + 7, &end);
+            if (end == opt + 7 || *end != '\0' || !(v->estimate_error >= 0.0) ||
+                v->estimate_error > 3.0)
+                goto bad;
         } else if (strncmp(opt, "t=", 2) == 0) {
             v->pcfg.lb_threshold = strtod(opt + 2, &end);
             if (end == opt + 2 || *end != '\0' || !(v->pcfg.lb_threshold >= 0.0) ||
@@ -109,7 +133,8 @@ static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__
     return MS_OK;
 bad:
     ms_diag_set(diag, "--variants", 0, "variant",
-                "bad variant '%s' (policy[/nomig|/nobal|/fifo|/t=X|/mig=S]...)", label);
+                "bad variant '%s' (policy[/nomig|/nobal|/fifo|/easy|/backfill|/t=X|/mig=S|"
+                "/bound=S|/aging=R|/esterr=E]...)", label);
     return MS_EINVAL;
 }
 
@@ -167,7 +192,7 @@ int ms_zoo_find_variant(const ms_zoo_t *z, const char *label)
 }
 
 static ms_status_t run_one(const ms_zoo_t *z, const ms__zoo_var_t *v, const ms_zoo_workload_t *w,
-                           const ms_trace_t *tr, double *val, ms_diag_t *diag)
+                           const ms_trace_t *tr, uint64_t seed, double *val, ms_diag_t *diag)
 {
     ms_sim_cfg_t sc;
     ms_metrics_t m;
@@ -179,6 +204,10 @@ static ms_status_t run_one(const ms_zoo_t *z, const ms__zoo_var_t *v, const ms_z
     sc.ngpus = w->ngpus;
     sc.gpus_per_node = w->gpus_per_node;
     sc.queue = v->queue;
+    sc.backfill_bound_s = v->backfill_bound_s;
+    sc.aging_rate = v->aging_rate;
+    sc.estimate_error = v->estimate_error;
+    sc.estimate_seed = seed;
     sc.beta = z->cfg.beta;
     sc.create_s = z->cfg.create_s;
     sc.migrate_s = v->migrate_s;
@@ -271,7 +300,8 @@ ms_status_t ms_zoo_run(const ms_zoo_cfg_t *cfg, ms_zoo_t **out, ms_diag_t *diag)
             if ((st = ms_zoo_trace(&z->wl[w], g, z->cfg.seed0 + (uint64_t)s, &tr, diag)) != MS_OK)
                 break;
             for (v = 0; v < z->nv && st == MS_OK; v++) {
-                st = run_one(z, &z->var[v], &z->wl[w], tr, ms__zoo_val(z, w, v, s, 0), diag);
+                st = run_one(z, &z->var[v], &z->wl[w], tr, z->cfg.seed0 + (uint64_t)s,
+                             ms__zoo_val(z, w, v, s, 0), diag);
                 if (cfg->on_progress != NULL)
                     cfg->on_progress(cfg->ctx, ++done, total, z->wl[w].name);
             }

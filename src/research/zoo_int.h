@@ -12,6 +12,7 @@ typedef struct ms__zoo_var {
     ms_policy_cfg_t pcfg;
     double migrate_s;
     ms_queue_mode_t queue;
+    double backfill_bound_s, aging_rate, estimate_error;
 } ms__zoo_var_t;
 
 struct ms_zoo {

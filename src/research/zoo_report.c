@@ -204,13 +204,13 @@ static ms_status_t write_md(const ms_zoo_t *z, const char *dir, ms_diag_t *diag)
     }
     fprintf(f, "# The workload zoo\n\n%d workloads x %d variants x %d seeds (seeds %llu..%llu), "
                "interference beta %.2f, GI creation %.0f s, migration %.0f s unless a variant "
-               "says mig=S, queue %s unless it says fifo. Mean ± 95%% confidence half-width "
+               "says mig=S, queue %s unless it says otherwise. Mean ± 95%% confidence half-width "
                "(Student t) over seeds; relative figures are paired per seed. "
                "Baselines: first-fit, best-fit, fgd, mfi.\n\n",
             z->nw, z->nv, z->seeds, (unsigned long long)z->cfg.seed0,
             (unsigned long long)(z->cfg.seed0 + (uint64_t)z->seeds - 1), z->cfg.beta,
             z->cfg.create_s, z->cfg.migrate_s,
-            z->cfg.queue == MS_QUEUE_FIFO ? "fifo" : "backfill");
+            ms_queue_mode_name(z->cfg.queue));
     fprintf(f, "## Workloads\n\n| workload | model | GPUs | load | jobs | mix | durations | "
                "arrivals |\n|---|---|---:|---:|---:|---|---|---|\n");
     for (w = 0; w < z->nw; w++) {

@@ -5,9 +5,15 @@
  * whose head does not fit is blocked for the rest of the pass, since
  * placement depends only on the cluster state and the request. A pass costs
  * O(classes) per placement, not O(queue). A start that would pass the
- * overall head is refused in FIFO mode, and in backfill mode once the head
- * has waited longer than backfill_bound_s. When the head does not fit, each
- * of its candidate groups' make_room may move jobs (once per pass).
+ * overall head is refused in FIFO mode, in backfill mode once the head
+ * has waited longer than backfill_bound_s, and in EASY mode, once the head
+ * has waited that long, when it would delay the head's reservation
+ * (backfill.c). With aging the classes' heads
+ * compare by effective priority (priority + aging_rate x hours waited;
+ * within a class the order stays priority, then submission), and a job may
+ * pass the head only within one point of its effective priority. When the
+ * head does not fit, each of its candidate groups' make_room may move jobs
+ * (once per pass).
  *
  * Termination: every iteration of a pass either starts a job (the queue
  * shrinks), blocks a class (at most once each), or applies make_room (at
@@ -47,7 +53,22 @@ static void head_key(ms_sched_t *s, ms__cls_t *c)
     if (c->qhead >= 0) {
         c->hprio = s->jobs[c->qhead].priority;
         c->hseq = s->jobs[c->qhead].seq;
+        c->hsubmit = s->jobs[c->qhead].submit_t;
     }
+}
+
+/* aging: the effective priority of class c's head at now */
+static inline double head_eff(const ms_sched_t *s, const ms__cls_t *c, double now)
+{
+    return (double)c->hprio + s->cfg.aging_rate * (now - c->hsubmit) / 3600.0;
+}
+
+static inline bool head_before_aged(const ms_sched_t *s, const ms__cls_t *a,
+                                    const ms__cls_t *b, double now)
+{
+    double x = head_eff(s, a, now), y = head_eff(s, b, now);
+
+    return x > y || (x == y && a->hseq < b->hseq);
 }
 
 void ms__sched_enqueue(ms_sched_t *s, int32_t slot)
@@ -98,14 +119,18 @@ void ms__sched_dequeue(ms_sched_t *s, int32_t slot)
     nwait_add(s, slot, -1);
 }
 
-/* Place slot on its candidate groups in order; MS_ENOFIT if none. */
-static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now)
+/* Place slot on its candidate groups in order; MS_ENOFIT if none. With
+ * easy set, a placement that would delay the head's reservation is not
+ * taken (the next group is tried). */
+static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now, bool easy)
 {
     const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
     int i;
     ms_status_t st;
 
     if (c->node >= 0) {
+        if (easy && !ms__easy_node_ok(s, slot, c->node, now))
+            return MS_ENOFIT;
         /* a node constraint: the restricted-placement rule on that node */
         st = ms__sched_place_on(s, slot, &c->node, 1, now);
         if (st == MS_OK && s->jobs[slot].ninst != s->jobs[slot].gang)
@@ -127,6 +152,8 @@ static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now)
                         gr->pol->name, (int)slot, ms_strerror(st));
             return st;
         }
+        if (easy && !ms__easy_plan_ok(s, slot, gi, now))
+            continue;
         s->placing = slot;
         st = ms__sched_run_plan(s, gi, MS_PK_PLACE, now);
         s->placing = -1;
@@ -191,31 +218,58 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
         memset(blocked_small, 0, sizeof(blocked_small));
     }
     st = MS_OK;
+    s->easy_head = -1;
     for (;;) {
         int best = -1, head = -1;
         int32_t j;
+        bool easy = false;
 
-        for (k = 0; k < s->ncls; k++) {
-            const ms__cls_t *ck = &s->cls[k];
+        if (s->cfg.aging_rate > 0.0) {
+            for (k = 0; k < s->ncls; k++) {
+                const ms__cls_t *ck = &s->cls[k];
 
-            if (ck->qhead < 0)
-                continue;
-            if (head < 0 || head_before(ck, &s->cls[head]))
-                head = k;
-            if (!blocked[k] && (best < 0 || head_before(ck, &s->cls[best])))
-                best = k;
+                if (ck->qhead < 0)
+                    continue;
+                if (head < 0 || head_before_aged(s, ck, &s->cls[head], now))
+                    head = k;
+                if (!blocked[k] && (best < 0 || head_before_aged(s, ck, &s->cls[best], now)))
+                    best = k;
+            }
+        } else {
+            for (k = 0; k < s->ncls; k++) {
+                const ms__cls_t *ck = &s->cls[k];
+
+                if (ck->qhead < 0)
+                    continue;
+                if (head < 0 || head_before(ck, &s->cls[head]))
+                    head = k;
+                if (!blocked[k] && (best < 0 || head_before(ck, &s->cls[best])))
+                    best = k;
+            }
         }
         if (best < 0)
             break;
         if (best != head) {
             /* this start would pass the overall head */
+            int32_t h = s->cls[head].qhead;
+
             if (s->cfg.queue == MS_QUEUE_FIFO)
                 break;
-            if (now - s->jobs[s->cls[head].qhead].submit_t > s->cfg.backfill_bound_s)
-                break;
+            if (s->cfg.aging_rate > 0.0 &&
+                head_eff(s, &s->cls[best], now) < head_eff(s, &s->cls[head], now) - 1.0)
+                break;   /* best is the highest of the rest: nothing else passes either */
+            if (now - s->jobs[h].submit_t > s->cfg.backfill_bound_s) {
+                /* past the bound: in EASY mode only what keeps the head's
+                 * reservation passes it, otherwise nothing */
+                if (s->cfg.queue != MS_QUEUE_EASY)
+                    break;
+                if (s->easy_head != h && (st = ms__easy_reserve(s, h, now)) != MS_OK)
+                    break;
+                easy = true;
+            }
         }
         j = s->cls[best].qhead;
-        st = try_place(s, j, now);
+        st = try_place(s, j, now, easy);
         if (st == MS_OK) {
             s->st.changes++;
             continue;

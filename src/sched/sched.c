@@ -38,8 +38,10 @@ void ms_sched_cfg_defaults(ms_sched_cfg_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     ms_policy_cfg_defaults(&cfg->pcfg);
     cfg->index_mode = MS_INDEX_BUCKET;
-    cfg->queue = MS_QUEUE_BACKFILL;
+    /* EASY after the bound: the zoo's choice (docs/zoo.md, "Queue disciplines") */
+    cfg->queue = MS_QUEUE_EASY;
     cfg->backfill_bound_s = 3600.0;
+    cfg->default_estimate_s = 3600.0;
 }
 
 /* --- allocation ---------------------------------------------------------- */
@@ -133,6 +135,9 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__sfree(s, s->gops);
     ms__sfree(s, s->pend);
     ms__sfree(s, s->resv);
+    ms__sfree(s, s->easy_gpu);
+    ms__sfree(s, s->easy_mask);
+    ms__sfree(s, s->easy_tmp);
     ms_plan_fini(&s->plan);
     ms__sfree(s, s);
 }
@@ -173,6 +178,15 @@ static ms_status_t check_cfg(const ms_sched_cfg_t *cfg, ms_diag_t *diag)
     } else if (!(cfg->backfill_bound_s >= 0.0)) {
         field = "backfill-bound";
         why = "must be >= 0";
+    } else if ((unsigned)cfg->queue > MS_QUEUE_EASY) {
+        field = "queue";
+        why = "must be backfill, fifo or easy";
+    } else if (!(cfg->aging_rate >= 0.0 && cfg->aging_rate <= 1e6)) {
+        field = "aging-rate";
+        why = "must be in [0, 1e6] priority points per hour";
+    } else if (!(cfg->default_estimate_s > 0.0 && cfg->default_estimate_s <= 1e12)) {
+        field = "default-estimate";
+        why = "must be in (0, 1e12] seconds";
     }
     for (i = 0; why == NULL && i < cfg->nnodes; i++) {
         const ms_node_spec_t *n = &cfg->nodes[i];
@@ -346,6 +360,7 @@ ms_status_t ms_sched_create(const ms_sched_cfg_t *cfg, double now, ms_sched_t **
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;   /* cfg.nodes is the caller's until build_groups copied it */
     s->placing = -1;
+    s->easy_head = -1;
     s->next_op = 1;
     ms_plan_init(&s->plan);
     s->diag = diag;

@@ -62,6 +62,7 @@ typedef struct ms__cls {
      * touching the (large, randomly placed) job records */
     int32_t hprio;
     uint64_t hseq;
+    double hsubmit;                /* aging: the head's submission time */
 } ms__cls_t;
 
 typedef struct ms__job {
@@ -143,6 +144,14 @@ struct ms_sched {
     int32_t *resv;                 /* slots of the reservations */
     int nresv, capresv;
     ms_diag_t *diag;               /* of the current call, may be NULL */
+
+    /* EASY: the head's reservation (backfill.c) */
+    int32_t easy_head;             /* slot, -1 = none this pass */
+    double easy_t;                 /* when its placement frees up */
+    int easy_n, easy_cap;          /* reserved GPUs */
+    int32_t *easy_gpu;             /* [easy_cap] global */
+    uint16_t *easy_mask;           /* [easy_cap] memory slices it needs there */
+    double *easy_tmp;              /* [easy_cap] scratch (a node's GPUs) */
 };
 
 /* --- sched.c: allocation ------------------------------------------------ */
@@ -181,6 +190,15 @@ void ms__sched_enqueue(ms_sched_t *s, int32_t slot);
 void ms__sched_dequeue(ms_sched_t *s, int32_t slot);
 /* A scheduling pass, on_idle, and another pass if that changed a layout. */
 ms_status_t ms__sched_schedule(ms_sched_t *s, double now);
+
+/* --- backfill.c: EASY reservations ------------------------------------- */
+/* Compute the reservation of the head (slot) at now: s->easy_*. */
+ms_status_t ms__easy_reserve(ms_sched_t *s, int32_t head, double now);
+/* May slot (not the head) start now with the plan in s->plan (group gi's
+ * local numbers) without delaying the reservation? */
+bool ms__easy_plan_ok(const ms_sched_t *s, int32_t slot, int gi, double now);
+/* The same for a placement restricted to one global node. */
+bool ms__easy_node_ok(const ms_sched_t *s, int32_t slot, int32_t node, double now);
 
 /* --- apply.c ------------------------------------------------------------ */
 /* Apply s->plan (group gi's local numbers, produced by kind) op by op, then

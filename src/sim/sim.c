@@ -32,8 +32,10 @@ void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg)
     cfg->ngpus = 1;
     cfg->gpus_per_node = 0;
     cfg->index_mode = MS_INDEX_BUCKET;
-    cfg->queue = MS_QUEUE_BACKFILL;
+    cfg->queue = MS_QUEUE_EASY;      /* as ms_sched_cfg_defaults */
     cfg->backfill_bound_s = 3600.0;
+    cfg->default_estimate_s = 3600.0;
+    cfg->estimate_seed = 1;
     cfg->beta = 0.05;
     cfg->create_s = 2.0;
     cfg->migrate_s = 10.0;
@@ -51,6 +53,25 @@ static void count_done(ms__sim_t *s)
     }
 }
 
+/* The estimate a job's request carries: its duration, with a multiplicative
+ * lognormal error (median 1: duration x exp(E x N(0,1)), Box-Muller), or
+ * none. Drawn in arrival order from the run's own stream. */
+static double job_estimate(ms__sim_t *s, double duration)
+{
+    double u1, u2, e;
+
+    if (s->cfg->no_estimates)
+        return 0.0;
+    if (!(s->cfg->estimate_error > 0.0))
+        return duration;
+    do
+        u1 = ms_rng_unit(&s->est_rng);
+    while (u1 <= 0.0);
+    u2 = ms_rng_unit(&s->est_rng);
+    e = duration * exp(s->cfg->estimate_error * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+    return e < 1e12 ? e : 1e12;   /* the scheduler's range */
+}
+
 static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
 {
     const ms_job_t *j = &s->tr->jobs[jid];
@@ -64,6 +85,7 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
     rq.prof = j->prof;
     rq.gang = j->gang;
     rq.duration_s = j->duration;
+    rq.estimate_s = job_estimate(s, j->duration);
     rq.migratable = true;
     if (s->tr->req != NULL) {
         const ms_job_req_t *x = &s->tr->req[jid];
@@ -153,6 +175,8 @@ static ms_status_t make_sched(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_tr
     sc.index_mode = cfg->index_mode;
     sc.queue = cfg->queue;
     sc.backfill_bound_s = cfg->backfill_bound_s;
+    sc.aging_rate = cfg->aging_rate;
+    sc.default_estimate_s = cfg->default_estimate_s;
     /* no executor yet: the policies' setup plans (GIs only) run before the
      * simulator has its tables; sim_init counts them in afterwards */
     if (cfg->nnodes > 0) {
@@ -187,6 +211,7 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
 
     s->stamp = 1;
     s->cstamp = 1;
+    ms_rng_seed(&s->est_rng, cfg->estimate_seed);
     s->t0 = s->last_t = s->now = tr->n > 0 ? tr->jobs[0].arrival : 0.0;
     s->ngpus = cfg->nnodes > 0 ? 0 : cfg->ngpus;
     for (k = 0; k < cfg->nnodes; k++)
@@ -297,6 +322,9 @@ static ms_status_t check_cfg(const ms_sim_cfg_t *cfg, const ms_trace_t *tr, ms_d
     } else if (!(cfg->backfill_bound_s >= 0.0)) {
         field = "backfill-bound";
         why = "must be >= 0";
+    } else if (!(cfg->estimate_error >= 0.0 && cfg->estimate_error <= 3.0)) {
+        field = "estimate-error";
+        why = "must be in [0, 3]";
     } else if (!(cfg->sample_every_s >= 0.0)) {
         field = "sample-every";
         why = "must be >= 0";

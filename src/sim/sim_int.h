@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "migsched/rng.h"
 #include "migsched/sim.h"
 
 /* Lower bound of algorithms.md §7 over the jobs with skip[i] == 0 (skip may
@@ -62,6 +63,7 @@ typedef struct ms__sim_grp {
 typedef struct ms__sim {
     const ms_sim_cfg_t *cfg;
     const ms_trace_t *tr;
+    ms_rng_t est_rng;         /* estimate errors */
     ms_sched_t *sched;
     ms_metrics_t *m;
     ms_diag_t *diag;

@@ -19,7 +19,7 @@ grep -q '^recommended: lb threshold t = ' "$tmp/out.txt" || fail "no recommendat
 for f in README.md summary.csv runs.csv sweep_t.csv sweep_beta.csv sweep_migration.csv; do
     [ -s "$tmp/x/$f" ] || fail "missing $f"
 done
-for f in makespan wait exec fragcost_time gantt_fa_medium wait_cdf_medium wait_cdf_high \
+for f in makespan wait exec fragcost_time gantt_faplus_medium wait_cdf_medium wait_cdf_high \
          sweep_t_makespan sweep_t_wait sweep_t_fragcost sweep_t_slowdown sweep_beta \
          sweep_migration; do
     s="$tmp/x/$f.svg"
@@ -27,19 +27,20 @@ for f in makespan wait exec fragcost_time gantt_fa_medium wait_cdf_medium wait_c
     head -c 5 "$s" | grep -q '^<svg ' || fail "$f.svg does not start with <svg"
     [ "$(tail -n1 "$s")" = "</svg>" ] || fail "$f.svg does not end with </svg>"
 done
-grep -q 'class="seg"' "$tmp/x/gantt_fa_medium.svg" || fail "Gantt has no segments"
-[ "$(grep -c 'class="bar"' "$tmp/x/makespan.svg")" -eq 30 ] || fail "makespan bars: want 10 policies x 3 loads"
+grep -q 'class="seg"' "$tmp/x/gantt_faplus_medium.svg" || fail "Gantt has no segments"
+[ "$(grep -c 'class="bar"' "$tmp/x/makespan.svg")" -eq 33 ] || fail "makespan bars: want 11 policies x 3 loads"
 
-# summary.csv: header + one row per policy and load (10 x 3)
+# summary.csv: header + one row per policy and load (11 x 3: fa+, the headline,
+# and the ablation with fa, the faithful reproduction, and the baselines)
 head -n1 "$tmp/x/summary.csv" | grep -q '^policy,load_name,load,seeds,makespan_s' || fail "summary header"
-[ "$(tail -n +2 "$tmp/x/summary.csv" | wc -l)" -eq 30 ] || fail "summary rows"
-for p in static fa-lb fa-lb-dp fa first-fit best-fit fgd mfi node-profile timeslice; do
+[ "$(tail -n +2 "$tmp/x/summary.csv" | wc -l)" -eq 33 ] || fail "summary rows"
+for p in fa+ static fa-lb fa-lb-dp fa first-fit best-fit fgd mfi node-profile timeslice; do
     for l in low medium high; do
         [ "$(grep -c "^$p,$l," "$tmp/x/summary.csv")" -eq 1 ] || fail "summary: $p/$l"
     done
 done
 # runs.csv: one row per policy, load and seed (2 seeds in --quick)
-[ "$(tail -n +2 "$tmp/x/runs.csv" | wc -l)" -eq 60 ] || fail "runs rows"
+[ "$(tail -n +2 "$tmp/x/runs.csv" | wc -l)" -eq 66 ] || fail "runs rows"
 # no NaN where a number belongs in the main table
 awk -F, 'NR > 1 && ($5 == "nan" || $5 == "-nan" || $5 + 0 <= 0) { exit 1 }' "$tmp/x/summary.csv" \
     || fail "a makespan is missing"
@@ -49,24 +50,24 @@ grep -q '| lb threshold t |' "$tmp/x/README.md" || fail "README lacks t"
 # deterministic: the same command gives the same CSV
 "$M" experiment --quick --out "$tmp/y" > /dev/null
 cmp -s "$tmp/x/summary.csv" "$tmp/y/summary.csv" || fail "summary.csv differs between runs"
-cmp -s "$tmp/x/runs/fa-medium/schedule.csv" "$tmp/y/runs/fa-medium/schedule.csv" \
+cmp -s "$tmp/x/runs/faplus-medium/schedule.csv" "$tmp/y/runs/faplus-medium/schedule.csv" \
     || fail "schedule differs between runs"
 
 # report: from the runs the experiment wrote
-for r in fa-medium static-medium; do
+for r in faplus-medium static-medium; do
     for f in trace.csv schedule.csv metrics.json; do
         [ -s "$tmp/x/runs/$r/$f" ] || fail "missing runs/$r/$f"
     done
 done
-"$M" report --runs "$tmp/x/runs/fa-medium,$tmp/x/runs/static-medium" --out "$tmp/r" > /dev/null \
+"$M" report --runs "$tmp/x/runs/faplus-medium,$tmp/x/runs/static-medium" --out "$tmp/r" > /dev/null \
     || fail "report --runs"
-for f in README.md metrics.csv compare.svg utilisation.svg gantt_1-fa-medium.svg \
+for f in README.md metrics.csv compare.svg utilisation.svg gantt_1-faplus-medium.svg \
          gantt_2-static-medium.svg; do
     [ -s "$tmp/r/$f" ] || fail "report: missing $f"
 done
 [ "$(tail -n +2 "$tmp/r/metrics.csv" | wc -l)" -eq 2 ] || fail "report: metrics rows"
-grep -q '^1-fa-medium,fa,' "$tmp/r/metrics.csv" || fail "report: policy name"
-"$M" report --metrics "$tmp/x/runs/fa-medium/metrics.json" --out "$tmp/r2" > /dev/null \
+grep -q '^1-faplus-medium,fa+,' "$tmp/r/metrics.csv" || fail "report: policy name"
+"$M" report --metrics "$tmp/x/runs/faplus-medium/metrics.json" --out "$tmp/r2" > /dev/null \
     || fail "report --metrics"
 [ -s "$tmp/r2/README.md" ] || fail "report --metrics: README"
 

@@ -13,7 +13,7 @@ grep -q '^medium load' "$tmp/out.txt" || fail "no table"
 for f in README.md platform.csv jct_classes.svg wait.svg; do
     [ -s "$tmp/p/$f" ] || fail "missing $f"
 done
-[ "$(tail -n +2 "$tmp/p/platform.csv" | wc -l)" -eq 24 ] || fail "want 8 policies x 3 loads"
+[ "$(tail -n +2 "$tmp/p/platform.csv" | wc -l)" -eq 27 ] || fail "want 9 policies x 3 loads (fa+ first)"
 awk -F, 'NR > 1 { if ($5 + 1e-6 < $3) { print "JCT below wait: " $0; bad = 1 }
                   if ($6 <= 0 || $7 <= 0 || $8 <= 0) { print "a class never ran: " $0; bad = 1 } }
          END { exit bad }' "$tmp/p/platform.csv" || fail "figures"

@@ -18,29 +18,29 @@ svg_ok() {
 
 # --- runs ---------------------------------------------------------------
 "$M" experiment --quick --out "$tmp/x" >/dev/null 2>&1 || fail "experiment --quick"
-"$M" report --runs "$tmp/x/runs/fa-medium,$tmp/x/runs/static-medium" --out "$tmp/r" \
+"$M" report --runs "$tmp/x/runs/faplus-medium,$tmp/x/runs/static-medium" --out "$tmp/r" \
     >"$tmp/out.txt" || fail "report --runs"
 grep -q '2 run(s), 0 fgd, 0 fill' "$tmp/out.txt" || fail "summary line: $(cat "$tmp/out.txt")"
-for f in compare utilisation fragcost_time wait_cdf gantt_1-fa-medium gantt_2-static-medium; do
+for f in compare utilisation fragcost_time wait_cdf gantt_1-faplus-medium gantt_2-static-medium; do
     svg_ok "$tmp/r/$f.svg"
 done
 [ "$(grep -c 'class="series"' "$tmp/r/fragcost_time.svg")" -eq 2 ] || fail "FragCost series"
 [ "$(grep -c '<polyline' "$tmp/r/wait_cdf.svg")" -ge 2 ] || fail "wait CDF lines"
 head -n1 "$tmp/r/waits.csv" | grep -q '^run,policy,wait_s,cdf$' || fail "waits.csv header"
 # every job of the quick trace (60) started in both runs; the CDF ends at 1
-[ "$(grep -c '^1-fa-medium,fa,' "$tmp/r/waits.csv")" -eq 60 ] || fail "fa waits"
+[ "$(grep -c '^1-faplus-medium,fa+,' "$tmp/r/waits.csv")" -eq 60 ] || fail "fa+ waits"
 [ "$(grep -c '^2-static-medium,static,' "$tmp/r/waits.csv")" -eq 60 ] || fail "static waits"
-grep -q '^1-fa-medium,fa,[0-9.]*,1.000000$' "$tmp/r/waits.csv" || fail "CDF does not end at 1"
+grep -q '^1-faplus-medium,fa+,[0-9.]*,1.000000$' "$tmp/r/waits.csv" || fail "CDF does not end at 1"
 awk -F, 'NR > 1 && $3 < 0 { bad = 1 } END { exit bad }' "$tmp/r/waits.csv" || fail "negative wait"
-grep -q '^1-fa-medium,fa,fragcost,' "$tmp/r/timeseries.csv" || fail "timeseries fragcost"
+grep -q '^1-faplus-medium,fa+,fragcost,' "$tmp/r/timeseries.csv" || fail "timeseries fragcost"
 grep -q '^2-static-medium,static,utilisation,' "$tmp/r/timeseries.csv" || fail "timeseries util"
 awk -F, '$3 == "fragcost" && ($5 < 0 || $5 > 1) { bad = 1 } END { exit bad }' \
     "$tmp/r/timeseries.csv" || fail "FragCost out of [0, 1]"
-for s in '## Runs' '### FragCost over time' '### Wait times' '| fa | 60 |' 'FragCost (sched)'; do
+for s in '## Runs' '### FragCost over time' '### Wait times' '| fa+ | 60 |' 'FragCost (sched)'; do
     grep -qF "$s" "$tmp/r/README.md" || fail "README lacks '$s'"
 done
 # the metrics-only form still works
-"$M" report --metrics "$tmp/x/runs/fa-medium/metrics.json" --out "$tmp/m" >/dev/null \
+"$M" report --metrics "$tmp/x/runs/faplus-medium/metrics.json" --out "$tmp/m" >/dev/null \
     || fail "report --metrics"
 [ -s "$tmp/m/metrics.csv" ] || fail "metrics.csv"
 

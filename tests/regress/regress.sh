@@ -82,7 +82,7 @@ done
 # the experiment's CSV and SVG outputs
 "$M" experiment --quick --out "$tmp/xp" > /dev/null
 for f in summary.csv sweep_beta.csv sweep_migration.csv sweep_t.csv makespan.svg wait.svg \
-         exec.svg gantt_fa_medium.svg fragcost_time.svg; do
+         exec.svg gantt_faplus_medium.svg fragcost_time.svg; do
     echo "experiment $f $(sha256sum < "$tmp/xp/$f" | cut -c1-16)" >> "$out"
 done
 

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "migsched/sched.h"
 #include "migsched/status.h"
 
 typedef struct ms_experiment ms_experiment_t;
@@ -38,6 +39,7 @@ typedef struct ms_experiment_cfg {
     double beta;           /* interference per other busy instance, [0, 10]
                             * (default: the simulator's, 0.05) */
     bool quick;            /* a tiny run: 3 thresholds, 2 betas, 2 migration costs */
+    ms_queue_mode_t queue; /* the queue discipline (default: the simulator's) */
 
     /* Optional: called after each step (a run, or writing the report) with
      * the steps done so far, the total, and what the step was. */

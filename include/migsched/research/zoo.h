@@ -14,6 +14,10 @@
  *   t=X    lb_threshold X         fifo   strict FIFO queue
  *   mig=S  migration costs S seconds (the simulator's migrate_s and fa+'s
  *          migrate_cost_s)
+ *   easy   EASY reservation backfilling   backfill  FCFS + bounded backfill
+ *   bound=S  the backfill bound (s; "inf" = unbounded)
+ *   aging=R  aging, R priority points per hour waited
+ *   esterr=E estimates duration x exp(E x N(0,1)), seeded by the trace seed
  * e.g. "fa+", "fa/nomig", "fa+/t=0.2/fifo".
  */
 #ifndef MIGSCHED_ZOO_H
@@ -63,7 +67,10 @@ typedef struct ms_zoo_cfg {
                                   fa+, fa, first-fit (unless set) */
     double beta, create_s;     /* simulator model (defaults 0.05, 2) */
     double migrate_s;          /* default 10 (a variant's mig=S overrides) */
-    ms_queue_mode_t queue;     /* default backfill (a variant's fifo overrides) */
+    ms_queue_mode_t queue;     /* default easy (a variant's fifo/easy/backfill overrides) */
+    double backfill_bound_s;   /* default 3600 (a variant's bound=S overrides) */
+    double aging_rate;         /* default 0 (aging=R) */
+    double estimate_error;     /* default 0 (esterr=E) */
     void (*on_progress)(void *ctx, long done, long total, const char *what);
     void *ctx;
 } ms_zoo_cfg_t;
