@@ -55,10 +55,13 @@ static void usage(FILE *f)
             "  --layout-budget N (switches per node and hour, 1..64), --layout-min-gain N (slices,\n"
             "  0..1000000), --layout-evict: override the policy's switching section\n"
             "  --config FILE          settings as `key = value` lines (docs/service.md)\n"
-            "policy options (the simulator's; a flag X is also --no-X):\n");
+            "queue and policy options (the simulator's; a flag X is also --no-X):\n");
     {
         const char *name, *help;
         int i;
+
+        for (i = 0; (name = ms_sched_cfg_option(i, &help)) != NULL; i++)
+            fprintf(f, "  --%-20s %s\n", name, help);
 
         for (i = 0; (name = ms_policy_cfg_option(i, &help)) != NULL; i++)
             fprintf(f, "  --%-20s %s\n", name, help);
@@ -124,6 +127,18 @@ static const opt_t OPTS[] = {
  * command-line flag. "no-X = true|false" in a file is X = false|true. A
  * string value (static-layout) is kept in c->static_layout: the library
  * borrows it. */
+/* One of the queue discipline's options (ms_sched_cfg_option)? */
+static bool queue_opt(const char *k)
+{
+    const char *n;
+    int i;
+
+    for (i = 0; (n = ms_sched_cfg_option(i, NULL)) != NULL; i++)
+        if (strcmp(n, k) == 0)
+            return true;
+    return false;
+}
+
 static int policy_opt(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
 {
     ms_diag_t diag;
@@ -131,6 +146,13 @@ static int policy_opt(svc_cfg_t *c, const char *k, const char *v, char *msg, siz
     bool b;
 
     ms_diag_clear(&diag);
+    if (queue_opt(k)) {
+        st = ms_sched_cfg_set(&c->qcfg, k, v, &diag);
+        if (st == MS_OK)
+            return 0;
+        snprintf(msg, mlen, "%s", diag.msg[0] ? diag.msg : ms_strerror(st));
+        return -1;
+    }
     if (strcmp(k, "static-layout") == 0 && v != NULL) {
         if (set_str(&c->static_layout, v) != 0)
             return -1;
@@ -387,6 +409,7 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
 
     memset(c, 0, sizeof(*c));
     ms_policy_cfg_defaults(&c->pcfg);
+    ms_sched_cfg_defaults(&c->qcfg);
     if (set_str(&c->listen, "127.0.0.1:7070") != 0 || set_str(&c->backend, "sim") != 0 ||
         set_str(&c->policy, "fa+") != 0)
         return 1;
@@ -428,26 +451,37 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
              k++)
             ;
         if (OPTS[k].name == NULL) {
-            /* a policy option: a flag if it sets itself without a value */
+            /* a queue or policy option: a flag if it sets itself without a
+             * value (queue options always take one) */
             ms_policy_cfg_t probe = c->pcfg;
             ms_diag_t diag;
             ms_status_t st;
+            char name[64];
 
+            if (klen >= sizeof(name)) {
+                fprintf(stderr, "migschedd: unknown option '%s'\n", a);
+                usage(stderr);
+                return 2;
+            }
+            memcpy(name, a + 2, klen);
+            name[klen] = '\0';
             ms_diag_clear(&diag);
-            st = ms_policy_cfg_set(&probe, a + 2, NULL, &diag);
+            st = queue_opt(name) ? MS_EINVAL : ms_policy_cfg_set(&probe, name, NULL, &diag);
             if (st == MS_ENOENT) {
                 fprintf(stderr, "migschedd: unknown option '%s'\n", a);
                 usage(stderr);
                 return 2;
             }
-            if (st == MS_OK)
+            if (eqv != NULL)
+                val = eqv + 1;
+            else if (st == MS_OK)
                 val = NULL;
             else if (i + 1 >= argc) {
                 fprintf(stderr, "migschedd: %s needs a value\n", a);
                 return 2;
             } else
                 val = argv[++i];
-            if (policy_opt(c, a + 2, val, msg, sizeof(msg)) != 0) {
+            if (policy_opt(c, name, val, msg, sizeof(msg)) != 0) {
                 fprintf(stderr, "migschedd: --%s\n", msg[0] ? msg : "out of memory");
                 return 2;
             }

@@ -1215,6 +1215,10 @@ static int build_sched(svc_t *d, double now)
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = pol;
     cfg.pcfg = d->cfg->pcfg;
+    cfg.queue = d->cfg->qcfg.queue;
+    cfg.backfill_bound_s = d->cfg->qcfg.backfill_bound_s;
+    cfg.aging_rate = d->cfg->qcfg.aging_rate;
+    cfg.default_estimate_s = d->cfg->qcfg.default_estimate_s;
     cfg.nodes = ms_cluster_spec_nodes(d->spec);
     cfg.nnodes = ms_cluster_spec_nnodes(d->spec);
     cfg.track_ops = true;

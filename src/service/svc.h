@@ -38,6 +38,8 @@ typedef struct svc_cfg {
     int nnodes;
     char *policy;
     ms_policy_cfg_t pcfg;
+    ms_sched_cfg_t qcfg;           /* its queue fields only (queue, backfill-bound,
+                                    * aging-rate, default-estimate: ms_sched_cfg_set) */
     char *static_layout;           /* owned copy behind pcfg.static_layout */
     double time_scale;             /* sim: duration_s / time_scale real seconds */
     double op_delay_s;             /* sim: seconds per op */

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# migschedd's policy options are the library's (ms_policy_cfg_set): every
+# migschedd's queue and policy options are the library's (ms_sched_cfg_set,
+# ms_policy_cfg_set; also as --key=value): every
 # name `migschedd --help` lists works on the command line and in a config
 # file, and a bad value gets the library's message naming the option and its
 # range (and the file and line).
@@ -11,8 +12,9 @@ cd "$(dirname "$0")/../.."
 # it is added here
 declare -A VAL=([lb-threshold]=0.5 [balance]=flag [dynamic]=flag [migration]=flag [max-moves]=8
     [static-layout]=4g+2g+1g [demand-window]=128 [hysteresis]=60 [replicas]=2 [seed]=7
-    [migrate-cost]=5 [interference-beta]=0.1)
-names=$("$MIGSCHEDD" --help | sed -n '/^policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
+    [migrate-cost]=5 [interference-beta]=0.1
+    [queue]=fifo [backfill-bound]=inf [aging-rate]=2 [default-estimate]=600)
+names=$("$MIGSCHEDD" --help | sed -n '/^queue and policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
 [ -n "$names" ] || fail "--help lists no policy options"
 args=() conf=$SVC_TMP/all.conf
 printf 'node = a=2xA100-40GB\n' > "$conf"
@@ -47,6 +49,10 @@ bad "demand-window must be an integer in [1, 1000000], not 'x'" --demand-window 
 bad "interference-beta must be a number in [0, 10], not '11'" --interference-beta 11
 bad "--seed needs a value" --seed
 bad "unknown option '--no-seed'" --no-seed
+bad "queue must be backfill, fifo or easy, not 'lifo'" --queue lifo
+bad "queue must be backfill, fifo or easy, not 'lifo'" --queue=lifo
+bad "aging-rate must be a number in [0, 1e+06], not '-1'" --aging-rate=-1
+bad "--queue needs a value" --queue
 printf 'node = a=1xA100-40GB\n\nhysteresis = -5\n' > "$SVC_TMP/bad.conf"
 bad "bad.conf:3: hysteresis must be a number in [0, 1e+09], not '-5'" --config "$SVC_TMP/bad.conf"
 printf 'node = a=1xA100-40GB\nno-migration = maybe\n' > "$SVC_TMP/bad.conf"
