@@ -205,16 +205,19 @@ for f in sorted(glob.glob(os.path.join(dep, "*.yaml")), key=lambda f: (not f.end
         json.dump(d, open(fn, "w"))
         print(k, d["metadata"]["name"], path, fn)
 PY
-# the harness made its own migsched-extender role for its stand-in (the
-# same name): replace it with the shipped one
-for r in clusterrolebindings clusterroles; do
-    code=$(api DELETE "/apis/rbac.authorization.k8s.io/v1/$r/migsched-extender")
+# the harness gives its extender identity the shipped roles under the same
+# names (and makes the namespace): remove its copies so that the shipped
+# objects are created here
+for r in clusterrolebindings/migsched-extender clusterroles/migsched-extender \
+         namespaces/migsched/roles/migschedd-leader-election; do
+    code=$(api DELETE "/apis/rbac.authorization.k8s.io/v1/$r")
     case $code in 200|202|404) ;; *) fail "delete the harness's $r: HTTP $code" ;; esac
 done
 n=0
 while read -r kind name path file; do
     if [ "$kind" = Namespace ]; then
         code=$(api POST "$path" "$file")
+        [ "$code" != 409 ] || code=201     # the harness made it already
     else
         code=$(api POST "$path?dryRun=All&fieldValidation=Strict" "$file")
     fi
