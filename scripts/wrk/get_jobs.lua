@@ -1,0 +1,33 @@
+-- wrk script: GET /v1/jobs/{id} over the ids post_jobs.lua created (thread
+-- 0's first N, N from the first script argument). Used by
+-- scripts/bench-api-wrk.sh.
+local threads = {}
+
+function setup(thread)
+    table.insert(threads, thread)
+end
+
+function init(args)
+    limit = tonumber(args[1]) or 1000
+    k = 0
+    bad = 0
+end
+
+function request()
+    k = k % limit + 2      -- wrk builds (and drops) one request per thread first: w0-1 never went
+    return wrk.format("GET", string.format("/v1/jobs/w0-%d", k))
+end
+
+function response(status, headers, body)
+    if status ~= 200 then
+        bad = bad + 1
+    end
+end
+
+function done(summary, latency, requests)
+    local b = 0
+    for _, t in ipairs(threads) do
+        b = b + t:get("bad")
+    end
+    io.write(string.format("non-200 answers: %d\n", b))
+end
