@@ -27,6 +27,7 @@
 #include <microhttpd.h>
 
 #include "agent/agent.h"
+#include "service/http_util.h"
 #include "service/svc.h"
 
 struct ag_http {
@@ -36,9 +37,7 @@ struct ag_http {
 };
 
 typedef struct rq {
-    char *buf;
-    size_t len, cap;
-    bool too_big;
+    svc_http_body_t b;             /* the request body */
 } rq_t;
 
 int ag_token_load(ag_t *a)
@@ -73,23 +72,11 @@ int ag_token_load(ag_t *a)
     return 0;
 }
 
-/* Constant time in the token's length: no early exit on a mismatch. */
 static bool token_ok(const ag_t *a, struct MHD_Connection *c)
 {
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    size_t i, n;
-    unsigned diff;
-
-    if (a->token == NULL)
-        return true;
-    if (h == NULL || strncmp(h, "Bearer ", 7) != 0)
-        return false;
-    h += 7;
-    n = strlen(h);
-    diff = (unsigned)(n ^ a->token_len);
-    for (i = 0; i < a->token_len; i++)
-        diff |= (unsigned)((unsigned char)a->token[i] ^ (unsigned char)(i < n ? h[i] : 0));
-    return diff == 0;
+    return a->token == NULL ||
+           svc_http_bearer_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), a->token,
+                              a->token_len);
 }
 
 static enum MHD_Result reply(ag_http_t *h, struct MHD_Connection *c, int status, char *body, const char *ctype)
@@ -138,7 +125,7 @@ static enum MHD_Result route(ag_http_t *h, struct MHD_Connection *c, rq_t *r, co
                    : send_err(h, c, 405, "method", "", "method not allowed");
     if (!token_ok(a, c))
         return send_err(h, c, 401, "unauthorized", "Authorization", "a valid bearer token is required");
-    if (r->too_big)
+    if (r->b.too_big)
         return send_err(h, c, 413, "invalid", "", "the body is too large");
     if (strcmp(url, "/metrics") == 0 && get)
         return reply(h, c, 200, ag_metrics(a), "text/plain; version=0.0.4; charset=utf-8");
@@ -149,7 +136,7 @@ static enum MHD_Result route(ag_http_t *h, struct MHD_Connection *c, rq_t *r, co
     if (strcmp(url, "/v1/instances") == 0 && post) {
         ag_create_t rq;
 
-        if (ag_parse_create(r->buf, r->len, &rq, &e) != 0)
+        if (ag_parse_create(r->b.buf, r->b.len, &rq, &e) != 0)
             return reply(h, c, e.code, ag_err_body(&e), NULL);
         body = ag_create(a, &rq, &status);
         return reply(h, c, status, body, NULL);
@@ -157,7 +144,7 @@ static enum MHD_Result route(ag_http_t *h, struct MHD_Connection *c, rq_t *r, co
     if (strcmp(url, "/v1/ops") == 0 && post) {
         ag_op_t rq;
 
-        if (ag_parse_op(r->buf, r->len, &rq, &e) != 0)
+        if (ag_parse_op(r->b.buf, r->b.len, &rq, &e) != 0)
             return reply(h, c, e.code, ag_err_body(&e), NULL);
         body = ag_op(a, &rq, &status);
         return reply(h, c, status, body, NULL);
@@ -219,28 +206,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        size_t n = *upload_size;
-
-        if (!r->too_big && r->len + n > (size_t)h->a->cfg->max_body) {
-            r->too_big = true;
-            free(r->buf);
-            r->buf = NULL;
-            r->len = r->cap = 0;
-        }
-        if (!r->too_big) {
-            if (r->len + n + 1 > r->cap) {
-                size_t cap = (r->len + n + 1) * 2;
-                char *b = realloc(r->buf, cap);
-
-                if (b == NULL)
-                    return MHD_NO;
-                r->buf = b;
-                r->cap = cap;
-            }
-            memcpy(r->buf + r->len, upload, n);
-            r->len += n;
-            r->buf[r->len] = '\0';
-        }
+        if (svc_http_body_add(&r->b, upload, *upload_size, (size_t)h->a->cfg->max_body) != 0)
+            return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -258,36 +225,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     (void)c;
     (void)toe;
     if (r != NULL) {
-        free(r->buf);
+        svc_http_body_free(&r->b);
         free(r);
         *con_cls = NULL;
     }
-}
-
-static int parse_listen(const char *s, bool allow_remote, struct sockaddr_in *sa)
-{
-    const char *colon = strrchr(s, ':');
-    char host[64], *end;
-    long port;
-
-    memset(sa, 0, sizeof(*sa));
-    if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
-        return -1;
-    errno = 0;
-    port = strtol(colon + 1, &end, 10);
-    if (colon[1] == '\0' || *end != '\0' || errno != 0 || port < 1 || port > 65535)
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = '\0';
-    if (strcmp(host, "localhost") == 0)
-        snprintf(host, sizeof(host), "127.0.0.1");
-    sa->sin_family = AF_INET;
-    sa->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-        return -1;
-    if (!allow_remote && (ntohl(sa->sin_addr.s_addr) >> 24) != 127)
-        return -2;
-    return 0;
 }
 
 int ag_http_start(ag_t *a, ag_http_t **out)
@@ -302,7 +243,7 @@ int ag_http_start(ag_t *a, ag_http_t **out)
     if (h == NULL)
         return -1;
     h->a = a;
-    if ((rc = parse_listen(a->cfg->listen, a->cfg->allow_remote, &sa)) != 0) {
+    if ((rc = svc_http_parse_listen(a->cfg->listen, a->cfg->allow_remote, &sa)) != 0) {
         fprintf(stderr, "migsched-agent: --listen %s: %s\n", a->cfg->listen,
                 rc == -2 ? "not a loopback address (give --allow-remote, and a --token-file)"
                          : "HOST:PORT with an IPv4 address or localhost");

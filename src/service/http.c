@@ -21,6 +21,7 @@
 
 #include "service/extender.h"
 #include "service/sse.h"
+#include "service/http_util.h"
 #include "service/svc.h"
 
 struct svc_http {
@@ -32,9 +33,7 @@ struct svc_http {
 };
 
 typedef struct rq {
-    char *buf;
-    size_t len, cap;
-    bool too_big;
+    svc_http_body_t b;             /* the request body */
     double t0;
 } rq_t;
 
@@ -89,29 +88,13 @@ int svc_token_load(svc_t *d)
     return 0;
 }
 
-/* Constant time in the length of the token: no early exit on a mismatch. */
 static bool token_ok(svc_t *d, struct MHD_Connection *c)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    size_t i, n;
-    unsigned diff;
     bool ok;
 
-    pthread_mutex_lock(&d->tmu);
-    if (d->token == NULL) {
-        pthread_mutex_unlock(&d->tmu);
-        return true;
-    }
-    if (h == NULL || strncmp(h, "Bearer ", 7) != 0) {
-        pthread_mutex_unlock(&d->tmu);
-        return false;
-    }
-    h += 7;
-    n = strlen(h);
-    diff = (unsigned)(n ^ d->token_len);
-    for (i = 0; i < d->token_len; i++)
-        diff |= (unsigned)((unsigned char)d->token[i] ^ (unsigned char)(i < n ? h[i] : 0));
-    ok = diff == 0;
+    pthread_mutex_lock(&d->tmu);   /* SIGHUP may replace the token */
+    ok = d->token == NULL || svc_http_bearer_ok(h, d->token, d->token_len);
     pthread_mutex_unlock(&d->tmu);
     return ok;
 }
@@ -272,9 +255,9 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
             return send_err(h, c, r, 405, "", "method not allowed");
         if (!token_ok(h->d, c))
             return send_err(h, c, r, 401, "Authorization", "a valid bearer token is required");
-        if (r->too_big)
+        if (r->b.too_big)
             return send_err(h, c, r, 413, "", "the body is too large");
-        svc_ext_http(h->d, url + 10, r->buf != NULL ? r->buf : "", r->len, &status, &body);
+        svc_ext_http(h->d, url + 10, r->b.buf != NULL ? r->b.buf : "", r->b.len, &status, &body);
         return reply(h, c, r, status, body, NULL);
     }
 
@@ -292,12 +275,12 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
         free(m);
         if (!token_ok(h->d, c))
             return send_err(h, c, r, 401, "Authorization", "a valid bearer token is required");
-        if (r->too_big)
+        if (r->b.too_big)
             return send_err(h, c, r, 413, "", "the body is too large");
         if ((m = calloc(1, sizeof(*m))) == NULL)
             return send_err(h, c, r, 500, "", "out of memory");
         m->kind = SVC_M_SUBMIT;
-        if (svc_req_parse(r->buf != NULL ? r->buf : "", r->len, &m->id, &m->req, &m->canon, &e) != 0) {
+        if (svc_req_parse(r->b.buf != NULL ? r->b.buf : "", r->b.len, &m->id, &m->req, &m->canon, &e) != 0) {
             svc_msg_free(m);
             return reply(h, c, r, e.code, svc_err_body(&e), NULL);
         }
@@ -383,28 +366,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        size_t n = *upload_size;
-
-        if (!r->too_big && r->len + n > (size_t)h->d->cfg->max_body) {
-            r->too_big = true;
-            free(r->buf);
-            r->buf = NULL;
-            r->len = r->cap = 0;
-        }
-        if (!r->too_big) {
-            if (r->len + n + 1 > r->cap) {
-                size_t cap = (r->len + n + 1) * 2;
-                char *b = realloc(r->buf, cap);
-
-                if (b == NULL)
-                    return MHD_NO;
-                r->buf = b;
-                r->cap = cap;
-            }
-            memcpy(r->buf + r->len, upload, n);
-            r->len += n;
-            r->buf[r->len] = '\0';
-        }
+        if (svc_http_body_add(&r->b, upload, *upload_size, (size_t)h->d->cfg->max_body) != 0)
+            return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
@@ -422,32 +385,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     (void)c;
     (void)toe;
     if (r != NULL) {
-        free(r->buf);
+        svc_http_body_free(&r->b);
         free(r);
         *con_cls = NULL;
     }
-}
-
-static int parse_listen(const char *s, bool allow_remote, struct sockaddr_in *sa)
-{
-    const char *colon = strrchr(s, ':');
-    char host[64];
-    long port;
-
-    memset(sa, 0, sizeof(*sa));
-    if (colon == NULL || (size_t)(colon - s) >= sizeof(host) || !parse_long(colon + 1, 1, 65535, &port))
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = '\0';
-    if (strcmp(host, "localhost") == 0)
-        snprintf(host, sizeof(host), "127.0.0.1");
-    sa->sin_family = AF_INET;
-    sa->sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-        return -1;
-    if (!allow_remote && (ntohl(sa->sin_addr.s_addr) >> 24) != 127)
-        return -2;
-    return 0;
 }
 
 int svc_http_start(svc_t *d, svc_http_t **out)
@@ -462,7 +403,7 @@ int svc_http_start(svc_t *d, svc_http_t **out)
     if (h == NULL)
         return -1;
     h->d = d;
-    if ((rc = parse_listen(d->cfg->listen, d->cfg->allow_remote, &sa)) != 0) {
+    if ((rc = svc_http_parse_listen(d->cfg->listen, d->cfg->allow_remote, &sa)) != 0) {
         svc_log("error", rc == -2 ? "--listen: not a loopback address (give --allow-remote to listen on it)"
                                   : "--listen: HOST:PORT with an IPv4 address or localhost",
                 json_pack("{s:s}", "listen", d->cfg->listen));
