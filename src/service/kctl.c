@@ -139,13 +139,18 @@ static json_t *api_json(svc_kctl_t *c, const char *method, const char *path, jso
     return j;
 }
 
+/* A write; true on a 2xx. When rv is given, the object's new
+ * resourceVersion goes there (the next update's precondition). */
 static bool api_write(svc_kctl_t *c, const char *method, const char *path, json_t *body,
-                      const char *what)
+                      const char *what, char *rv, size_t rvlen)
 {
     long status;
     json_t *r = api_json(c, method, path, body, &status);
     bool ok = status >= 200 && status < 300;
+    const char *v = json_string_value(json_object_get(json_object_get(r, "metadata"), "resourceVersion"));
 
+    if (ok && rv != NULL && v != NULL)
+        snprintf(rv, rvlen, "%s", v);
     if (!ok && status)
         svc_log("warn", what,
                 json_pack("{s:s, s:i, s:s}", "path", path, "status", (int)status, "message",
@@ -231,21 +236,8 @@ static bool lease_write(svc_kctl_t *c, ms_lease_do_t what, const ms_lease_record
         body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion", c->rv, "spec", lease_spec(w));
     if (!body)
         return false;
-    {
-        long status;
-        json_t *r = api_json(c, what == MS_LEASE_CREATE ? "POST" : "PATCH", path, body, &status);
-        const char *rv = json_string_value(json_object_get(json_object_get(r, "metadata"), "resourceVersion"));
-
-        ok = status >= 200 && status < 300;
-        if (ok && rv != NULL)
-            snprintf(c->rv, sizeof(c->rv), "%s", rv);   /* the next update's precondition */
-        else if (!ok && status)
-            svc_log("warn", "lease write refused",
-                    json_pack("{s:i, s:s}", "status", (int)status, "message",
-                              json_is_string(json_object_get(r, "message"))
-                                  ? json_string_value(json_object_get(r, "message")) : ""));
-        json_decref(r);
-    }
+    ok = api_write(c, what == MS_LEASE_CREATE ? "POST" : "PATCH", path, body, "lease write refused",
+                   c->rv, sizeof(c->rv));
     json_decref(body);
     return ok;
 }
@@ -428,7 +420,7 @@ static void evict_gpu_pods(svc_kctl_t *c, json_t *pods, const char *node)
         body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1", "kind", "Eviction",
                          "metadata", "name", name, "namespace", ns);
         if (body)
-            (void)api_write(c, "POST", path, body, "eviction refused");
+            (void)api_write(c, "POST", path, body, "eviction refused", NULL, 0);
         json_decref(body);
     }
 }
@@ -504,7 +496,7 @@ static void nodes_round(svc_kctl_t *c)
         if (!ms_kube_escape(a->node, en, sizeof(en)) || !(body = node_patch(a)))
             continue;
         snprintf(path, sizeof(path), "/api/v1/nodes/%s", en);
-        (void)api_write(c, "PATCH", path, body, "node patch refused");
+        (void)api_write(c, "PATCH", path, body, "node patch refused", NULL, 0);
         json_decref(body);
     }
 out:
