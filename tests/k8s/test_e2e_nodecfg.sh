@@ -13,7 +13,7 @@
 #    pod is gone, and nothing is evicted;
 #  - with a short apply timeout, a switch mig-manager never finishes is
 #    reverted; afterwards load flipping between 7g and 2g demand switches
-#    nothing more (a budget of 2 per hour and the failure back-off);
+#    nothing more (the back-off after a failed switch);
 #  - migschedd held the Lease while doing it (leader election on, with the
 #    RBAC deploy/ ships: the harness binds it to the extender identity), and
 #    released it on SIGTERM.
@@ -44,7 +44,7 @@ cleanup() {
     wait 2>/dev/null || true
     bash "$here/harness.sh" stop "$D" || true
     if [ $rc -ne 0 ]; then
-        for f in migschedd mig-manager; do echo "--- $f.log (tail)"; tail -n 30 "$D/$f.log" 2>/dev/null || true; done
+        for f in migschedd migschedd4 mig-manager; do echo "--- $f.log (tail)"; tail -n 30 "$D/$f.log" 2>/dev/null || true; done
     fi
     if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
 }
@@ -173,11 +173,13 @@ api GET /apis/coordination.k8s.io/v1/namespaces/migsched/leases/migschedd | grep
     fail "the Lease was not released"
 echo "the Lease was held and released"
 
-# 4. a second daemon manages gpu-3 alone, with a short apply timeout and the
-#    default budget (2 switches per node and hour): 7g demand switches it to
+# 4. a second daemon manages gpu-3 alone, with a short apply timeout and a
+#    budget of 4 switches an hour (room for a drain the demand's timing may
+#    start and abandon on a slow machine): 7g demand switches it to
 #    training; then 2g demand asks for balanced, which mig-manager never
 #    finishes (--hang): the apply times out and training is set back; then
-#    the load flips between 7g and 2g and nothing switches any more
+#    the load flips between 7g and 2g and nothing switches any more (the
+#    back-off after a failed switch)
 cat >"$D/policy4.yaml" <<'EOF'
 version: v1
 switching:
@@ -188,7 +190,7 @@ nodes:
 EOF
 "$MIGSCHEDD" --listen 127.0.0.1:$port --state-dir "$D/state4" --backend sim --node x=1xA100-40GB \
     --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
-    --k8s-policy "$D/policy4.yaml" --layout-period 1 --layout-apply-timeout 6 \
+    --k8s-policy "$D/policy4.yaml" --layout-period 1 --layout-apply-timeout 6 --layout-budget 4 \
     >"$D/migschedd4.log" 2>&1 &
 mpid=$!
 pids+=($mpid)
@@ -218,5 +220,5 @@ now_starts=$(grep -c '"node": "gpu-3", "config": "[a-z-]*", "state": "pending"' 
 [ "$now_starts" = "$starts" ] || fail "gpu-3 switched again under flapping load ($starts -> $now_starts label changes)"
 kill -TERM $mpid
 wait $mpid || fail "the second migschedd exited non-zero"
-echo "flapping load for 24 s switched nothing more (budget, failure back-off)"
+echo "flapping load for 24 s switched nothing more (the failure back-off)"
 echo "k8s nodecfg e2e: passed in $(( $(date +%s) - t0 )) s"
