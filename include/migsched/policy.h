@@ -48,6 +48,10 @@ typedef struct ms_policy_cfg {
      * simulator's beta, default 0.05) */
     double migrate_cost_s;
     double interference_beta;
+    /* fa+: make_room only while at most this many jobs wait (default 32):
+     * with a deeper queue the capacity a move hands the head would be
+     * taken by the queue anyway, so moving only reorders (docs/zoo.md) */
+    int room_queue_max;
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);

@@ -39,6 +39,8 @@ static void usage(FILE *f)
         "  --no-dynamic        fa: static layout instead of dynamic partitioning\n"
         "  --no-migration      fa: no migration\n"
         "  --max-moves N       fa: migrations per trigger, 0..1000000 (default 4)\n"
+        "  --room-queue-max N  fa+: move jobs for a waiting one only while at most N\n"
+        "                      wait, 0..1000000000 (default 32)\n"
         "  --static-layout L   static layout, e.g. 4g+2g+1g or 7g;4g+3g (cycled per GPU)\n"
         "  --replicas R        timeslice: jobs per GPU, 1..%d (default 4)\n"
         "  --hysteresis S      node-profile: seconds a node keeps a layout, 0..1e9\n"
@@ -141,7 +143,7 @@ int ms_cli_simulate(int argc, char **argv)
 {
     enum {
         O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
-        O_NODYN, O_NOMIG, O_MAXMOVES, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
+        O_NODYN, O_NOMIG, O_MAXMOVES, O_ROOMQ, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
         O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP,
         O_OUT, O_NODE, O_CLUSTER, O_AGING, O_ESTERR, O_ESTSEED, O_NOEST, O_DEFEST
     };
@@ -159,6 +161,7 @@ int ms_cli_simulate(int argc, char **argv)
         { "no-dynamic", no_argument, NULL, O_NODYN },
         { "no-migration", no_argument, NULL, O_NOMIG },
         { "max-moves", required_argument, NULL, O_MAXMOVES },
+        { "room-queue-max", required_argument, NULL, O_ROOMQ },
         { "static-layout", required_argument, NULL, O_LAYOUT },
         { "replicas", required_argument, NULL, O_REPLICAS },
         { "hysteresis", required_argument, NULL, O_HYST },
@@ -243,6 +246,10 @@ int ms_cli_simulate(int argc, char **argv)
         case O_MAXMOVES:
             ok = ms_cli_opt_long(C, "max-moves", optarg, 0, 1000000, &v);
             cfg.pcfg.max_moves = (int)v;
+            break;
+        case O_ROOMQ:
+            ok = ms_cli_opt_long(C, "room-queue-max", optarg, 0, 1000000000, &v);
+            cfg.pcfg.room_queue_max = (int)v;
             break;
         case O_LAYOUT: cfg.pcfg.static_layout = optarg; break;
         case O_REPLICAS:

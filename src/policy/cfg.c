@@ -39,6 +39,8 @@ static const opt_t OPTS[] = {
     { "migrate-cost", T_DOUBLE, 0, 1e9, OFF(migrate_cost_s), "fa+: what one move costs, seconds" },
     { "interference-beta", T_DOUBLE, 0, 10, OFF(interference_beta),
       "fa+: slowdown per other running instance" },
+    { "room-queue-max", T_INT, 0, 1000000000, OFF(room_queue_max),
+      "fa+: make room only while at most N jobs wait" },
 };
 
 static bool parse_bool(const char *v, bool *out)

@@ -238,6 +238,40 @@ static void test_make_room_intra(void **state)
     fp_free(&p);
 }
 
+/* The queue-depth gate: the same intra-GPU room as above is made while at
+ * most room_queue_max jobs wait (the last pass's count, from on_idle), and
+ * not once more wait, since a deep queue would take the capacity anyway. */
+static void test_make_room_queue_gate(void **state)
+{
+    int waiting;
+
+    (void)state;
+    for (waiting = 2; waiting <= 3; waiting++) {
+        ms_policy_cfg_t cfg;
+        int wait[MS_MAX_PROFILES] = {0};
+        ms_plan_t plan;
+        ms_job_t j;
+        fp_t p;
+
+        ms_policy_cfg_defaults(&cfg);
+        cfg.room_queue_max = 2;
+        p = fp_new(1, &cfg);
+        pt_run(p.c, 0, "1g", 1, 1);
+        pt_run(p.c, 0, "1g", 5, 2);
+        j = pt_job(3, pt_prof(p.g, "4g"));
+        j.duration = 1000.0;
+        p.ops->on_arrival(p.self, &j);
+        wait[pt_prof(p.g, "4g")] = waiting;
+        ms_plan_init(&plan);
+        assert_int_equal(p.ops->on_idle(p.self, p.c, wait, 0.0, &plan), MS_OK);
+        assert_int_equal(p.ops->make_room(p.self, p.c, &j, 0.0, &plan),
+                         waiting <= 2 ? MS_OK : MS_ENOFIT);
+        assert_true(waiting <= 2 ? plan.n > 0 : plan.n == 0);
+        ms_plan_fini(&plan);
+        fp_free(&p);
+    }
+}
+
 /* Lazy first while capacity is plentiful, an empty GPU kept while it is
  * tight: GPU 0 runs a 3g (Busy at t = 0.4), GPUs 1-3 are empty. A 1g goes
  * to an empty (Lazy) GPU while three of four GPUs are empty and nothing
@@ -294,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_small_jobs_keep_empty_gpus),
         cmocka_unit_test(test_make_room_frees_a_gpu),
         cmocka_unit_test(test_make_room_intra),
+        cmocka_unit_test(test_make_room_queue_gate),
         cmocka_unit_test(test_tight_keeps_empty_gpus),
         cmocka_unit_test(test_gang_and_errors),
     };
