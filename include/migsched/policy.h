@@ -52,6 +52,11 @@ typedef struct ms_policy_cfg {
      * with a deeper queue the capacity a move hands the head would be
      * taken by the queue anyway, so moving only reorders (docs/zoo.md) */
     int room_queue_max;
+    /* set by ms_sched, not an option: the queue may let nothing pass its
+     * head (FIFO; bounded backfilling once the head has waited past the
+     * bound), so holes a move uses could stay empty behind it, and fa+'s
+     * queue-depth gate does not apply */
+    bool head_blocks;
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);

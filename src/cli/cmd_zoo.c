@@ -46,7 +46,7 @@ static void usage(FILE *f)
         "  --seeds N        traces per workload (default 10; --quick 2)\n"
         "  --seed0 S        first seed (default 1)\n"
         "  --jobs-scale X   jobs per trace x X (default 1)\n"
-        "  --variants LIST  comma list of policy[/nomig|/nobal|/t=X|/mig=S|/fifo|/easy|\n"
+        "  --variants LIST  comma list of policy[/nomig|/nobal|/t=X|/mig=S|/roomq=N|/fifo|/easy|\n"
         "                   /backfill|/bound=S|/aging=R|/esterr=E]...\n"
         "                   (default fa+,fa,first-fit,best-fit,fgd,mfi,static,node-profile,\n"
         "                   fa+/nomig,fa/nomig)\n"

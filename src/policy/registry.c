@@ -62,4 +62,5 @@ void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg)
     cfg->migrate_cost_s = 10.0;
     cfg->interference_beta = 0.05;
     cfg->room_queue_max = 32;
+    cfg->head_blocks = false;
 }

@@ -120,6 +120,11 @@ static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__
             if (end == opt + 2 || *end != '\0' || !(v->pcfg.lb_threshold >= 0.0) ||
                 v->pcfg.lb_threshold > 1.0)
                 goto bad;
+        } else if (strncmp(opt, "roomq=", 6) == 0) {
+            long q = strtol(opt + 6, &end, 10);
+            if (end == opt + 6 || *end != '\0' || q < 0 || q > 1000000000)
+                goto bad;
+            v->pcfg.room_queue_max = (int)q;
         } else if (strncmp(opt, "mig=", 4) == 0) {
             v->migrate_s = strtod(opt + 4, &end);
             if (end == opt + 4 || *end != '\0' || !(v->migrate_s >= 0.0) || v->migrate_s > 1e6)
@@ -134,7 +139,7 @@ static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__
 bad:
     ms_diag_set(diag, "--variants", 0, "variant",
                 "bad variant '%s' (policy[/nomig|/nobal|/fifo|/easy|/backfill|/t=X|/mig=S|"
-                "/bound=S|/aging=R|/esterr=E]...)", label);
+                "/roomq=N|/bound=S|/aging=R|/esterr=E]...)", label);
     return MS_EINVAL;
 }
 

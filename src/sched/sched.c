@@ -255,6 +255,11 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
             gr->mode = n->mode;
             gr->gpn = n->ngpus;
             gr->pcfg = cfg->pcfg;
+            /* FIFO, and bounded backfilling past its bound, let nothing
+             * pass the head: no job behind it would fill the holes a move
+             * leaves (EASY lets through whatever keeps the reservation) */
+            gr->pcfg.head_blocks = cfg->queue == MS_QUEUE_FIFO ||
+                                   (cfg->queue == MS_QUEUE_BACKFILL && isfinite(cfg->backfill_bound_s));
             if (n->mode != MS_NODE_MIG)
                 gr->pcfg.replicas = s->nodes[i].replicas;
         }

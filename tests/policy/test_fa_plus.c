@@ -240,13 +240,15 @@ static void test_make_room_intra(void **state)
 
 /* The queue-depth gate: the same intra-GPU room as above is made while at
  * most room_queue_max jobs wait (the last pass's count, from on_idle), and
- * not once more wait, since a deep queue would take the capacity anyway. */
+ * not once more wait, since a deep queue would take the capacity anyway;
+ * but still where the queue lets nothing pass its head (head_blocks, which
+ * ms_sched sets for FIFO and bounded backfilling). */
 static void test_make_room_queue_gate(void **state)
 {
     int waiting;
 
     (void)state;
-    for (waiting = 2; waiting <= 3; waiting++) {
+    for (waiting = 2; waiting <= 4; waiting++) {
         ms_policy_cfg_t cfg;
         int wait[MS_MAX_PROFILES] = {0};
         ms_plan_t plan;
@@ -255,6 +257,7 @@ static void test_make_room_queue_gate(void **state)
 
         ms_policy_cfg_defaults(&cfg);
         cfg.room_queue_max = 2;
+        cfg.head_blocks = waiting == 4;
         p = fp_new(1, &cfg);
         pt_run(p.c, 0, "1g", 1, 1);
         pt_run(p.c, 0, "1g", 5, 2);
@@ -265,8 +268,8 @@ static void test_make_room_queue_gate(void **state)
         ms_plan_init(&plan);
         assert_int_equal(p.ops->on_idle(p.self, p.c, wait, 0.0, &plan), MS_OK);
         assert_int_equal(p.ops->make_room(p.self, p.c, &j, 0.0, &plan),
-                         waiting <= 2 ? MS_OK : MS_ENOFIT);
-        assert_true(waiting <= 2 ? plan.n > 0 : plan.n == 0);
+                         waiting != 3 ? MS_OK : MS_ENOFIT);
+        assert_true(waiting != 3 ? plan.n > 0 : plan.n == 0);
         ms_plan_fini(&plan);
         fp_free(&p);
     }
