@@ -52,11 +52,13 @@ typedef struct ms_policy_cfg {
      * with a deeper queue the capacity a move hands the head would be
      * taken by the queue anyway, so moving only reorders (docs/zoo.md) */
     int room_queue_max;
-    /* set by ms_sched, not an option: the queue may let nothing pass its
-     * head (FIFO; bounded backfilling once the head has waited past the
-     * bound), so holes a move uses could stay empty behind it, and fa+'s
-     * queue-depth gate does not apply */
-    bool head_blocks;
+    /* set by ms_sched from its queue discipline, not an option: jobs
+     * behind the head may pass it (and so fill holes) only until it has
+     * waited this long (s; 0 under FIFO, the backfill bound otherwise, may
+     * be INFINITY). fa+'s queue-depth gate applies only before then: past
+     * it the holes would stay empty, or only what keeps the head's
+     * reservation would use them, and the head has waited long */
+    double pass_bound_s;
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);

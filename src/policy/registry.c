@@ -1,6 +1,7 @@
 /* registry.c - every policy, in a fixed order, and the option defaults. */
 #include "policy/policy_int.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <strings.h>
 
@@ -62,5 +63,5 @@ void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg)
     cfg->migrate_cost_s = 10.0;
     cfg->interference_beta = 0.05;
     cfg->room_queue_max = 32;
-    cfg->head_blocks = false;
+    cfg->pass_bound_s = INFINITY;
 }

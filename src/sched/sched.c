@@ -9,7 +9,6 @@
  */
 #include "migsched/sched.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,11 +254,8 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
             gr->mode = n->mode;
             gr->gpn = n->ngpus;
             gr->pcfg = cfg->pcfg;
-            /* FIFO, and bounded backfilling past its bound, let nothing
-             * pass the head: no job behind it would fill the holes a move
-             * leaves (EASY lets through whatever keeps the reservation) */
-            gr->pcfg.head_blocks = cfg->queue == MS_QUEUE_FIFO ||
-                                   (cfg->queue == MS_QUEUE_BACKFILL && isfinite(cfg->backfill_bound_s));
+            /* how long jobs may pass the head (policy.h) */
+            gr->pcfg.pass_bound_s = cfg->queue == MS_QUEUE_FIFO ? 0.0 : cfg->backfill_bound_s;
             if (n->mode != MS_NODE_MIG)
                 gr->pcfg.replicas = s->nodes[i].replicas;
         }

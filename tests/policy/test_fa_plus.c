@@ -241,8 +241,8 @@ static void test_make_room_intra(void **state)
 /* The queue-depth gate: the same intra-GPU room as above is made while at
  * most room_queue_max jobs wait (the last pass's count, from on_idle), and
  * not once more wait, since a deep queue would take the capacity anyway;
- * but still where the queue lets nothing pass its head (head_blocks, which
- * ms_sched sets for FIFO and bounded backfilling). */
+ * but still once the head has waited past the time jobs may pass it
+ * (pass_bound_s, which ms_sched sets from its queue: 0 under FIFO). */
 static void test_make_room_queue_gate(void **state)
 {
     int waiting;
@@ -257,7 +257,7 @@ static void test_make_room_queue_gate(void **state)
 
         ms_policy_cfg_defaults(&cfg);
         cfg.room_queue_max = 2;
-        cfg.head_blocks = waiting == 4;
+        cfg.pass_bound_s = 100.0;
         p = fp_new(1, &cfg);
         pt_run(p.c, 0, "1g", 1, 1);
         pt_run(p.c, 0, "1g", 5, 2);
@@ -267,7 +267,8 @@ static void test_make_room_queue_gate(void **state)
         wait[pt_prof(p.g, "4g")] = waiting;
         ms_plan_init(&plan);
         assert_int_equal(p.ops->on_idle(p.self, p.c, wait, 0.0, &plan), MS_OK);
-        assert_int_equal(p.ops->make_room(p.self, p.c, &j, 0.0, &plan),
+        /* j arrived at 0; at 150 s it has waited past the bound */
+        assert_int_equal(p.ops->make_room(p.self, p.c, &j, waiting == 4 ? 150.0 : 50.0, &plan),
                          waiting != 3 ? MS_OK : MS_ENOFIT);
         assert_true(waiting != 3 ? plan.n > 0 : plan.n == 0);
         ms_plan_fini(&plan);
