@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The workload zoo and the deployment parameters derived from it
 # (docs/zoo.md). Writes report/zoo/{main,validate,fifo,queue,t,migration,
-# beta*}/ with zoo.md, CSV and SVG each (queue/ also disciplines.md); about
+# roomq,beta*}/ with zoo.md, CSV and SVG each (queue/ also disciplines.md); about
 # ten minutes on 2 shared cores after `make`.
 #
 #   bash scripts/zoo.sh [OUT]        (default OUT = report/zoo)
@@ -40,6 +40,8 @@ for s in 0 10 30 60 120 300; do
     v="$v,fa+/mig=$s,fa+/mig=$s/nomig,fa/mig=$s,fa/mig=$s/nomig"
 done
 run migration --variants "${v#,}"
+# fa+'s queue-depth gate on make_room (room_queue_max, default 32)
+run roomq --variants fa+/roomq=8,fa+/roomq=16,fa+/roomq=24,fa+,fa+/roomq=64,fa+/roomq=128,fa+/roomq=1000000000,first-fit,best-fit,fgd,mfi
 # interference: what migration buys when neighbours cost more
 for b in 0.2 0.5 1 2; do
     run "beta$b" --beta "$b" --variants fa+,fa+/nomig,fa,fa/nomig,fgd
