@@ -6,16 +6,21 @@
 # wrk's latency distribution for POST /v1/jobs (every answer a durable 201)
 # and GET /v1/jobs/{id}. docs/performance.md has the figures.
 #   bash scripts/bench-api-wrk.sh [SECONDS] [CONNECTIONS]
+# MIGSCHEDD=path runs that daemon binary instead of build-bench's (to
+# compare builds back to back); MIGSCHEDD_ARGS adds options to it.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 conns=${2:-64}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 2; }
-make -s BUILD=build-bench OPT="-O2 -g -DNDEBUG" all >/dev/null
+if [ -z "${MIGSCHEDD:-}" ]; then
+    make -s BUILD=build-bench OPT="-O2 -g -DNDEBUG" all >/dev/null
+    MIGSCHEDD=build-bench/migschedd
+fi
 dir=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-build-bench/migschedd --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
-    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 2>"$dir/log" &
+$MIGSCHEDD --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
+    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
@@ -26,8 +31,8 @@ wrk -t2 -c"$conns" -d"${secs}s" --latency -s scripts/wrk/post_jobs.lua "http://1
 # 2 s of submissions of long jobs (nothing changes while it is read)
 kill $pid; wait $pid 2>/dev/null || true
 rm -rf "$dir/state"
-build-bench/migschedd --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
-    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 2>"$dir/log" &
+$MIGSCHEDD --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
+    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
 pid=$!
 for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 wrk -t2 -c"$conns" -d2s -s scripts/wrk/post_jobs.lua "http://127.0.0.1:$port" -- 1000000 >/dev/null

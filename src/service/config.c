@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
             "  --max-body BYTES       request bodies at most (default 65536)\n"
             "  --max-conns N          connections at most (default 256)\n"
-            "  --http-threads N       HTTP threads (epoll, none blocks; default 1), 1..64\n"
+            "  --http-threads N       HTTP threads (epoll, none blocks; default 2), 1..64\n"
             "  --allow-remote         allow a non-loopback --listen address\n"
             "  --kube                 bind pods through the API server (in-cluster service account)\n"
             "  --kubeconfig FILE      ... with this kubeconfig's current context (implies --kube)\n"
@@ -424,7 +424,7 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     c->migrate_timeout_s = 60.0;
     c->max_body = 65536;
     c->max_conns = 256;
-    c->http_threads = 1;
+    c->http_threads = 2;
     c->lease_s = 10;
     c->layout_period_s = 5;
     c->layout_hysteresis_s = c->layout_drain_s = c->layout_apply_s = -1;

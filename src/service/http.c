@@ -642,8 +642,8 @@ int svc_http_start(svc_t *d, svc_http_t **out)
         return -1;
     }
     h->timer = true;
-    if (pool < 1)
-        pool = 1;
+    if (pool < 2)
+        pool = 0;   /* no pool: the one epoll thread (libmicrohttpd warns about a pool of 1) */
     if (h->cert != NULL)
         h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                                   MHD_OPTION_THREAD_POOL_SIZE, pool,
