@@ -941,7 +941,7 @@ static bool is_read(const svc_msg_t *m)
 }
 
 /* Split the batch: handle and answer its reads at once, return the rest in
- * order. Once answered, a message belongs to its HTTP thread again (which
+ * order. Once answered, a message belongs to its caller again (which
  * frees it), so the lists are split before any is answered. */
 static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
 {
