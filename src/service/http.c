@@ -594,7 +594,9 @@ int svc_http_start(svc_t *d, svc_http_t **out)
     /* one epoll thread (a pool of them with --http-threads N > 1); the
      * suspended connections are resumed through its inter-thread channel */
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
-    unsigned pool = (unsigned)d->cfg->http_threads;
+    /* a pool only for N > 1 (libmicrohttpd warns about a pool of 0 or 1) */
+    struct MHD_OptionItem pool[] = { { MHD_OPTION_THREAD_POOL_SIZE, d->cfg->http_threads, NULL },
+                                     { MHD_OPTION_END, 0, NULL } };
     int rc;
 
     *out = NULL;
@@ -642,11 +644,11 @@ int svc_http_start(svc_t *d, svc_http_t **out)
         return -1;
     }
     h->timer = true;
-    if (pool < 2)
-        pool = 0;   /* no pool: the one epoll thread (libmicrohttpd warns about a pool of 1) */
+    if (d->cfg->http_threads < 2)
+        pool[0].option = MHD_OPTION_END;
     if (h->cert != NULL)
         h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                                  MHD_OPTION_THREAD_POOL_SIZE, pool,
+                                  MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                   (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
@@ -654,7 +656,7 @@ int svc_http_start(svc_t *d, svc_http_t **out)
                                   MHD_OPTION_END);
     else
         h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                                  MHD_OPTION_THREAD_POOL_SIZE, pool,
+                                  MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                   (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
