@@ -4,33 +4,54 @@
 # load generator does not spend the machine's cores on 64 client threads
 # (migsched bench-api uses one thread per client). Not a test: it prints
 # wrk's latency distribution for POST /v1/jobs (every answer a durable 201)
-# and GET /v1/jobs/{id}. docs/performance.md has the figures.
+# and GET /v1/jobs/{id}, and the daemon's CPU time per request (utime +
+# stime from /proc over the run: less sensitive to the rest of the machine
+# than the latencies). docs/performance.md has the figures.
 #   bash scripts/bench-api-wrk.sh [SECONDS] [CONNECTIONS]
+# MIGSCHEDD=path runs that daemon binary instead of build-bench's (to
+# compare builds back to back); MIGSCHEDD_ARGS adds options to it.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 conns=${2:-64}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 2; }
-make -s BUILD=build-bench OPT="-O2 -g -DNDEBUG" all >/dev/null
+if [ -z "${MIGSCHEDD:-}" ]; then
+    make -s BUILD=build-bench OPT="-O2 -g -DNDEBUG" all >/dev/null
+    MIGSCHEDD=build-bench/migschedd
+fi
 dir=$(mktemp -d)
+tck=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+# measure LUA ARGS...: a wrk run with its latency distribution, then the
+# daemon's CPU microseconds per request over it
+measure() {
+    local lua=$1 c0 c1 n
+    shift
+    c0=$(cpu)
+    wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$lua" "http://127.0.0.1:$port" "$@" | tee "$dir/wrk"
+    c1=$(cpu)
+    n=$(awk '/requests in/ {print $1}' "$dir/wrk")
+    [ -n "$n" ] && [ "$n" -gt 0 ] &&
+        awk -v c="$((c1 - c0))" -v t="$tck" -v n="$n" 'BEGIN {printf "daemon CPU: %.1f us a request\n", c * 1e6 / t / n}'
+}
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-build-bench/migschedd --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
-    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 2>"$dir/log" &
+$MIGSCHEDD --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
+    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 echo "== POST /v1/jobs, $conns connections, 2 threads, $secs s"
-wrk -t2 -c"$conns" -d"${secs}s" --latency -s scripts/wrk/post_jobs.lua "http://127.0.0.1:$port"
+measure scripts/wrk/post_jobs.lua
 # the jobs above keep the loop and the store busy for a while (a queue of
 # 100,000 jobs on 16 GPUs); GETs are measured on a fresh daemon holding
 # 2 s of submissions of long jobs (nothing changes while it is read)
 kill $pid; wait $pid 2>/dev/null || true
 rm -rf "$dir/state"
-build-bench/migschedd --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
-    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 2>"$dir/log" &
+$MIGSCHEDD --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
+    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
 pid=$!
 for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 wrk -t2 -c"$conns" -d2s -s scripts/wrk/post_jobs.lua "http://127.0.0.1:$port" -- 1000000 >/dev/null
 sleep 3
 echo "== GET /v1/jobs/{id}, $conns connections, 2 threads, $secs s"
-wrk -t2 -c"$conns" -d"${secs}s" --latency -s scripts/wrk/get_jobs.lua "http://127.0.0.1:$port" -- 2000
+measure scripts/wrk/get_jobs.lua -- 2000

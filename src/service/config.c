@@ -38,6 +38,7 @@ static void usage(FILE *f)
             "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
             "  --max-body BYTES       request bodies at most (default 65536)\n"
             "  --max-conns N          connections at most (default 256)\n"
+            "  --http-threads N       HTTP threads (epoll, none blocks; default 2), 1..64\n"
             "  --allow-remote         allow a non-loopback --listen address\n"
             "  --kube                 bind pods through the API server (in-cluster service account)\n"
             "  --kubeconfig FILE      ... with this kubeconfig's current context (implies --kube)\n"
@@ -113,7 +114,7 @@ static const opt_t OPTS[] = {
     { "nodes-file", false }, { "policy", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
     { "migrate-hook", false }, { "migrate-timeout", false },
     { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
-    { "max-conns", false }, { "allow-remote", true }, { "config", false },
+    { "max-conns", false }, { "http-threads", false }, { "allow-remote", true }, { "config", false },
     { "kube", true }, { "kubeconfig", false }, { "kube-api", false }, { "kube-token-file", false },
     { "kube-ca", false }, { "extender-ttl", false },
     { "leader-elect", true }, { "lease", false }, { "lease-duration", false }, { "k8s-policy", false },
@@ -276,6 +277,11 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
         c->max_conns = (int)x;
         return 0;
     }
+    if (strcmp(k, "http-threads") == 0) {
+        NEED_NUM(1, 64, "an integer in [1, 64]");
+        c->http_threads = (int)x;
+        return 0;
+    }
     if (strcmp(k, "kube") == 0) {
         if (!boolean(v, &c->kube)) {
             snprintf(msg, mlen, "kube must be true or false");
@@ -418,6 +424,7 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     c->migrate_timeout_s = 60.0;
     c->max_body = 65536;
     c->max_conns = 256;
+    c->http_threads = 2;
     c->lease_s = 10;
     c->layout_period_s = 5;
     c->layout_hysteresis_s = c->layout_drain_s = c->layout_apply_s = -1;

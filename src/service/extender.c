@@ -28,7 +28,7 @@
  * A reservation that no bind follows expires with the scheduler's tick
  * (the extender is never told that a scheduling attempt was given up).
  *
- * With --kube-* (extender_kube.c) bind does more, on the HTTP thread: it
+ * With --kube-* (extender_kube.c) bind does more, on an extender worker (http.c): it
  * waits until the instance exists, annotates the pod, POSTs the Binding and
  * rolls back on any failure; a pod watch frees the instances of pods that
  * complete or go away.

@@ -81,8 +81,8 @@ char *svc_ext_bind_reply(const char *error);
 
 /* --- the daemon side (extender.c) ------------------------------------- */
 
-/* Route POST /extender/{filter,prioritize,bind} (HTTP thread). *status and
- * *body (malloc'd) are the reply. */
+/* Route POST /extender/{filter,prioritize,bind} (on an extender worker of
+ * http.c: it may block). *status and *body (malloc'd) are the reply. */
 void svc_ext_http(svc_t *d, const char *verb, const char *body, size_t len, int *status,
                   char **body_out);
 /* The loop's handler of SVC_M_EXT_* messages, and its tick (expired

@@ -1,7 +1,7 @@
 /* extender_kube.c - the extender's Kubernetes side (--kube-api,
  * --kubeconfig or in-cluster): binding for real, and the pod watch.
  *
- * A bind, on the HTTP thread that kube-scheduler called (the loop never
+ * A bind, on one of the HTTP front's extender workers (http.c; the loop never
  * waits on the network):
  *   1. the loop turns the pod's reservation into a start (ms_sched_bind);
  *   2. wait until the scheduler reports the job running: the backend has

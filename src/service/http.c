@@ -1,10 +1,29 @@
-/* http.c - the HTTP/JSON API on libmicrohttpd, one thread per connection.
+/* http.c - the HTTP/JSON API on libmicrohttpd, event-driven: one epoll
+ * thread (or --http-threads of them) serves every connection, and nothing
+ * it runs blocks.
  *
  * A handler collects the body (at most --max-body bytes, else 413), checks
  * the bearer token on mutating endpoints, validates the request, and hands
- * it to the loop (svc_call), sleeping until the loop has committed and
- * answered. /healthz and /v1/events never touch the loop: the first says the
- * process runs, the second waits on the event ring.
+ * it to the loop (svc_call_async) with its connection suspended; the loop's
+ * (or the syncer's) reply, once the batch is committed and durable, resumes
+ * the connection, and the handler, called again, sends the stored answer.
+ * GET /v1/jobs/{id} and /healthz never touch the loop (the committed view;
+ * the process runs). A long poll (/v1/events) and an event stream park
+ * their suspended connection on the event ring (svc_events_park) until an
+ * event, their deadline or the shutdown. The extender's endpoints may wait
+ * on the API server, so they run on a small worker pool, their connection
+ * suspended meanwhile.
+ *
+ * Lifetime: a request's state (rq_t) belongs to libmicrohttpd's side
+ * except while its connection is suspended, when it belongs to whoever
+ * will resume it (the reply, the worker, the ring's wake). That one reads
+ * what it needs, resumes, and never touches the request again; while a
+ * connection is suspended libmicrohttpd neither reads it nor notices a
+ * disconnect, so NOTIFY_COMPLETED (which frees the state) cannot run
+ * before the resume. A client that went away is noticed afterwards, when
+ * the answer cannot be sent; the job it posted is committed all the same.
+ * Stopping resumes everything first (libmicrohttpd must not be stopped with
+ * suspended connections).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,18 +43,42 @@
 #include "service/http_util.h"
 #include "service/svc.h"
 
-struct svc_http {
-    struct MHD_Daemon *mhd;
-    svc_t *d;
-    atomic_int active;
-    atomic_int streams;            /* open /v1/events/stream responses */
-    char *cert, *key;
-};
+#define WORKERS 2                  /* threads for the extender's endpoints */
+
+enum { RQ_ROUTE, RQ_LOOP, RQ_WORK, RQ_POLL, RQ_ANSWERED };
 
 typedef struct rq {
     svc_http_body_t b;             /* the request body */
     double t0;
+    struct svc_http *h;
+    struct MHD_Connection *c;
+    int phase;                     /* RQ_*: what a resumed handler call answers */
+    svc_msg_t *m;                  /* RQ_LOOP: the loop's answered message */
+    char *verb;                    /* RQ_WORK: the extender verb */
+    int wstatus;                   /* RQ_WORK: its answer */
+    char *wbody;
+    struct rq *wnext;              /* the worker queue */
+    svc_ewait_t w;                 /* RQ_POLL: parked on the event ring */
+    long limit;
 } rq_t;
+
+struct svc_http {
+    struct MHD_Daemon *mhd;
+    svc_t *d;
+    atomic_int inflight;           /* requests begun and not completed */
+    atomic_int pending;            /* connections suspended for the loop or a worker */
+    atomic_bool closing;           /* stopping: no new suspension (a 503 instead) */
+    atomic_int streams;            /* open /v1/events/stream responses */
+    char *cert, *key;
+    bool timer;                    /* the event ring's timer runs */
+    /* the extender's workers */
+    pthread_mutex_t wmu;
+    pthread_cond_t wcv;
+    rq_t *whead, *wtail;
+    bool wstop;
+    int nworkers;
+    pthread_t wth[WORKERS];
+};
 
 static char *slurp(const char *path, size_t max)
 {
@@ -133,14 +176,132 @@ static enum MHD_Result send_err(svc_http_t *h, struct MHD_Connection *c, rq_t *r
     return reply(h, c, r, status, svc_err_body(&e), NULL);
 }
 
+/* The loop's (or the syncer's) thread: m is answered and r's connection
+ * suspended; r is not touched after the resume. */
+static void loop_done(svc_msg_t *m)
+{
+    rq_t *r = m->reply_arg;
+    svc_http_t *h = r->h;
+
+    MHD_resume_connection(r->c);
+    atomic_fetch_sub(&h->pending, 1);
+}
+
+/* Suspend first, then post: the reply's resume can never come before the
+ * suspension. */
 static enum MHD_Result via_loop(svc_http_t *h, struct MHD_Connection *c, rq_t *r, svc_msg_t *m)
 {
+    atomic_fetch_add(&h->pending, 1);
+    if (atomic_load(&h->closing)) {   /* svc_http_stop has stopped waiting for pending */
+        atomic_fetch_sub(&h->pending, 1);
+        svc_msg_free(m);
+        return send_err(h, c, r, 503, "", "shutting down");
+    }
+    r->m = m;
+    r->phase = RQ_LOOP;
+    MHD_suspend_connection(c);
+    if (svc_call_async(h->d, m, loop_done, r) != 0) {
+        m->status = 503;
+        m->body = strdup("{\"error\":{\"message\":\"shutting down\"}}");
+        MHD_resume_connection(c);
+        atomic_fetch_sub(&h->pending, 1);
+    }
+    return MHD_YES;
+}
+
+/* --- the extender's workers ---------------------------------------------- */
+
+static void *worker(void *arg)
+{
+    svc_http_t *h = arg;
+
+    for (;;) {
+        rq_t *r;
+        struct MHD_Connection *c;
+
+        pthread_mutex_lock(&h->wmu);
+        while (h->whead == NULL && !h->wstop)
+            pthread_cond_wait(&h->wcv, &h->wmu);
+        if ((r = h->whead) == NULL) {
+            pthread_mutex_unlock(&h->wmu);
+            return NULL;   /* stopping, nothing queued */
+        }
+        h->whead = r->wnext;
+        if (h->whead == NULL)
+            h->wtail = NULL;
+        pthread_mutex_unlock(&h->wmu);
+        r->wnext = NULL;
+        svc_ext_http(h->d, r->verb, r->b.buf != NULL ? r->b.buf : "", r->b.len, &r->wstatus, &r->wbody);
+        c = r->c;
+        MHD_resume_connection(c);   /* r is the handler's again */
+        atomic_fetch_sub(&h->pending, 1);
+    }
+}
+
+static enum MHD_Result via_worker(svc_http_t *h, struct MHD_Connection *c, rq_t *r, const char *verb)
+{
+    if ((r->verb = strdup(verb)) == NULL)
+        return MHD_NO;
+    atomic_fetch_add(&h->pending, 1);
+    if (atomic_load(&h->closing)) {
+        atomic_fetch_sub(&h->pending, 1);
+        return send_err(h, c, r, 503, "", "shutting down");
+    }
+    r->phase = RQ_WORK;
+    r->wstatus = 500;
+    MHD_suspend_connection(c);
+    pthread_mutex_lock(&h->wmu);
+    r->wnext = NULL;
+    if (h->wtail != NULL)
+        h->wtail->wnext = r;
+    else
+        h->whead = r;
+    h->wtail = r;
+    pthread_cond_signal(&h->wcv);
+    pthread_mutex_unlock(&h->wmu);
+    return MHD_YES;
+}
+
+/* --- the long poll -------------------------------------------------------- */
+
+static void poll_suspend(void *arg)
+{
+    rq_t *r = arg;
+
+    MHD_suspend_connection(r->c);
+}
+
+static void poll_wake(svc_ewait_t *w)
+{
+    rq_t *r = w->arg;
+
+    MHD_resume_connection(r->c);
+}
+
+/* The answer of a request whose connection was resumed. */
+static enum MHD_Result resumed(svc_http_t *h, struct MHD_Connection *c, rq_t *r)
+{
+    int phase = r->phase;
     enum MHD_Result ret;
 
-    svc_call(h->d, m);
-    ret = reply(h, c, r, m->status, svc_msg_body(h->d, m), m->ctype);
-    svc_msg_free(m);
-    return ret;
+    r->phase = RQ_ANSWERED;
+    if (phase == RQ_LOOP) {
+        svc_msg_t *m = r->m;
+
+        r->m = NULL;
+        ret = reply(h, c, r, m->status, svc_msg_body(h->d, m), m->ctype);
+        svc_msg_free(m);
+        return ret;
+    }
+    if (phase == RQ_WORK) {
+        char *body = r->wbody;
+
+        r->wbody = NULL;
+        return reply(h, c, r, r->wstatus, body, NULL);
+    }
+    if (phase == RQ_POLL)
+        return reply(h, c, r, 200, svc_events_get(h->d, r->w.since, r->limit), NULL);
+    return MHD_NO;   /* called again after its answer: not expected */
 }
 
 static char *arg_dup(struct MHD_Connection *c, const char *k)
@@ -209,7 +370,7 @@ static enum MHD_Result events_stream(svc_http_t *h, struct MHD_Connection *c, rq
         return send_err(h, c, r, 400, "limit", "an integer in [1, 1000000000]");
     if (since < 1)
         since = 1;   /* as for the long poll, 0 and 1 both mean from the start */
-    if ((resp = svc_sse_response(h->d, &h->streams, (uint64_t)since, (double)hb, (uint64_t)limit)) == NULL) {
+    if ((resp = svc_sse_response(h->d, c, &h->streams, (uint64_t)since, (double)hb, (uint64_t)limit)) == NULL) {
         char msg[96];
 
         snprintf(msg, sizeof(msg), "at most %d event streams are open; retry later", svc_sse_max(h->d));
@@ -245,20 +406,25 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
         if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit")) != NULL &&
             !parse_long(v, 1, 10000, &limit))
             return send_err(h, c, r, 400, "limit", "an integer in [1, 10000]");
-        return reply(h, c, r, 200, svc_events_get(h->d, (uint64_t)since, (double)timeout, limit), NULL);
+        r->limit = limit;
+        r->w.since = (uint64_t)since;
+        r->w.deadline = svc_mono() + (double)timeout;
+        r->w.wake = poll_wake;
+        r->w.arg = r;
+        r->phase = RQ_POLL;
+        if (timeout > 0 && svc_events_park(h->d, &r->w, poll_suspend))
+            return MHD_YES;   /* resumed by an event, the deadline or the shutdown */
+        r->phase = RQ_ANSWERED;
+        return reply(h, c, r, 200, svc_events_get(h->d, (uint64_t)since, limit), NULL);
     }
     if (strncmp(url, "/extender/", 10) == 0) {   /* kube-scheduler (extender.c) */
-        int status = 500;
-        char *body = NULL;
-
         if (!post)
             return send_err(h, c, r, 405, "", "method not allowed");
         if (!token_ok(h->d, c))
             return send_err(h, c, r, 401, "Authorization", "a valid bearer token is required");
         if (r->b.too_big)
             return send_err(h, c, r, 413, "", "the body is too large");
-        svc_ext_http(h->d, url + 10, r->b.buf != NULL ? r->b.buf : "", r->b.len, &status, &body);
-        return reply(h, c, r, status, body, NULL);
+        return via_worker(h, c, r, url + 10);   /* it may wait on the loop and the API server */
     }
 
     if (strcmp(url, "/v1/events/stream") == 0 && get)
@@ -355,85 +521,134 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 {
     svc_http_t *h = cls;
     rq_t *r = *con_cls;
-    enum MHD_Result ret;
 
     (void)version;
     if (r == NULL) {
         if ((r = calloc(1, sizeof(*r))) == NULL)
             return MHD_NO;
         r->t0 = svc_mono();
+        r->h = h;
+        r->c = c;
         *con_cls = r;
+        atomic_fetch_add(&h->inflight, 1);
         return MHD_YES;
     }
+    if (r->phase != RQ_ROUTE)
+        return resumed(h, c, r);
     if (*upload_size > 0) {
         if (svc_http_body_add(&r->b, upload, *upload_size, (size_t)h->d->cfg->max_body) != 0)
             return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
-    atomic_fetch_add(&h->active, 1);
-    ret = route(h, c, r, url, method);
-    atomic_fetch_sub(&h->active, 1);
-    return ret;
+    return route(h, c, r, url, method);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
+    svc_http_t *h = cls;
     rq_t *r = *con_cls;
 
-    (void)cls;
     (void)c;
     (void)toe;
-    if (r != NULL) {
+    if (r != NULL) {   /* never while suspended (the header comment) */
+        atomic_fetch_sub(&h->inflight, 1);
         svc_http_body_free(&r->b);
+        svc_msg_free(r->m);   /* answered, but the client went away first */
+        free(r->verb);
+        free(r->wbody);
         free(r);
         *con_cls = NULL;
     }
+}
+
+static void workers_stop(svc_http_t *h)
+{
+    int i;
+
+    pthread_mutex_lock(&h->wmu);
+    h->wstop = true;
+    pthread_cond_broadcast(&h->wcv);
+    pthread_mutex_unlock(&h->wmu);
+    for (i = 0; i < h->nworkers; i++)
+        pthread_join(h->wth[i], NULL);
+    h->nworkers = 0;
+}
+
+static void http_free(svc_http_t *h)
+{
+    if (h->timer)
+        svc_events_timer_stop(h->d);
+    workers_stop(h);
+    pthread_mutex_destroy(&h->wmu);
+    pthread_cond_destroy(&h->wcv);
+    free(h->cert);
+    free(h->key);
+    free(h);
 }
 
 int svc_http_start(svc_t *d, svc_http_t **out)
 {
     svc_http_t *h = calloc(1, sizeof(*h));
     struct sockaddr_in sa;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC;
+    /* one epoll thread (a pool of them with --http-threads N > 1); the
+     * suspended connections are resumed through its inter-thread channel */
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
+    /* a pool only for N > 1 (libmicrohttpd warns about a pool of 0 or 1) */
+    struct MHD_OptionItem pool[] = { { MHD_OPTION_THREAD_POOL_SIZE, d->cfg->http_threads, NULL },
+                                     { MHD_OPTION_END, 0, NULL } };
     int rc;
 
     *out = NULL;
     if (h == NULL)
         return -1;
     h->d = d;
+    pthread_mutex_init(&h->wmu, NULL);
+    pthread_cond_init(&h->wcv, NULL);
     if ((rc = svc_http_parse_listen(d->cfg->listen, d->cfg->allow_remote, &sa)) != 0) {
         svc_log("error", rc == -2 ? "--listen: not a loopback address (give --allow-remote to listen on it)"
                                   : "--listen: HOST:PORT with an IPv4 address or localhost",
                 json_pack("{s:s}", "listen", d->cfg->listen));
-        free(h);
+        http_free(h);
         return -1;
     }
     if (d->cfg->tls_cert != NULL || d->cfg->tls_key != NULL) {
         if (d->cfg->tls_cert == NULL || d->cfg->tls_key == NULL) {
             svc_log("error", "TLS needs both --tls-cert and --tls-key", NULL);
-            free(h);
+            http_free(h);
             return -1;
         }
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
             svc_log("error", "this libmicrohttpd is built without TLS", NULL);
-            free(h);
+            http_free(h);
             return -1;
         }
         h->cert = slurp(d->cfg->tls_cert, 1 << 20);
         h->key = slurp(d->cfg->tls_key, 1 << 20);
         if (h->cert == NULL || h->key == NULL) {
             svc_log("error", "cannot read the TLS certificate or key", NULL);
-            free(h->cert);
-            free(h->key);
-            free(h);
+            http_free(h);
             return -1;
         }
         flags |= MHD_USE_TLS;
     }
+    for (; h->nworkers < WORKERS; h->nworkers++)
+        if (pthread_create(&h->wth[h->nworkers], NULL, worker, h) != 0) {
+            svc_log("error", "cannot start the HTTP workers", NULL);
+            http_free(h);
+            return -1;
+        }
+    if (svc_events_timer_start(d) != 0) {
+        svc_log("error", "cannot start the event timer", NULL);
+        http_free(h);
+        return -1;
+    }
+    h->timer = true;
+    if (d->cfg->http_threads < 2)
+        pool[0].option = MHD_OPTION_END;
     if (h->cert != NULL)
         h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                  MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                   (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
@@ -441,21 +656,30 @@ int svc_http_start(svc_t *d, svc_http_t **out)
                                   MHD_OPTION_END);
     else
         h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                  MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                   (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
     if (h->mhd == NULL) {
         svc_log("error", "cannot listen", json_pack("{s:s}", "listen", d->cfg->listen));
-        free(h->cert);
-        free(h->key);
-        free(h);
+        http_free(h);
         return -1;
     }
     *out = h;
     return 0;
 }
 
-/* Stop accepting, let the requests in progress finish (at most 5 s), stop. */
+static void nap(void)
+{
+    struct timespec ts = { 0, 10000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+/* Stop accepting; end the long polls and streams; let the requests in
+ * progress finish (at most 5 s; a keep-alive client may go on sending);
+ * then refuse new suspensions, wait for every suspended connection to be
+ * resumed (the loop still runs, so the replies come) and stop. */
 void svc_http_stop(svc_http_t *h)
 {
     double t0 = svc_mono();
@@ -465,15 +689,17 @@ void svc_http_stop(svc_http_t *h)
         return;
     s = MHD_quiesce_daemon(h->mhd);
     svc_events_wake(h->d);
-    while (atomic_load(&h->active) > 0 && svc_mono() - t0 < 5.0) {
-        struct timespec ts = { 0, 10000000L };
-
-        nanosleep(&ts, NULL);
-    }
+    while (atomic_load(&h->inflight) > 0 && svc_mono() - t0 < 5.0)
+        nap();
+    atomic_store(&h->closing, true);
+    while (atomic_load(&h->pending) > 0 || svc_events_parked(h->d) > 0)
+        nap();
+    /* the last resumed ones send their answers */
+    t0 = svc_mono();
+    while (atomic_load(&h->inflight) > 0 && svc_mono() - t0 < 1.0)
+        nap();
     MHD_stop_daemon(h->mhd);
     if (s != MHD_INVALID_SOCKET)
         close(s);
-    free(h->cert);
-    free(h->key);
-    free(h);
+    http_free(h);
 }

@@ -103,7 +103,30 @@ void svc_call(svc_t *d, svc_msg_t *m)
     pthread_cond_destroy(&cv);
 }
 
-/* Under d->mu: m is answered; from here it belongs to its HTTP thread. */
+int svc_call_async(svc_t *d, svc_msg_t *m, void (*fn)(svc_msg_t *m), void *arg)
+{
+    m->t_enq = svc_mono();
+    m->on_reply = fn;
+    m->reply_arg = arg;
+    m->wcv = NULL;
+    pthread_mutex_lock(&d->mu);
+    if (d->stopped) {
+        pthread_mutex_unlock(&d->mu);
+        return -1;
+    }
+    m->next = NULL;
+    m->done = false;
+    if (d->qtail != NULL)
+        d->qtail->next = m;
+    else
+        d->qhead = m;
+    d->qtail = m;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    return 0;
+}
+
+/* Under d->mu: m is answered; from here it belongs to its caller. */
 static void answered(svc_msg_t *m)
 {
     m->done = true;
@@ -318,7 +341,7 @@ static void ticket_push(svc_t *d, svc_ticket_t *t)
 static void ticket_release(svc_t *d, svc_ticket_t *t)
 {
     svc_xplan_t *p, *pn;
-    svc_msg_t *m, *next;
+    svc_msg_t *m, *next, *async = NULL;
     size_t i;
 
     if (t->npub > 0) {
@@ -343,10 +366,19 @@ static void ticket_release(svc_t *d, svc_ticket_t *t)
         next = m->next;
         if (m->kind == SVC_M_OPRESULT)
             svc_msg_free(m);
-        else
+        else if (m->on_reply != NULL) {
+            m->next = async;   /* called below, without the lock */
+            async = m;
+        } else
             answered(m);
     }
     pthread_mutex_unlock(&d->mu);
+    for (m = async; m != NULL; m = next) {
+        next = m->next;
+        m->next = NULL;
+        m->done = true;
+        m->on_reply(m);   /* m is the caller's from here */
+    }
     free(t);
 }
 
@@ -909,7 +941,7 @@ static bool is_read(const svc_msg_t *m)
 }
 
 /* Split the batch: handle and answer its reads at once, return the rest in
- * order. Once answered, a message belongs to its HTTP thread again (which
+ * order. Once answered, a message belongs to its caller again (which
  * frees it), so the lists are split before any is answered. */
 static svc_msg_t *answer_reads(svc_t *d, svc_msg_t *batch, double now)
 {

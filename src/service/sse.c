@@ -14,10 +14,11 @@
  * line (": heartbeat") every heartbeat seconds keeps proxies and dead-peer
  * detection going.
  *
- * libmicrohttpd runs one thread per connection here, so the content reader
- * may block: it sleeps on the event ring's condition variable until there is
- * something to send, a heartbeat is due, or the daemon stops (then the stream
- * ends). `?limit=N` ends the stream after N events (scripts, tests). The
+ * The content reader never blocks (one HTTP thread serves every
+ * connection): with nothing to send it suspends its connection and parks it
+ * on the event ring (svc_events_park) until there is something to send, a
+ * heartbeat is due (the ring's timer thread), or the daemon stops (then the
+ * stream ends). `?limit=N` ends the stream after N events (scripts, tests). The
  * number of open streams is bounded (svc_sse_max); one more is a 503.
  */
 #include <errno.h>
@@ -35,9 +36,12 @@
 
 typedef struct sse {
     svc_t *d;
+    struct MHD_Connection *c;
+    svc_ewait_t w;                 /* parked while there is nothing to send */
     atomic_int *open;              /* the streams counter, decremented on free */
     uint64_t next;                 /* seq of the next event to send */
     double heartbeat_s;
+    double hb_due;                 /* svc_mono(): a heartbeat then, unless something was sent */
     uint64_t limit, sent;          /* end after limit events (0: never) */
     bool said_truncated;
     char out[2048];                /* formatted, not yet handed to MHD */
@@ -96,15 +100,18 @@ static void fill(sse_t *s)
     s->opos = 0;
 }
 
-static void deadline(struct timespec *ts, double secs)
+static void suspend(void *arg)
 {
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += (time_t)secs;
-    ts->tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
+    sse_t *s = arg;
+
+    MHD_suspend_connection(s->c);
+}
+
+static void wake(svc_ewait_t *w)
+{
+    sse_t *s = w->arg;
+
+    MHD_resume_connection(s->c);
 }
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -116,28 +123,32 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
     (void)pos;
     if (s->opos == s->olen && s->limit > 0 && s->sent >= s->limit)
         return MHD_CONTENT_READER_END_OF_STREAM;
-    if (s->opos == s->olen) {
-        struct timespec until;
+    while (s->opos == s->olen) {
         bool stop;
 
-        deadline(&until, s->heartbeat_s);
         pthread_mutex_lock(&d->emu);
-        while (d->ev_pub <= s->next && !d->ev_stop)
-            if (pthread_cond_timedwait(&d->ecv, &d->emu, &until) == ETIMEDOUT)
-                break;
         stop = d->ev_stop;
         if (!stop)
             fill(s);
         pthread_mutex_unlock(&d->emu);
         if (stop)
             return MHD_CONTENT_READER_END_OF_STREAM;
-        if (s->olen == 0) {
+        if (s->olen > 0)
+            break;
+        if (svc_mono() >= s->hb_due) {
             static const char hb[] = ": heartbeat\n\n";
 
             memcpy(s->out, hb, sizeof(hb) - 1);
             s->olen = sizeof(hb) - 1;
+            break;
         }
+        s->w.since = s->next;
+        s->w.deadline = s->hb_due;
+        if (svc_events_park(d, &s->w, suspend))
+            return 0;   /* suspended: called again once woken */
+        /* something came, or the heartbeat is due, or the daemon stops */
     }
+    s->hb_due = svc_mono() + s->heartbeat_s;
     k = s->olen - s->opos < max ? s->olen - s->opos : max;
     memcpy(buf, s->out + s->opos, k);
     s->opos += k;
@@ -159,8 +170,8 @@ int svc_sse_max(const svc_t *d)
     return n < 1 ? 1 : n > 64 ? 64 : n;
 }
 
-struct MHD_Response *svc_sse_response(svc_t *d, atomic_int *open, uint64_t since, double heartbeat_s,
-                                      uint64_t limit)
+struct MHD_Response *svc_sse_response(svc_t *d, struct MHD_Connection *c, atomic_int *open, uint64_t since,
+                                      double heartbeat_s, uint64_t limit)
 {
     struct MHD_Response *r;
     sse_t *s;
@@ -174,9 +185,13 @@ struct MHD_Response *svc_sse_response(svc_t *d, atomic_int *open, uint64_t since
         return NULL;
     }
     s->d = d;
+    s->c = c;
+    s->w.wake = wake;
+    s->w.arg = s;
     s->open = open;
     s->next = since;
     s->heartbeat_s = heartbeat_s;
+    s->hb_due = svc_mono() + heartbeat_s;
     s->limit = limit;
     /* a first comment, so the client sees the stream open at once */
     s->olen = (size_t)snprintf(s->out, sizeof(s->out), ": migschedd events from %" PRIu64 "\nretry: 1000\n\n",

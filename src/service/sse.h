@@ -13,9 +13,9 @@
 int svc_sse_max(const svc_t *d);
 /* A streaming response of the events with seq >= since (since >= 1), a
  * comment every heartbeat_s seconds without one, ending after limit events
- * (0: never). *open counts the open
+ * (0: never), on connection c (suspended while it waits). *open counts the open
  * streams; NULL when there are svc_sse_max already (or out of memory). */
-struct MHD_Response *svc_sse_response(svc_t *d, atomic_int *open, uint64_t since, double heartbeat_s,
-                                      uint64_t limit);
+struct MHD_Response *svc_sse_response(svc_t *d, struct MHD_Connection *c, atomic_int *open, uint64_t since,
+                                      double heartbeat_s, uint64_t limit);
 
 #endif

@@ -3,9 +3,11 @@
  * Threads and ownership (docs/service.md):
  *   - the loop thread (loop.c) owns the ms_sched_t, the job table (jobs.c)
  *     and the store's write connection (store.c). Nothing else touches them.
- *   - HTTP threads (http.c, one per connection) parse and validate a request,
- *     put a message on the loop's queue and sleep until the loop has answered
- *     it. A queue, not a mutex around ms_sched: the loop takes every message
+ *   - HTTP threads (http.c: libmicrohttpd's epoll thread, or a small pool
+ *     of them, --http-threads) parse and validate a request, put a message
+ *     on the loop's queue and suspend the connection; the reply resumes it
+ *     (svc_call_async). No HTTP thread ever sleeps on the loop, the event
+ *     ring or the API server. A queue, not a mutex around ms_sched: the loop takes every message
  *     that arrived while it was busy as one batch and commits the batch in
  *     one SQLite transaction (group commit), so one fsync acknowledges many
  *     submissions; a mutex would serialise one fsync per request.
@@ -49,6 +51,7 @@ typedef struct svc_cfg {
     char *token_file, *tls_cert, *tls_key;
     long max_body;                 /* bytes */
     int max_conns;
+    int http_threads;              /* libmicrohttpd's epoll threads (a pool when > 1) */
     bool allow_remote;             /* listen beyond loopback */
     /* Kubernetes (extender.h, src/kube/kube.h) */
     bool kube;                     /* bind through the API server */
@@ -266,7 +269,11 @@ typedef struct svc_msg {
     svc_job_t *job;
     void *ext;                     /* SVC_M_EXT: its message (extender_int.h) */
     double t_enq;                  /* svc_mono() when queued */
-    pthread_cond_t *wcv;           /* the waiting HTTP thread's (svc_call) */
+    pthread_cond_t *wcv;           /* the waiting thread's (svc_call) */
+    /* svc_call_async: called once m is answered, by the thread that
+     * answered it, with no lock held; from then m is the caller's */
+    void (*on_reply)(struct svc_msg *m);
+    void *reply_arg;
     /* reply */
     bool done;
     svc_job_t *rjob;               /* set: the HTTP thread renders rjob with rview */
@@ -362,6 +369,14 @@ typedef struct svc {
     uint64_t ev_first;             /* oldest seq in the ring */
     uint64_t ev_pub;               /* events < this are committed and visible */
     bool ev_stop;                  /* shutting down: long polls return */
+    /* parked waiters (long polls, event streams: svc_events_park), under
+     * emu; the timer thread wakes them at their deadlines */
+    struct svc_ewait *ew_head;
+    int ew_n;
+    pthread_cond_t ew_cv;          /* CLOCK_MONOTONIC: the timer's */
+    double ew_at;                  /* when the timer wakes next (svc_mono) */
+    bool ew_run;
+    pthread_t ew_th;
 
     /* auth */
     pthread_mutex_t tmu;
@@ -384,8 +399,13 @@ typedef struct svc {
 /* loop.c */
 int svc_start(svc_t *d);                 /* reconcile, then start loop + executor */
 void svc_stop(svc_t *d);                 /* drain, flush, join */
-/* Post a message and wait for its reply (HTTP threads). */
+/* Post a message and wait for its reply (threads that may block: the
+ * extender's worker, the API-server watch). */
 void svc_call(svc_t *d, svc_msg_t *m);
+/* Post a message; fn(m) is called once it is answered (m->reply_arg = arg),
+ * on the loop's or the syncer's thread with no lock held: it must not
+ * block. -1 when the loop has stopped (m is not posted, fn not called). */
+int svc_call_async(svc_t *d, svc_msg_t *m, void (*fn)(svc_msg_t *m), void *arg);
 void svc_post(svc_t *d, svc_msg_t *m);   /* no reply wanted (executor) */
 void svc_msg_free(svc_msg_t *m);
 /* Mark a job changed outside a scheduler plan (the extender): the loop
@@ -411,8 +431,33 @@ void svc_events_publish(svc_t *d);   /* after a commit */
 void svc_events_publish_to(svc_t *d, uint64_t next);   /* events < next are durable */
 uint64_t svc_events_next(svc_t *d);  /* seq of the next event to be added */
 void svc_events_wake(svc_t *d);      /* shutdown */
-/* Events with seq >= since, waiting up to timeout_s for one; JSON string. */
-char *svc_events_get(svc_t *d, uint64_t since, double timeout_s, long limit);
+/* The published events with seq >= since, at most limit, as the JSON of
+ * GET /v1/events; never waits. */
+char *svc_events_get(svc_t *d, uint64_t since, long limit);
+
+/* A waiter parked on the event ring (an HTTP connection suspended in a long
+ * poll or an event stream). */
+typedef struct svc_ewait {
+    struct svc_ewait *prev, *next;
+    uint64_t since;                /* woken once an event with seq >= since is published */
+    double deadline;               /* svc_mono(): woken then */
+    bool parked;                   /* (d->emu) */
+    /* under d->emu, once w has left the list: resume the connection; it
+     * must not take emu or block */
+    void (*wake)(struct svc_ewait *w);
+    void *arg;
+} svc_ewait_t;
+
+/* Park w (its since, deadline, wake and arg set) unless an event >= since
+ * is published, the deadline has passed or the daemon stops: then false,
+ * nothing parked. suspend(arg) runs under d->emu before w is listed, so the
+ * wake cannot come before the suspension. */
+bool svc_events_park(svc_t *d, svc_ewait_t *w, void (*suspend)(void *arg));
+/* Parked waiters now. */
+int svc_events_parked(svc_t *d);
+/* The timer thread that wakes waiters at their deadlines. */
+int svc_events_timer_start(svc_t *d);
+void svc_events_timer_stop(svc_t *d);
 
 /* render.c: /v1/cluster and /metrics (loop thread) */
 json_t *svc_cluster_json(svc_t *d);
