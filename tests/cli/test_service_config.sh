@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 # it is added here
 declare -A VAL=([lb-threshold]=0.5 [balance]=flag [dynamic]=flag [migration]=flag [max-moves]=8
     [static-layout]=4g+2g+1g [demand-window]=128 [hysteresis]=60 [replicas]=2 [seed]=7
-    [migrate-cost]=5 [interference-beta]=0.1
+    [migrate-cost]=5 [interference-beta]=0.1 [room-queue-max]=16
     [queue]=fifo [backfill-bound]=inf [aging-rate]=2 [default-estimate]=600)
 names=$("$MIGSCHEDD" --help | sed -n '/^queue and policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
 [ -n "$names" ] || fail "--help lists no policy options"
@@ -47,6 +47,7 @@ bad() {   # EXPECTED-TEXT ARGS...
 bad "max-moves must be an integer in [0, 1000000], not '-1'" --max-moves -1
 bad "demand-window must be an integer in [1, 1000000], not 'x'" --demand-window x
 bad "interference-beta must be a number in [0, 10], not '11'" --interference-beta 11
+bad "room-queue-max must be an integer in [0, 1000000000], not '-3'" --room-queue-max -3
 bad "--seed needs a value" --seed
 bad "unknown option '--no-seed'" --no-seed
 bad "queue must be backfill, fifo or easy, not 'lifo'" --queue lifo
