@@ -12,17 +12,25 @@ MIGSCHEDD=$D
 . tests/service/lib.sh
 export MIGSCHEDD
 
-port=$((20000 + RANDOM % 40000))
-B=http://127.0.0.1:$port
-valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
-    "$D" --listen 127.0.0.1:$port --state-dir "$SVC_TMP/s" --node a=4xA100-40GB \
-    --node c=2xA100-40GB:timeslice=4 --time-scale 20 --sim-fail create:4 2>"$SVC_TMP/vg.log" &
-VG=$!
-SVC_PIDS+=("$VG")
-for i in $(seq 1 300); do
-    curl -sf -o /dev/null "$B/readyz" && break
-    kill -0 "$VG" 2>/dev/null || { tail -20 "$SVC_TMP/vg.log"; fail "migschedd under valgrind exited"; }
-    sleep 0.1
+# a random port, another one if it is taken (as svc_start does)
+for try in 1 2 3 4 5 6 7 8; do
+    port=$((20000 + RANDOM % 40000))
+    B=http://127.0.0.1:$port
+    valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+        "$D" --listen 127.0.0.1:$port --state-dir "$SVC_TMP/s" --node a=4xA100-40GB \
+        --node c=2xA100-40GB:timeslice=4 --time-scale 20 --sim-fail create:4 2>"$SVC_TMP/vg.log" &
+    VG=$!
+    SVC_PIDS+=("$VG")
+    up=0
+    for i in $(seq 1 300); do
+        curl -sf -o /dev/null "$B/readyz" && { up=1; break; }
+        kill -0 "$VG" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ "$up" -eq 1 ] && break
+    kill -0 "$VG" 2>/dev/null && fail "not ready under valgrind"
+    wait "$VG" 2>/dev/null
+    grep -q '"cannot listen"' "$SVC_TMP/vg.log" || { tail -20 "$SVC_TMP/vg.log"; fail "migschedd under valgrind exited"; }
 done
 curl -sf -o /dev/null "$B/readyz" || fail "not ready under valgrind"
 curl -sN "$B/v1/events/stream?heartbeat=1" >/dev/null &
