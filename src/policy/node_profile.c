@@ -69,6 +69,26 @@ enum { STATIC = 0, INF = 1, BAL = 2, TRN = 3, NKIND = 4 };
 #define MIX_GAIN 2.0
 #define MIX_WINDOW 256
 #define MIX_MIN 8
+/* A busy node drains for a layout that hosts the waiting demand better
+ * only if that layout would also run at least as many jobs of the recent
+ * arrival mix at once as its own (mix_rate). The waiting demand alone
+ * overrates whole-GPU layouts: it is where the large jobs pile up, so one
+ * 7g a GPU hosts the most of it, and then runs the small jobs one a GPU.
+ * Without this rule a node of saturated-64xA100 switched to 7g for the
+ * backlog of 7g jobs that static's cycle leaves (p99 wait -34%, but mean
+ * JCT +4.7% behind static on seeds 11-20), and the only node of a 4-GPU
+ * cluster at load 0.8 switched and never came back (+136% mean JCT in
+ * one trace). A 10% or 25% allowance kept part of seed-4xA100's gain
+ * (-2.5% or -13% of JCT instead of 0) but let such switches through
+ * (+10%, +136%); docs/zoo.md. */
+/* ... and only if its running jobs are expected to end within DRAIN_MEANS
+ * mean durations of recent arrivals (their durations, or estimates, from
+ * the requests; jobs without one count as ending now). A long job keeps a
+ * cordoned node mostly idle until it ends: on bimodal-16xH100 (15% of jobs
+ * of 3600 s) a drain cost up to +44% of mean JCT in one seed. Swept with
+ * the mix rule on seeds 1-30 (docs/zoo.md): 0.5 keeps every workload within
+ * 1% of static; 1 reaches +9.9% (seed-4xA100, seeds 21-30), no bound +10%. */
+#define DRAIN_MEANS 0.5
 
 typedef struct node {
     int cur;
@@ -76,6 +96,14 @@ typedef struct node {
     bool cordoned;
     double since;
 } node_t;
+
+/* A job placed here, by its plan index: when it is expected to end (-1:
+ * no duration known) and the profile it asked for, which may be smaller
+ * than the GI it runs in. */
+typedef struct started {
+    double end;
+    int8_t prof;
+} started_t;
 
 typedef struct np {
     const ms_geom_t *geom;
@@ -89,6 +117,10 @@ typedef struct np {
     int8_t ring[MIX_WINDOW];
     int head, filled, mix[MS_MAX_PROFILES];
     double last_now;               /* the latest time a hook was told */
+    double clock;                  /* the latest time any hook saw (arrivals, ends too) */
+    double mean_dur;               /* EWMA of the arrivals' durations, 0 if unknown */
+    started_t *started;            /* [job idx] what a started job asked for */
+    int32_t nstarted;
 } np_t;
 
 static int smallest_base(const ms_geom_t *g, int min_c)
@@ -139,6 +171,7 @@ static void np_destroy(void *self)
         return;
     free(p->stat);
     free(p->nodes);
+    free(p->started);
     free(p);
 }
 
@@ -248,8 +281,28 @@ static ms_status_t place_switching(np_t *p, const ms_cluster_t *c, const ms_job_
 static ms_status_t np_place(void *self, const ms_cluster_t *c, const ms_job_t *j,
                             ms_plan_t *out)
 {
+    np_t *p = self;
     int g, s;
     ms_status_t st;
+
+    if (j->idx >= 0 && j->idx >= p->nstarted) {
+        int32_t n = p->nstarted > 0 ? p->nstarted : 1024, i;
+        started_t *v;
+        while (n <= j->idx)
+            n = n > INT32_MAX / 2 ? INT32_MAX : 2 * n;
+        if ((v = realloc(p->started, (size_t)n * sizeof(*v))) == NULL)
+            return MS_ENOMEM;
+        for (i = p->nstarted; i < n; i++) {
+            v[i].end = -1.0;
+            v[i].prof = -1;
+        }
+        p->started = v;
+        p->nstarted = n;
+    }
+    if (j->idx >= 0) {
+        p->started[j->idx].end = j->duration > 0.0 ? p->clock + j->duration : -1.0;
+        p->started[j->idx].prof = j->prof;
+    }
 
     if (j->gang > 1)
         return ms_policy_place_gang(c, j, out);
@@ -264,6 +317,10 @@ static void np_on_arrival(void *self, const ms_job_t *j)
 {
     np_t *p = self;
 
+    if (j->arrival > p->clock)
+        p->clock = j->arrival;
+    if (j->duration > 0.0)
+        p->mean_dur = p->mean_dur <= 0.0 ? j->duration : 0.95 * p->mean_dur + 0.05 * j->duration;
     if (j->prof < 0 || j->prof >= p->np)
         return;
     if (p->filled == MIX_WINDOW)
@@ -282,6 +339,8 @@ static ms_status_t np_on_finish(void *self, const ms_cluster_t *c, int g, double
     int n0 = out->n, n = g / p->per, h, hi = node_hi(p, c, n), busy = 0;
     ms_status_t st;
 
+    if (now > p->clock)
+        p->clock = now;
     /* a cordoned node that has drained switches now, before the next pass
      * could fill it again in its old layout, and opens */
     for (h = n * p->per; h < hi; h++)
@@ -474,6 +533,82 @@ static int demand_c(const np_t *p, const int *rem)
     return v;
 }
 
+/* Compute slices GPU g's running jobs asked for (a 1g job in a 7g GI
+ * counts 1: a node of whole-GPU GIs running small jobs is nearly idle, and
+ * may drain back; counting the GIs kept such a node in its layout for
+ * ever). */
+static int job_compute(const np_t *p, const ms_cluster_t *c, int g)
+{
+    int i, v = 0;
+
+    for (i = 0; i < c->gpus[g].ninst; i++) {
+        const ms_inst_t *in = &c->gpus[g].inst[i];
+        int k;
+        if (in->job < 0)
+            continue;
+        k = in->job < p->nstarted && p->started[in->job].prof >= 0 ? p->started[in->job].prof : in->prof;
+        v += ms_geom_profile(p->geom, k)->cslices;
+    }
+    return v;
+}
+
+/* When node n's running jobs are expected to have ended (now if none
+ * says). */
+static double drain_end(const np_t *p, const ms_cluster_t *c, int n, double now)
+{
+    double end = now;
+    int g, i, hi = node_hi(p, c, n);
+
+    for (g = n * p->per; g < hi; g++)
+        for (i = 0; i < c->gpus[g].ninst; i++) {
+            int32_t jb = c->gpus[g].inst[i].job;
+            if (jb >= 0 && jb < p->nstarted && p->started[jb].end > end)
+                end = p->started[jb].end;
+        }
+    return end;
+}
+
+/* How many jobs at once node n in layout `kind` can run when they come in
+ * the proportions of the recent arrival mix: the largest rate r such that
+ * r x share_k jobs of every profile k fit the layout's GIs at once, one job
+ * a GI (fractional matching). By Hall's condition it is the least, over
+ * sets S of the mix's profiles, of (GIs that cover some profile of S) /
+ * (S's share). A layout of one 7g a GPU runs a uniform mix's jobs one a
+ * GPU; the static cycle runs more at once. */
+static double mix_rate(const np_t *p, const ms_cluster_t *c, int n, int kind)
+{
+    int gis[MS_MAX_PROFILES], prof[MS_MAX_PROFILES], k, q, m = 0, total = 0;
+    unsigned sub;
+    double best = -1.0;
+
+    kind_gis(p, c, n, kind, gis);
+    for (k = 0; k < p->np; k++)
+        if (p->mix[k] > 0) {
+            prof[m++] = k;
+            total += p->mix[k];
+        }
+    if (m == 0 || m > 16)
+        return 0.0;
+    for (sub = 1; sub < (1u << m); sub++) {
+        int share = 0, cover = 0, i;
+        double r;
+        for (i = 0; i < m; i++)
+            if ((sub >> i) & 1u)
+                share += p->mix[prof[i]];
+        for (q = 0; q < p->np; q++) {
+            bool any_k = false;
+            for (i = 0; i < m && !any_k; i++)
+                any_k = ((sub >> i) & 1u) && ms__covers(p->geom, q, prof[i]);
+            if (any_k)
+                cover += gis[q];
+        }
+        r = (double)cover * (double)total / (double)share;
+        if (best < 0.0 || r < best)
+            best = r;
+    }
+    return best;
+}
+
 static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by_prof,
                               double now, ms_plan_t *out)
 {
@@ -485,6 +620,8 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
     ms_status_t st = MS_OK;
 
     p->last_now = now;
+    if (now > p->clock)
+        p->clock = now;
     if (idle == NULL || running == NULL) {
         st = MS_ENOMEM;
         goto out;
@@ -539,11 +676,11 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
     for (n = 0; n < p->nnodes; n++) {
         node_t *nd = &p->nodes[n];
         int gis[MS_MAX_PROFILES], ch, bh = 0, bk = nd->cur, q, hi = node_hi(p, c, n), used = 0;
-        bool want;
+        bool want, mix_ok;
         if (running[n] == 0)
             continue;
         for (g = n * p->per; g < hi; g++)
-            used += c->gpus[g].busy;
+            used += job_compute(p, c, g);
         kind_gis(p, c, n, nd->cur, gis);
         ch = absorb(p, rem, gis, false);
         for (q = 0; q < NKIND; q++) {
@@ -554,11 +691,17 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
                 bk = order[q];
             }
         }
+        /* checked when the cordon starts: it then holds while its reason does */
+        mix_ok = nd->cordoned || bk == nd->cur || p->filled < MIX_MIN ||
+                 mix_rate(p, c, n, bk) >= mix_rate(p, c, n, nd->cur);
+        if (!nd->cordoned && mix_ok && bk != nd->cur && p->mean_dur > 0.0 &&
+            drain_end(p, c, n, now) - now > DRAIN_MEANS * p->mean_dur)
+            mix_ok = false;   /* the drain would idle the node too long */
         want = any(rem, p->np) && (nd->cordoned ||
                (double)used <= DRAIN_FRAC * C * (hi - n * p->per)) &&
                ((nd->cur != STATIC && blocks_demand(p, c, n, rem)) ||
                 (now - nd->since >= p->hysteresis && demand_c(p, rem) >= C * (hi - n * p->per) &&
-                 (double)bh >= SWITCH_GAIN * (double)ch && (nd->cordoned || ncord == 0)));
+                 (double)bh >= SWITCH_GAIN * (double)ch && (nd->cordoned || ncord == 0) && mix_ok));
         if (want && !nd->cordoned)
             ncord++;
         else if (!want && nd->cordoned)

@@ -279,6 +279,47 @@ static void test_cordon_then_switch(void **state)
     pol_free(&p, true);
 }
 
+/* The two rules a cordon must also pass when it starts (the set-up of
+ * test_cordon_then_switch, eight 7g waiting):
+ * - the mix rule: with 1g jobs as the recent arrival mix, training (two 7g
+ *   GIs, two 1g jobs at once) would run fewer of them at once than static
+ *   (7g | 4g+3g: three), so no cordon; with 7g jobs as the mix it would run
+ *   more (two against one), so the cordon comes;
+ * - the drain rule: with the 7g mix of mean duration 100 s, a 3g expected
+ *   to run until t = 10000 s keeps the node open at t = 1000 s. */
+static void test_cordon_rules(void **state)
+{
+    int pass;
+
+    (void)state;
+    for (pass = 0; pass < 3; pass++) {
+        np_t p = np_new(2, 2);
+        int three = pt_prof(p.g, "3g"), one = pt_prof(p.g, "1g"), seven = pt_prof(p.g, "7g");
+        ms_job_t run = pt_job(1, three), a;
+        ms_plan_t plan;
+        int i;
+
+        run.duration = pass == 2 ? 10000.0 : 100.0;
+        ms_plan_init(&plan);
+        assert_int_equal(p.ops->place(p.self, p.c, &run, &plan), MS_OK);
+        pt_apply(p.c, &plan);
+        ms_plan_fini(&plan);
+        for (i = 0; i < 16; i++) {   /* the recent arrival mix, after the 3g started */
+            a = pt_job(100 + i, pass == 0 ? one : seven);
+            a.arrival = 1.0 + i;
+            a.duration = 100.0;
+            p.ops->on_arrival(p.self, &a);
+        }
+        assert_int_equal(idle(&p, "7g", 8, 1000.0), 0);
+        /* open (pass 0: mix rule; pass 2: drain rule) or cordoned (pass 1) */
+        if (pass == 1)
+            assert_int_equal(place(&p, 2, one), -1);
+        else
+            assert_int_equal(place(&p, 2, one), 1);   /* the idle 4g of GPU 1 */
+        pol_free(&p, true);
+    }
+}
+
 /* No cordon when the node is busier than 40% of its compute, nor for a
  * small demand, nor when nothing waits. */
 static void test_no_cordon(void **state)
@@ -414,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_drained_node_switches),
         cmocka_unit_test(test_cordon_then_switch),
         cmocka_unit_test(test_no_cordon),
+        cmocka_unit_test(test_cordon_rules),
         cmocka_unit_test(test_busy_node_never_switches),
     };
 
