@@ -49,11 +49,11 @@ $(EXT_BENCH): tests/service/bench_extender.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) 
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
 	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)
 
-# The client's credentials test (tests/service/test_kube.c): the archive
-# alone.
+# The client's test (tests/service/test_kube.c): the archive, and
+# libmicrohttpd for the fake API server its list+watch test runs.
 KUBE_TEST := $(BUILD)/tests/service/test_kube
 OWN_TEST_SRC += tests/service/test_kube.c
 EXTRA_TESTS += $(KUBE_TEST)
 $(KUBE_TEST): tests/service/test_kube.c $(KUBE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(KUBE_LIBS) -lcmocka $(LDLIBS)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(KUBE_LIBS) -lmicrohttpd -lpthread -lcmocka $(LDLIBS)

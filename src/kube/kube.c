@@ -701,6 +701,7 @@ int ms_kube_watch(ms_kube_t *k, const char *path, const char *query, ms_kube_eve
         CURL *h;
         CURLcode rc;
         long status = 0;
+        struct timespec t0, t1;
 
         if (!listed) {
             if (do_list(k, path, query, &w) != 0) {
@@ -736,7 +737,9 @@ int ms_kube_watch(ms_kube_t *k, const char *path, const char *query, ms_kube_eve
         /* no event and no bookmark for 2 minutes: the connection is dead */
         curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 120L);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = curl_easy_perform(h);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         curl_easy_cleanup(h);
         curl_slist_free_all(hdrs);
@@ -746,10 +749,13 @@ int ms_kube_watch(ms_kube_t *k, const char *path, const char *query, ms_kube_eve
             listed = false;   /* our version is too old: relist */
             continue;
         }
-        if (rc == CURLE_OK && status == 200) {
+        if (rc == CURLE_OK && status == 200 &&
+            (w.events > 0 || (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9 >= 1.0)) {
             backoff = 0.2;   /* a normal end (timeoutSeconds): watch on */
             continue;
         }
+        /* (a watch that a server or proxy ends at once with nothing in it
+         * backs off like a failure instead of being retried in a loop) */
         if (w.events > 0)
             backoff = 0.2;
         nap(backoff, stop);

@@ -1,17 +1,25 @@
-/* test_kube.c - the API-server client's credentials (src/kube/kube.c):
- * kubeconfig (current context, relative paths, inline CA, token), the
- * in-cluster service account, --kube-api, and the errors that name what is
- * wrong. Requests and list+watch run against the real API server in
- * tests/k8s/test_e2e_extender.sh. */
+/* test_kube.c - the API-server client (src/kube/kube.c): its credentials
+ * (kubeconfig: current context, relative paths, inline CA, token; the
+ * in-cluster service account; --kube-api; the errors that name what is
+ * wrong), and list+watch against a fake API server in this process: the
+ * relist after 410 Gone, as an ERROR event in the stream and as the HTTP
+ * status, which a real API server does only once its history is
+ * compacted. Requests and list+watch also run against the real API server
+ * in tests/k8s/test_e2e_extender.sh. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <microhttpd.h>
 
 #include "kube/kube.h"
 
@@ -151,12 +159,148 @@ static void test_escape(void **state)
     assert_false(ms_kube_escape("0123456789abcdef", b, sizeof(b)));
 }
 
+/* --- list+watch against a fake API server ------------------------------- */
+
+/* The fake's script for /api/v1/pods: list 1 (rv 5, pod a); the watch from
+ * 5 answers an ERROR event with code 410; list 2 (rv 9, pods a b); the
+ * watch from 9 answers HTTP 410; list 3 (rv 12, pods a b c); the watch from
+ * 12 streams ADDED d. Anything else is a 400, which the client would treat
+ * as a failure and relist after: the checks below would see it. */
+typedef struct fake {
+    pthread_mutex_t mu;
+    int lists, watches, bad;
+    char watched[4][16];           /* resourceVersion of each watch */
+} fake_t;
+
+static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload, size_t *upload_len, void **con_cls)
+{
+    fake_t *f = cls;
+    const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
+    const char *rv = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "resourceVersion");
+    const char *body = "{}";
+    unsigned status = 200;
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    (void)version;
+    (void)upload;
+    (void)upload_len;
+    (void)con_cls;
+    pthread_mutex_lock(&f->mu);
+    if (strcmp(method, "GET") != 0 || strcmp(url, "/api/v1/pods") != 0) {
+        status = 400;
+        f->bad++;
+    } else if (watch == NULL) {
+        static const char *const lists[] = {
+            "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"5\"},"
+            "\"items\":[{\"metadata\":{\"name\":\"a\"}}]}",
+            "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"9\"},"
+            "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"metadata\":{\"name\":\"b\"}}]}",
+            "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"12\"},"
+            "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"metadata\":{\"name\":\"b\"}},"
+            "{\"metadata\":{\"name\":\"c\"}}]}",
+        };
+        if (f->lists < 3)
+            body = lists[f->lists];
+        else
+            f->bad++, status = 400;
+        f->lists++;
+    } else {
+        if (f->watches < 4)
+            snprintf(f->watched[f->watches], sizeof(f->watched[0]), "%s", rv != NULL ? rv : "");
+        f->watches++;
+        if (rv != NULL && strcmp(rv, "5") == 0) {
+            body = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,"
+                   "\"reason\":\"Expired\"}}\n";
+        } else if (rv != NULL && strcmp(rv, "9") == 0) {
+            status = 410;
+            body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Gone\"}";
+        } else if (rv != NULL && strcmp(rv, "12") == 0) {
+            body = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"d\","
+                   "\"resourceVersion\":\"13\"}}}\n";
+        } else {
+            body = "";   /* a later watch: an empty stream, the client watches on */
+        }
+    }
+    pthread_mutex_unlock(&f->mu);
+    r = MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+typedef struct seen {
+    char log[256];                 /* "L:a S L:a L:b S ... A:d" */
+    volatile int stop;
+} seen_t;
+
+static void on_event(void *ctx, const char *type, json_t *obj)
+{
+    seen_t *s = ctx;
+    const char *name = obj != NULL ? json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")) : NULL;
+    size_t n = strlen(s->log);
+
+    snprintf(s->log + n, sizeof(s->log) - n, "%s%c%s%s", n > 0 ? " " : "", type[0],
+             name != NULL ? ":" : "", name != NULL ? name : "");
+    if (strcmp(type, "ADDED") == 0)
+        s->stop = 1;
+}
+
+static void test_watch_relists_after_410(void **state)
+{
+    fake_t f;
+    seen_t s;
+    struct MHD_Daemon *d;
+    const union MHD_DaemonInfo *info;
+    ms_kube_cfg_t c;
+    ms_kube_t *k = NULL;
+    char err[512], url[64];
+    struct sockaddr_in sa;
+
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    memset(&s, 0, sizeof(s));
+    pthread_mutex_init(&f.mu, NULL);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);   /* loopback only, any free port */
+    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL,
+                         fake_handler, &f, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+    assert_non_null(d);
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    assert_non_null(info);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)info->port);
+    memset(&c, 0, sizeof(c));
+    c.api = url;
+    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), 0);
+    alarm(30);   /* a client that loops for ever fails the test, not CI's clock */
+    assert_int_equal(ms_kube_watch(k, "/api/v1/pods", NULL, on_event, &s, &s.stop), 0);
+    alarm(0);
+    /* three full lists, each ended by SYNCED, then the new pod */
+    assert_string_equal(s.log, "L:a S L:a L:b S L:a L:b L:c S A:d");
+    assert_int_equal(f.lists, 3);
+    assert_int_equal(f.bad, 0);
+    assert_true(f.watches >= 3);
+    assert_string_equal(f.watched[0], "5");
+    assert_string_equal(f.watched[1], "9");
+    assert_string_equal(f.watched[2], "12");
+    ms_kube_close(k);
+    MHD_stop_daemon(d);
+    pthread_mutex_destroy(&f.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kubeconfig),
         cmocka_unit_test(test_in_cluster_and_url),
         cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_watch_relists_after_410),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
