@@ -344,19 +344,22 @@ static void ticket_release(svc_t *d, svc_ticket_t *t)
     svc_msg_t *m, *next, *async = NULL;
     size_t i;
 
-    if (t->npub > 0) {
-        pthread_mutex_lock(&d->rmu);
-        for (i = 0; i < t->npub; i++) {
-            free(t->pj[i]->pub.reason);
-            t->pj[i]->pub = t->pv[i];
-            t->pj[i]->published = true;
-        }
-        pthread_mutex_unlock(&d->rmu);
+    /* The batch's job views and its events become visible together: the
+     * events are published while the views' lock is still held (lock
+     * order rmu, then emu), so a client that GETs a job in its new state
+     * finds the events that led there, and one that reads an event finds
+     * the job in that state. */
+    pthread_mutex_lock(&d->rmu);
+    for (i = 0; i < t->npub; i++) {
+        free(t->pj[i]->pub.reason);
+        t->pj[i]->pub = t->pv[i];
+        t->pj[i]->published = true;
     }
-    free(t->pj);
-    free(t->pv);
     if (t->ev_next > 0)
         svc_events_publish_to(d, t->ev_next);
+    pthread_mutex_unlock(&d->rmu);
+    free(t->pj);
+    free(t->pv);
     for (p = t->plans; p != NULL; p = pn) {
         pn = p->next;
         svc_exec_push(d, p);

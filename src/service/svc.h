@@ -318,7 +318,7 @@ typedef struct svc {
     svc_store_t *store;
     svc_backend_t *be;
     svc_jobs_t jobs;
-    pthread_mutex_t rmu;           /* readers vs the loop: the table's arrays and each job's pub */
+    pthread_mutex_t rmu;           /* readers vs the loop: the table's arrays and each job's pub; taken before emu where both are */
     svc_metrics_t met;
     uint64_t id_counter;
     char id_prefix[24];
