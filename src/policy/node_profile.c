@@ -609,6 +609,21 @@ static double mix_rate(const np_t *p, const ms_cluster_t *c, int n, int kind)
     return best;
 }
 
+/* The mix rule and the drain rule, which a cordon for switching node n to
+ * `kind` must pass when it starts (it then holds while its reason does);
+ * last in on_idle's test, so computed only when the rest holds. */
+static bool cordon_suits(const np_t *p, const ms_cluster_t *c, int n, int kind, double now)
+{
+    const node_t *nd = &p->nodes[n];
+
+    if (nd->cordoned || kind == nd->cur)
+        return true;
+    if (p->filled >= MIX_MIN && mix_rate(p, c, n, kind) < mix_rate(p, c, n, nd->cur))
+        return false;
+    /* the drain would idle the node too long */
+    return !(p->mean_dur > 0.0 && drain_end(p, c, n, now) - now > DRAIN_MEANS * p->mean_dur);
+}
+
 static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by_prof,
                               double now, ms_plan_t *out)
 {
@@ -676,7 +691,7 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
     for (n = 0; n < p->nnodes; n++) {
         node_t *nd = &p->nodes[n];
         int gis[MS_MAX_PROFILES], ch, bh = 0, bk = nd->cur, q, hi = node_hi(p, c, n), used = 0;
-        bool want, mix_ok;
+        bool want;
         if (running[n] == 0)
             continue;
         for (g = n * p->per; g < hi; g++)
@@ -691,17 +706,12 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
                 bk = order[q];
             }
         }
-        /* checked when the cordon starts: it then holds while its reason does */
-        mix_ok = nd->cordoned || bk == nd->cur || p->filled < MIX_MIN ||
-                 mix_rate(p, c, n, bk) >= mix_rate(p, c, n, nd->cur);
-        if (!nd->cordoned && mix_ok && bk != nd->cur && p->mean_dur > 0.0 &&
-            drain_end(p, c, n, now) - now > DRAIN_MEANS * p->mean_dur)
-            mix_ok = false;   /* the drain would idle the node too long */
         want = any(rem, p->np) && (nd->cordoned ||
                (double)used <= DRAIN_FRAC * C * (hi - n * p->per)) &&
                ((nd->cur != STATIC && blocks_demand(p, c, n, rem)) ||
                 (now - nd->since >= p->hysteresis && demand_c(p, rem) >= C * (hi - n * p->per) &&
-                 (double)bh >= SWITCH_GAIN * (double)ch && (nd->cordoned || ncord == 0) && mix_ok));
+                 (double)bh >= SWITCH_GAIN * (double)ch && (nd->cordoned || ncord == 0) &&
+                 cordon_suits(p, c, n, bk, now)));
         if (want && !nd->cordoned)
             ncord++;
         else if (!want && nd->cordoned)
