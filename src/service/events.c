@@ -24,7 +24,6 @@ int svc_events_init(svc_t *d, uint64_t next)
     d->ev_first = next;
     d->ev_pub = next;
     pthread_mutex_init(&d->emu, NULL);
-    pthread_cond_init(&d->ecv, NULL);
     {
         pthread_condattr_t a;
 
@@ -155,7 +154,6 @@ void svc_events_free(svc_t *d)
     free(d->ev);
     d->ev = NULL;
     pthread_mutex_destroy(&d->emu);
-    pthread_cond_destroy(&d->ecv);
     pthread_cond_destroy(&d->ew_cv);
 }
 
@@ -180,7 +178,6 @@ void svc_events_publish(svc_t *d)
     pthread_mutex_lock(&d->emu);
     if (d->ev_pub != d->ev_next) {
         d->ev_pub = d->ev_next;
-        pthread_cond_broadcast(&d->ecv);
         wake_ready(d, -1);
     }
     pthread_mutex_unlock(&d->emu);
@@ -191,7 +188,6 @@ void svc_events_publish_to(svc_t *d, uint64_t next)
     pthread_mutex_lock(&d->emu);
     if (next > d->ev_pub && next <= d->ev_next) {
         d->ev_pub = next;
-        pthread_cond_broadcast(&d->ecv);
         wake_ready(d, -1);
     }
     pthread_mutex_unlock(&d->emu);
@@ -211,7 +207,6 @@ void svc_events_wake(svc_t *d)
 {
     pthread_mutex_lock(&d->emu);
     d->ev_stop = true;
-    pthread_cond_broadcast(&d->ecv);
     wake_ready(d, -1);
     pthread_mutex_unlock(&d->emu);
 }

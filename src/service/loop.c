@@ -52,10 +52,9 @@ void svc_msg_free(svc_msg_t *m)
     free(m);
 }
 
-void svc_post(svc_t *d, svc_msg_t *m)
+/* Under d->mu: m joins the loop's queue and the loop is woken. */
+static void enqueue(svc_t *d, svc_msg_t *m)
 {
-    m->t_enq = svc_mono();
-    pthread_mutex_lock(&d->mu);
     m->next = NULL;
     if (d->qtail != NULL)
         d->qtail->next = m;
@@ -63,6 +62,13 @@ void svc_post(svc_t *d, svc_msg_t *m)
         d->qhead = m;
     d->qtail = m;
     pthread_cond_signal(&d->cv);
+}
+
+void svc_post(svc_t *d, svc_msg_t *m)
+{
+    m->t_enq = svc_mono();
+    pthread_mutex_lock(&d->mu);
+    enqueue(d, m);
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -87,15 +93,9 @@ void svc_call(svc_t *d, svc_msg_t *m)
         m->body = strdup("{\"error\":{\"message\":\"shutting down\"}}");
         return;
     }
-    m->next = NULL;
     m->done = false;
     m->wcv = &cv;
-    if (d->qtail != NULL)
-        d->qtail->next = m;
-    else
-        d->qhead = m;
-    d->qtail = m;
-    pthread_cond_signal(&d->cv);
+    enqueue(d, m);
     while (!m->done)
         pthread_cond_wait(&cv, &d->mu);
     m->wcv = NULL;
@@ -114,14 +114,8 @@ int svc_call_async(svc_t *d, svc_msg_t *m, void (*fn)(svc_msg_t *m), void *arg)
         pthread_mutex_unlock(&d->mu);
         return -1;
     }
-    m->next = NULL;
     m->done = false;
-    if (d->qtail != NULL)
-        d->qtail->next = m;
-    else
-        d->qhead = m;
-    d->qtail = m;
-    pthread_cond_signal(&d->cv);
+    enqueue(d, m);
     pthread_mutex_unlock(&d->mu);
     return 0;
 }

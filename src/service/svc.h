@@ -363,7 +363,6 @@ typedef struct svc {
 
     /* events */
     pthread_mutex_t emu;
-    pthread_cond_t ecv;
     svc_event_t *ev;               /* ring [SVC_EVENTS] */
     uint64_t ev_next;              /* seq of the next event */
     uint64_t ev_first;             /* oldest seq in the ring */
