@@ -121,10 +121,9 @@ static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__
                 v->pcfg.lb_threshold > 1.0)
                 goto bad;
         } else if (strncmp(opt, "roomq=", 6) == 0) {
-            long q = strtol(opt + 6, &end, 10);
-            if (end == opt + 6 || *end != '\0' || q < 0 || q > 1000000000)
+            /* the policy option's own parser and range */
+            if (ms_policy_cfg_set(&v->pcfg, "room-queue-max", opt + 6, NULL) != MS_OK)
                 goto bad;
-            v->pcfg.room_queue_max = (int)q;
         } else if (strncmp(opt, "mig=", 4) == 0) {
             v->migrate_s = strtod(opt + 4, &end);
             if (end == opt + 4 || *end != '\0' || !(v->migrate_s >= 0.0) || v->migrate_s > 1e6)

@@ -38,13 +38,14 @@ grep -q '^### a30-8' "$tmp/z/zoo.md" || fail "no per-workload table"
 cmp -s "$tmp/z/zoo_runs.csv" "$tmp/z2/zoo_runs.csv" || fail "two runs differ"
 
 # variants with options, and the migration table
-"$M" zoo --quick --only a30-8 --variants fa+,fa+/nomig,fa+/t=0.2/fifo,fa/mig=60 \
+"$M" zoo --quick --only a30-8 --variants fa+,fa+/nomig,fa+/t=0.2/fifo,fa/mig=60,fa+/roomq=0 \
     --out "$tmp/z3" > /dev/null 2>&1 || fail "variants with options"
 grep -q '^## What migration buys' "$tmp/z3/zoo.md" || fail "no migration table"
-[ "$(tail -n +2 "$tmp/z3/zoo.csv" | wc -l)" -eq 4 ] || fail "option variants rows"
+[ "$(tail -n +2 "$tmp/z3/zoo.csv" | wc -l)" -eq 5 ] || fail "option variants rows"
 
 # errors
-for bad in "--variants nope" "--variants fa+/t=2" "--variants fa+/wat" "--only nowhere" \
+for bad in "--variants nope" "--variants fa+/t=2" "--variants fa+/wat" "--variants fa+/roomq=-1" \
+           "--variants fa+/roomq=1e3" "--only nowhere" \
            "--seeds 0" "--queue lifo" "--jobs-scale -1"; do
     # shellcheck disable=SC2086
     if "$M" zoo --quick $bad --out "$tmp/e" > /dev/null 2> "$tmp/e.txt"; then
