@@ -347,9 +347,13 @@ ms_status_t ms__sched_release(ms_sched_t *s, int32_t slot, ms_job_state_t final,
     j->state = (uint8_t)final;
     j->end_t = now;
     if (reserved) {
-        /* nothing was executed: undo the view quietly */
+        /* nothing was executed: undo the view quietly. Every release of a
+         * hold (cancel, expiry, a failed reserve) leaves the expiry list
+         * here: a cancelled hold left on it was released again at its
+         * expiry, from a freed slot (group -1). */
         long reconf = s->st.reconfigurations;
 
+        ms__sched_resv_del(s, slot);
         st = ms__sched_run_quiet(s, j->group, MS_PK_STOP, now);
         s->st.reconfigurations = reconf;
         s->reserved--;

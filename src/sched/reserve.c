@@ -305,7 +305,7 @@ static ms_status_t resv_add(ms_sched_t *s, int32_t slot)
     return MS_OK;
 }
 
-static void resv_del(ms_sched_t *s, int32_t slot)
+void ms__sched_resv_del(ms_sched_t *s, int32_t slot)
 {
     int i;
 
@@ -448,7 +448,7 @@ ms_status_t ms_sched_bind(ms_sched_t *s, int32_t slot, double now)
         if (op->kind == MS_OP_CREATE)
             s->st.reconfigurations++;
     }
-    resv_del(s, slot);
+    ms__sched_resv_del(s, slot);
     s->reserved--;
     s->st.running++;
     s->st.changes++;
@@ -473,7 +473,7 @@ ms_status_t ms_sched_tick(ms_sched_t *s, double now)
         int32_t k = s->resv[i];
 
         if (s->jobs[k].expires_t <= now) {
-            resv_del(s, k);
+            /* the release takes k off the list */
             if ((st = ms__sched_release(s, k, MS_JOB_CANCELLED, now)) != MS_OK)
                 return st;
             continue;

@@ -210,6 +210,8 @@ ms_status_t ms__sched_run_quiet(ms_sched_t *s, int gi, ms_plan_kind_t kind, doub
 ms_status_t ms__sched_grow_gops(ms_sched_t *s, int n);
 /* The STOP (and job-scoped DESTROY) plan of a job leaving; marks it ended. */
 ms_status_t ms__sched_release(ms_sched_t *s, int32_t slot, ms_job_state_t final, double now);
+/* Take slot off the list of reservations that expire (no-op if absent). */
+void ms__sched_resv_del(ms_sched_t *s, int32_t slot);
 /* Validate a migration plan's jobs: false if it moves a job that may not move. */
 bool ms__sched_moves_allowed(const ms_sched_t *s, const ms_plan_t *p, double now);
 

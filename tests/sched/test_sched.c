@@ -518,6 +518,26 @@ static void test_reservations(void **state)
     assert_int_equal(ji.inst[0].gpu, 1);
     assert_int_equal(ms_sched_find(w.s, "job-3"), j3);
     assert_int_equal(ms_sched_check(w.s), MS_OK);
+    /* a hold cancelled before its expiry is not released again when its
+     * time comes: it was, and by then its slot held another job, which the
+     * expiry cancelled (or, queued, with no group, indexed group -1) */
+    q.id = "pod-4";
+    assert_int_equal(ms_sched_reserve(w.s, &q, only_a, 1, 10.0, 20.0, &r1, &d), MS_ENOFIT);
+    assert_int_equal(ms_sched_cancel(w.s, j3, 20.0), MS_OK);
+    assert_int_equal(ms_sched_reserve(w.s, &q, NULL, 0, 10.0, 20.0, &r1, &d), MS_OK);
+    assert_int_equal(ms_sched_cancel(w.s, r1, 21.0), MS_OK);
+    assert_int_equal(ms_sched_job(w.s, r1, &ji), MS_OK);
+    assert_int_equal(ji.state, MS_JOB_CANCELLED);
+    assert_int_equal(ms_sched_forget(w.s, r1), MS_OK);   /* the service forgets ended jobs */
+    q.id = "job-5";   /* takes the freed slot and the GPU the hold had */
+    assert_int_equal(ms_sched_submit(w.s, &q, 22.0, &j3, &d), MS_OK);
+    assert_int_equal(j3, r1);
+    assert_int_equal(ms_sched_job(w.s, j3, &ji), MS_OK);
+    assert_int_equal(ji.state, MS_JOB_RUNNING);
+    assert_int_equal(ms_sched_tick(w.s, 40.0), MS_OK);   /* past the old hold's expiry */
+    assert_int_equal(ms_sched_job(w.s, j3, &ji), MS_OK);
+    assert_int_equal(ji.state, MS_JOB_RUNNING);
+    assert_int_equal(ms_sched_check(w.s), MS_OK);
     world_free(&w);
 }
 
