@@ -10,15 +10,19 @@
  * knowledge, kept in nvml-inventory.json like the sim's inventory. A
  * placement the hardware refuses fails the op (the scheduler rolls back).
  *
- * Both keep an inventory of instances in memory, guarded by a mutex, and
- * persist it after every op to STATE_DIR/<kind>-inventory.json by writing a
- * temporary file and renaming it over the old one: a reader (the restarted
- * daemon) sees the state before or after an op, never half of one. The file
- * is not fsynced: the sim models GPUs that survive a daemon crash (kill -9),
- * where the page cache keeps the file; a power cut loses real GPU instances
- * too.
+ * Both keep an inventory of instances in memory, guarded by a mutex. It
+ * is kept in STATE_DIR/<kind>-inventory.json (a snapshot, replaced by
+ * renaming a temporary file over it) and <kind>-inventory.journal: after
+ * every op one line holding the whole new state of the op's GPUs is
+ * appended with one write, and the snapshot is rewritten when the journal
+ * outgrows it, at every start and at a clean stop. A reader (the restarted
+ * daemon) sees the state before or after an op, never half of one. Neither
+ * file is fsynced: the sim models GPUs that survive a daemon crash (kill
+ * -9), where the page cache keeps the files; a power cut loses real GPU
+ * instances too.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nvml/nvml.h"
 #include "service/backend.h"
@@ -50,6 +55,12 @@ struct svc_backend {
     const ms_geom_t **geom;     /* [ngpus] nvml kind only */
     uint32_t salt;              /* mixed into made-up uuids (cfg uuid_salt) */
     svc_abe_t *ag;              /* agent kind only: everything goes there */
+    char *out;                  /* rendered text, kept between calls */
+    size_t outlen, outcap;
+    char *jpath;                /* the journal: <path>.journal */
+    int jfd;                    /* appended to after every op; -1 not open */
+    bool jbroken;               /* an append failed: compact at the next op */
+    size_t jbytes, snapbytes;   /* the journal's length, the snapshot's */
 };
 
 static const char *const KIND[] = { "?", "create", "destroy", "start", "move", "stop" };
@@ -97,77 +108,299 @@ static void del(svc_backend_t *b, int i)
     b->v[i] = b->v[--b->n];
 }
 
-static int persist(svc_backend_t *b)
+/* --- the inventory file: rendered by hand, written with one write ------- */
+
+/* Append n bytes to b->out; -1 out of memory. */
+static int out_add(svc_backend_t *b, const char *p, size_t n)
 {
-    json_t *root = json_object(), *arr = json_array();
-    int i, rc = -1;
+    if (b->outlen + n > b->outcap) {
+        size_t cap = b->outcap ? b->outcap : 4096;
+        char *q;
 
-    if (root == NULL || arr == NULL)
-        goto out;
-    for (i = 0; i < b->n; i++) {
-        const svc_binst_t *in = &b->v[i];
-        json_t *o = json_pack("{s:i,s:i,s:i,s:s,s:s}", "gpu", (int)in->gpu, "start", (int)in->start,
-                              "prof", (int)in->prof, "job", in->job, "uuid", in->uuid);
-
-        if (o == NULL || json_array_append_new(arr, o) != 0)
-            goto out;
+        while (cap < b->outlen + n)
+            cap *= 2;
+        if ((q = realloc(b->out, cap)) == NULL)
+            return -1;
+        b->out = q;
+        b->outcap = cap;
     }
-    if (json_object_set_new(root, "ngpus", json_integer(b->ngpus)) != 0 ||
-        json_object_set_new(root, "uuid_seq", json_integer((json_int_t)b->uuid_seq)) != 0 ||
-        json_object_set(root, "instances", arr) != 0)
-        goto out;
-    if (json_dump_file(root, b->tmp, JSON_COMPACT) != 0)
-        goto out;
-    if (rename(b->tmp, b->path) != 0)
-        goto out;
-    rc = 0;
-out:
-    json_decref(arr);
-    json_decref(root);
+    memcpy(b->out + b->outlen, p, n);
+    b->outlen += n;
+    return 0;
+}
+
+static int out_str(svc_backend_t *b, const char *p)
+{
+    return out_add(b, p, strlen(p));
+}
+
+static int out_int(svc_backend_t *b, long long v)
+{
+    char buf[24];
+    int n = snprintf(buf, sizeof(buf), "%lld", v);
+
+    return out_add(b, buf, (size_t)n);
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped (job tags
+ * come from requests and pod names; the rest passes as it is, UTF-8). */
+static int out_jstr(svc_backend_t *b, const char *p)
+{
+    const char *run = p;
+    int rc = out_add(b, "\"", 1);
+
+    for (; rc == 0 && *p != '\0'; p++) {
+        unsigned char ch = (unsigned char)*p;
+        char esc[8];
+
+        if (ch >= 0x20 && ch != '"' && ch != '\\')
+            continue;
+        snprintf(esc, sizeof(esc), ch == '"' || ch == '\\' ? "\\%c" : "\\u%04x", ch);
+        rc = out_add(b, run, (size_t)(p - run)) | out_str(b, esc);
+        run = p + 1;
+    }
+    return rc | out_add(b, run, (size_t)(p - run)) | out_add(b, "\"", 1);
+}
+
+static int render_inst(svc_backend_t *b, const svc_binst_t *in, bool first)
+{
+    return out_str(b, first ? "{\"gpu\":" : ",{\"gpu\":") | out_int(b, in->gpu) |
+           out_str(b, ",\"start\":") | out_int(b, in->start) | out_str(b, ",\"prof\":") |
+           out_int(b, in->prof) | out_str(b, ",\"job\":") | out_jstr(b, in->job) |
+           out_str(b, ",\"uuid\":") | out_jstr(b, in->uuid) | out_add(b, "}", 1);
+}
+
+/* The whole inventory as JSON ({"ngpus", "uuid_seq", "instances": [...]},
+ * the format load reads and tests edit). */
+static int render(svc_backend_t *b)
+{
+    int i, rc;
+
+    b->outlen = 0;
+    rc = out_str(b, "{\"ngpus\":") | out_int(b, b->ngpus) | out_str(b, ",\"uuid_seq\":") |
+         out_int(b, (long long)b->uuid_seq) | out_str(b, ",\"instances\":[");
+    for (i = 0; i < b->n && rc == 0; i++)
+        rc = render_inst(b, &b->v[i], i == 0);
+    return rc | out_str(b, "]}\n");
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Replace the snapshot (a temporary file renamed over the old one), then
+ * empty the journal. A crash between the two replays a journal that the
+ * snapshot already holds: each record sets whole GPUs, so replaying the
+ * records in order ends where the snapshot is. */
+static int compact(svc_backend_t *b)
+{
+    int fd, rc;
+
+    if (render(b) != 0 || (fd = open(b->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return -1;
+    rc = write_all(fd, b->out, b->outlen);
+    if (close(fd) != 0 || rc != 0 || rename(b->tmp, b->path) != 0)
+        return -1;
+    b->snapbytes = b->outlen;
+    if (b->jfd >= 0) {
+        if (ftruncate(b->jfd, 0) != 0)
+            return -1;
+        b->jbytes = 0;
+        b->jbroken = false;
+    }
+    return 0;
+}
+
+/* After an op on GPU g1 (and g2 unless negative): one journal line,
+ * {"uuid_seq", "gpus": [...], "instances": [every instance on them]},
+ * written with one write(2), so an op costs what its GPUs hold and not
+ * what the cluster holds (rewriting the whole inventory after every op was
+ * most of the daemon's CPU under a stream of submissions,
+ * docs/performance.md); the snapshot is rewritten once the journal
+ * outgrows it 4 times. A line cut short by a crash has no newline and is
+ * ignored at load: that op never happened, and its outcome was never
+ * reported. */
+static int persist_gpus(svc_backend_t *b, int g1, int g2)
+{
+    int i, rc;
+    bool first = true;
+
+    if (b->jfd < 0 || b->jbroken)
+        return compact(b);
+    b->outlen = 0;
+    rc = out_str(b, "{\"uuid_seq\":") | out_int(b, (long long)b->uuid_seq) | out_str(b, ",\"gpus\":[") |
+         out_int(b, g1);
+    if (g2 >= 0 && g2 != g1)
+        rc |= out_add(b, ",", 1) | out_int(b, g2);
+    rc |= out_str(b, "],\"instances\":[");
+    for (i = 0; i < b->n && rc == 0; i++)
+        if (b->v[i].gpu == g1 || (g2 >= 0 && b->v[i].gpu == g2)) {
+            rc = render_inst(b, &b->v[i], first);
+            first = false;
+        }
+    if ((rc | out_str(b, "]}\n")) != 0)
+        return -1;
+    if (write_all(b->jfd, b->out, b->outlen) != 0) {
+        b->jbroken = true;   /* a torn line may end it: the snapshot takes over */
+        return compact(b);
+    }
+    b->jbytes += b->outlen;
+    return b->jbytes > 4 * b->snapbytes + 65536 ? compact(b) : 0;
+}
+
+/* One instance of the snapshot or of a journal record. */
+static int add_json(svc_backend_t *b, json_t *o)
+{
+    int gpu = (int)json_integer_value(json_object_get(o, "gpu"));
+    int start = (int)json_integer_value(json_object_get(o, "start"));
+    int prof = (int)json_integer_value(json_object_get(o, "prof"));
+    const char *job = json_string_value(json_object_get(o, "job"));
+    const char *uuid = json_string_value(json_object_get(o, "uuid"));
+
+    if (gpu < 0 || gpu >= b->ngpus || start < -1 || start > 15 || prof < 0 || prof > 15 ||
+        add(b, gpu, start, prof, job) != 0)
+        return -1;
+    if (uuid != NULL)
+        snprintf(b->v[b->n - 1].uuid, sizeof(b->v[0].uuid), "%s", uuid);
+    return 0;
+}
+
+/* Replace every instance of the record's GPUs with the record's. */
+static int replay_line(svc_backend_t *b, json_t *rec)
+{
+    json_t *gpus = json_object_get(rec, "gpus"), *arr = json_object_get(rec, "instances"), *o;
+    json_int_t seq = json_integer_value(json_object_get(rec, "uuid_seq"));
+    size_t k;
+    int i;
+
+    if (!json_is_array(gpus) || !json_is_array(arr) || json_array_size(gpus) == 0)
+        return -1;
+    json_array_foreach(gpus, k, o) {
+        json_int_t g = json_integer_value(o);
+
+        if (!json_is_integer(o) || g < 0 || g >= b->ngpus)
+            return -1;
+        for (i = b->n - 1; i >= 0; i--)
+            if (b->v[i].gpu == g)
+                del(b, i);
+    }
+    json_array_foreach(arr, k, o) {
+        json_int_t g = json_integer_value(json_object_get(o, "gpu"));
+        bool listed = false;
+        size_t q;
+        json_t *x;
+
+        json_array_foreach(gpus, q, x)
+            listed = listed || json_integer_value(x) == g;
+        if (!listed || add_json(b, o) != 0)
+            return -1;
+    }
+    if (seq > 0 && (uint64_t)seq > b->uuid_seq)
+        b->uuid_seq = (uint64_t)seq;
+    return 0;
+}
+
+static char journal_err[512];   /* load's message: one load at start-up */
+
+/* Apply the journal's complete lines to what the snapshot loaded. */
+static int replay(svc_backend_t *b, const char **err)
+{
+    FILE *f = fopen(b->jpath, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0, rc = 0;
+
+    if (f == NULL) {
+        if (errno == ENOENT)
+            return 0;
+        *err = "the backend's inventory journal is unreadable";
+        return -1;
+    }
+    while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
+        json_error_t je;
+        json_t *rec;
+
+        lineno++;
+        if (line[len - 1] != '\n')
+            break;   /* cut short by a crash */
+        rec = json_loadb(line, (size_t)len, 0, &je);
+        if (rec == NULL || replay_line(b, rec) != 0) {
+            snprintf(journal_err, sizeof(journal_err), "%.300s line %d: %s", b->jpath, lineno,
+                     rec == NULL ? je.text : "not a record of whole GPUs' instances");
+            *err = journal_err;
+            rc = -1;
+        }
+        json_decref(rec);
+    }
+    free(line);
+    fclose(f);
     return rc;
 }
 
+/* The snapshot (absent: fresh hardware), then the journal's records on top;
+ * then the journal is opened for appending and the state compacted into a
+ * new snapshot, so that each run starts with an empty journal. */
 static int load(svc_backend_t *b, const char **err)
 {
     json_error_t je;
     json_t *root, *arr, *o;
-    size_t i;
+    size_t i, n = strlen(b->path);
 
+    if ((b->jpath = malloc(n + 16)) == NULL) {
+        *err = "out of memory";
+        return -1;
+    }
+    /* sim-inventory.json -> sim-inventory.journal */
+    snprintf(b->jpath, n + 16, "%.*s.journal", (int)(n > 5 ? n - 5 : n), b->path);
     root = json_load_file(b->path, 0, &je);
     if (root == NULL) {
         FILE *f = fopen(b->path, "r");
 
-        if (f == NULL && errno == ENOENT)
-            return 0;   /* fresh hardware */
-        if (f != NULL)
-            fclose(f);
-        *err = "the backend's inventory file is unreadable";
-        return -1;
-    }
-    if (json_integer_value(json_object_get(root, "ngpus")) != b->ngpus) {
-        json_decref(root);
-        *err = "the backend's inventory has another number of GPUs than the configured nodes";
-        return -1;
-    }
-    b->uuid_seq = (uint64_t)json_integer_value(json_object_get(root, "uuid_seq"));
-    arr = json_object_get(root, "instances");
-    json_array_foreach(arr, i, o) {
-        int gpu = (int)json_integer_value(json_object_get(o, "gpu"));
-        int start = (int)json_integer_value(json_object_get(o, "start"));
-        int prof = (int)json_integer_value(json_object_get(o, "prof"));
-        const char *job = json_string_value(json_object_get(o, "job"));
-        const char *uuid = json_string_value(json_object_get(o, "uuid"));
-
-        if (gpu < 0 || gpu >= b->ngpus || start < -1 || start > 15 || prof < 0 || prof > 15 ||
-            add(b, gpu, start, prof, job) != 0) {
-            json_decref(root);
-            *err = "the backend's inventory has an impossible instance";
+        if (f != NULL || errno != ENOENT) {
+            if (f != NULL)
+                fclose(f);
+            *err = "the backend's inventory file is unreadable";
             return -1;
         }
-        if (uuid != NULL)
-            snprintf(b->v[b->n - 1].uuid, sizeof(b->v[0].uuid), "%s", uuid);
+    } else {
+        if (json_integer_value(json_object_get(root, "ngpus")) != b->ngpus) {
+            json_decref(root);
+            *err = "the backend's inventory has another number of GPUs than the configured nodes";
+            return -1;
+        }
+        b->uuid_seq = (uint64_t)json_integer_value(json_object_get(root, "uuid_seq"));
+        arr = json_object_get(root, "instances");
+        json_array_foreach(arr, i, o) {
+            if (add_json(b, o) != 0) {
+                json_decref(root);
+                *err = "the backend's inventory has an impossible instance";
+                return -1;
+            }
+        }
+        json_decref(root);
     }
-    json_decref(root);
+    if (replay(b, err) != 0)
+        return -1;
+    if ((b->jfd = open(b->jpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+        *err = "cannot open the backend's inventory journal";
+        return -1;
+    }
+    if (compact(b) != 0) {
+        *err = "cannot write the backend's inventory file";
+        return -1;
+    }
     return 0;
 }
 
@@ -271,7 +504,7 @@ static int nvml_load(svc_backend_t *b, const char **err)
             return -1;
         }
     free(tags);
-    return persist(b) == 0 ? 0 : (*err = "cannot write nvml-inventory.json", -1);
+    return compact(b) == 0 ? 0 : (*err = "cannot write nvml-inventory.json", -1);
 }
 
 static int nvml_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const char **err)
@@ -285,6 +518,7 @@ static int nvml_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const ch
         *err = "out of memory";
         return -1;
     }
+    b->jfd = -1;
     snprintf(b->kind, sizeof(b->kind), "nvml");
     b->ngpus = cfg->ngpus;
     pthread_mutex_init(&b->mu, NULL);
@@ -400,6 +634,7 @@ int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const ch
             *err = "out of memory";
             return -1;
         }
+        b->jfd = -1;
         snprintf(b->kind, sizeof(b->kind), "agent");
         pthread_mutex_init(&b->mu, NULL);
         if (svc_abe_open(cfg, &b->ag, err) != 0) {
@@ -417,6 +652,7 @@ int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const ch
         *err = "out of memory";
         return -1;
     }
+    b->jfd = -1;
     snprintf(b->kind, sizeof(b->kind), "%s", cfg->kind);
     b->dry = strcmp(cfg->kind, "dry-run") == 0;
     b->ngpus = cfg->ngpus;
@@ -460,10 +696,18 @@ void svc_backend_close(svc_backend_t *b)
     if (b == NULL)
         return;
     svc_abe_close(b->ag);
+    if (b->jfd >= 0) {
+        /* a clean stop leaves the whole state in the snapshot */
+        if (b->jbytes > 0 || b->jbroken)
+            (void)compact(b);
+        close(b->jfd);
+    }
     if (b->log != NULL)
         fclose(b->log);
     pthread_mutex_destroy(&b->mu);
     free(b->v);
+    free(b->out);
+    free(b->jpath);
     free(b->path);
     free(b->tmp);
     free(b->log_path);
@@ -580,7 +824,7 @@ int svc_backend_op(svc_backend_t *b, const ms_op_t *op, const char *job, const c
         rc = nvml_op(b, op, why);
     else
         rc = apply(b, op, job, why);
-    if (rc == 0 && persist(b) != 0) {
+    if (rc == 0 && persist_gpus(b, op->gpu, op->kind == MS_OP_MOVE ? op->from_gpu : -1) != 0) {
         *why = "cannot write the inventory file";
         rc = -1;
     }
@@ -623,10 +867,10 @@ int svc_backend_destroy(svc_backend_t *b, const svc_binst_t *in)
             op.gpu = in->gpu;
             op.start = in->start;
             b->v[i].job[0] = '\0';   /* reconciliation destroys what no job owns */
-            rc = nvml_op(b, &op, &why) == 0 ? persist(b) : -1;
+            rc = nvml_op(b, &op, &why) == 0 ? persist_gpus(b, in->gpu, -1) : -1;
         } else {
             del(b, i);
-            rc = persist(b);
+            rc = persist_gpus(b, in->gpu, -1);
         }
     }
     pthread_mutex_unlock(&b->mu);
@@ -650,9 +894,9 @@ int svc_backend_create(svc_backend_t *b, int gpu, int prof, int start)
         op.start = (int8_t)start;
         op.prof = (int8_t)prof;
         if (nvml_op(b, &op, &why) == 0)
-            rc = persist(b);
+            rc = persist_gpus(b, gpu, -1);
     } else if (find(b, gpu, start, NULL) < 0 && add(b, gpu, start, prof, NULL) == 0) {
-        rc = persist(b);
+        rc = persist_gpus(b, gpu, -1);
     }
     pthread_mutex_unlock(&b->mu);
     return rc;
@@ -688,7 +932,7 @@ int svc_backend_adopt_uuid(svc_backend_t *b, int gpu, int start, const char *uui
             rc = -1;
         } else if (strcmp(b->v[i].uuid, uuid) != 0) {
             snprintf(b->v[i].uuid, sizeof(b->v[i].uuid), "%s", uuid);
-            rc = persist(b);
+            rc = persist_gpus(b, gpu, -1);
         }
     }
     pthread_mutex_unlock(&b->mu);

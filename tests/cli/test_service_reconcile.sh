@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The restart rule, case by case, on hand-made hardware states (the sim's
-# inventory file edited while the daemon is down), as a crash in the middle
+# inventory file edited while the daemon is down; after a clean stop the
+# file holds everything and its journal is empty), as a crash in the middle
 # of a make-before-break migration leaves them:
 #   1. target GI created, job not moved yet  -> rolled back: the job stays on
 #      its source, the new idle GI is destroyed;
@@ -31,8 +32,8 @@ jq ".instances += [{\"gpu\": $tgpu, \"start\": 0, \"prof\": $prof, \"job\": \"\"
 svc_start "$SVC_TMP/log" "${ARGS[@]}"
 [ "$(place m1)" = "$before" ] || fail "case 1: m1 moved: $(place m1), was $before"
 wait_for check_cluster || fail "case 1: not in sync"
+svc_stop   # a clean stop leaves the whole inventory in the file (no journal)
 [ "$(jq '.instances | length' "$INV")" = 1 ] || fail "case 1: the idle target survived: $(cat "$INV")"
-svc_stop
 
 # 2. the job moved to the target; the source is idle
 jq ".instances |= map(.job = \"\") | .instances += [{\"gpu\": $tgpu, \"start\": 0, \"prof\": $prof, \"job\": \"m1\", \"uuid\": \"MIG-moved\"}]" \
@@ -41,15 +42,15 @@ svc_start "$SVC_TMP/log" "${ARGS[@]}"
 curl -s "$B/v1/jobs/m1" | jq -e ".state == \"running\" and .placement.gpu == $tgpu and .placement.start == 0 and .placement.instance_uuid == \"MIG-moved\"" \
     >/dev/null || fail "case 2: m1 is not on the target: $(curl -s "$B/v1/jobs/m1")"
 wait_for check_cluster || fail "case 2: not in sync"
-[ "$(jq '.instances | length' "$INV")" = 1 ] || fail "case 2: the idle source survived: $(cat "$INV")"
 svc_stop
+[ "$(jq '.instances | length' "$INV")" = 1 ] || fail "case 2: the idle source survived: $(cat "$INV")"
 
 # 3. an instance nobody knows
 jq ".instances += [{\"gpu\": $sgpu, \"start\": 4, \"prof\": $prof, \"job\": \"ghost\", \"uuid\": \"MIG-ghost\"}]" "$INV" > "$INV.new" && mv "$INV.new" "$INV"
 svc_start "$SVC_TMP/log" "${ARGS[@]}"
 wait_for check_cluster || fail "case 3: not in sync"
-jq -e '[.instances[] | select(.job == "ghost")] | length == 0' "$INV" >/dev/null || fail "case 3: the ghost survived"
 svc_stop
+jq -e '[.instances[] | select(.job == "ghost")] | length == 0' "$INV" >/dev/null || fail "case 3: the ghost survived"
 
 # 4. m1's instance is gone: it is queued again and placed anew
 jq '.instances = []' "$INV" > "$INV.new" && mv "$INV.new" "$INV"
