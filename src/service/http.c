@@ -50,6 +50,7 @@ enum { RQ_ROUTE, RQ_LOOP, RQ_WORK, RQ_POLL, RQ_ANSWERED };
 typedef struct rq {
     svc_http_body_t b;             /* the request body */
     double t0;
+    int rt;                        /* SVC_RT_*: the route, for the latency histogram */
     struct svc_http *h;
     struct MHD_Connection *c;
     int phase;                     /* RQ_*: what a resumed handler call answers */
@@ -163,7 +164,7 @@ static enum MHD_Result reply(svc_http_t *h, struct MHD_Connection *c, rq_t *r, i
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     ret = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);
-    svc_metrics_http(&h->d->met, status, svc_mono() - r->t0);
+    svc_metrics_http(&h->d->met, status, r->rt, svc_mono() - r->t0);
     return ret;
 }
 
@@ -378,8 +379,40 @@ static enum MHD_Result events_stream(svc_http_t *h, struct MHD_Connection *c, rq
     }
     ret = MHD_queue_response(c, 200, resp);
     MHD_destroy_response(resp);
-    svc_metrics_http(&h->d->met, 200, svc_mono() - r->t0);
+    svc_metrics_http(&h->d->met, 200, r->rt, svc_mono() - r->t0);
     return ret;
+}
+
+/* The route a request is counted under (svc_rt_method, svc_rt_path); what
+ * the handler below does with it is decided there. */
+static int route_id(const char *url, bool get, bool post, bool del)
+{
+    static const struct {
+        const char *url;
+        int get, post;
+    } fixed[] = {
+        { "/v1/jobs", SVC_RT_JOBS_LIST, SVC_RT_JOBS_POST }, { "/v1/events", SVC_RT_EVENTS, -1 },
+        { "/v1/events/stream", SVC_RT_STREAM, -1 },         { "/v1/cluster", SVC_RT_CLUSTER, -1 },
+        { "/metrics", SVC_RT_METRICS, -1 },                 { "/healthz", SVC_RT_HEALTHZ, -1 },
+        { "/readyz", SVC_RT_READYZ, -1 },                   { "/", SVC_RT_PAGE, -1 },
+    };
+    const char *slash;
+    size_t i;
+
+    for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        if (strcmp(url, fixed[i].url) == 0) {
+            int k = get ? fixed[i].get : post ? fixed[i].post : -1;
+
+            return k >= 0 ? k : SVC_RT_OTHER;
+        }
+    if (strncmp(url, "/extender/", 10) == 0)
+        return post ? SVC_RT_EXTENDER : SVC_RT_OTHER;
+    if (strncmp(url, "/v1/jobs/", 9) != 0)
+        return SVC_RT_OTHER;
+    slash = strchr(url + 9, '/');
+    if (slash == NULL)
+        return get ? SVC_RT_JOB_GET : del ? SVC_RT_JOB_DELETE : SVC_RT_OTHER;
+    return post && strcmp(slash, "/done") == 0 ? SVC_RT_JOB_DONE : SVC_RT_OTHER;
 }
 
 static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, const char *url,
@@ -389,6 +422,8 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
     bool post = strcmp(method, "POST") == 0, del = strcmp(method, "DELETE") == 0;
     svc_msg_t *m;
     const char *v;
+
+    r->rt = route_id(url, get, post, del);
 
     if (strcmp(url, "/healthz") == 0 && get)
         return reply(h, c, r, 200, strdup("{\"ok\":true}"), NULL);

@@ -186,18 +186,30 @@ static void put(buf_t *b, const char *fmt, ...)
     }
 }
 
-static void hist(buf_t *b, const char *name, const char *help, const svc_hist_t *h)
+/* One histogram's samples; labels is "" or 'k="v",' pairs, each ending in
+ * a comma (le follows them). */
+static void hist_samples(buf_t *b, const char *name, const char *labels, const svc_hist_t *h)
 {
+    size_t n = strlen(labels);
     uint64_t c = 0;
     int i;
 
-    put(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
     for (i = 0; i < h->n; i++) {
         c += h->bucket[i];
-        put(b, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", name, h->le[i], c);
+        put(b, "%s_bucket{%sle=\"%g\"} %" PRIu64 "\n", name, labels, h->le[i], c);
     }
-    put(b, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n%s_sum %.6f\n%s_count %" PRIu64 "\n", name, h->count, name,
-        h->sum, name, h->count);
+    put(b, "%s_bucket{%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, h->count);
+    if (n == 0)
+        put(b, "%s_sum %.6f\n%s_count %" PRIu64 "\n", name, h->sum, name, h->count);
+    else   /* the labels without their last comma */
+        put(b, "%s_sum{%.*s} %.6f\n%s_count{%.*s} %" PRIu64 "\n", name, (int)(n - 1), labels, h->sum, name,
+            (int)(n - 1), labels, h->count);
+}
+
+static void hist(buf_t *b, const char *name, const char *help, const svc_hist_t *h)
+{
+    put(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    hist_samples(b, name, "", h);
 }
 
 char *svc_metrics_text(svc_t *d)
@@ -293,7 +305,16 @@ char *svc_metrics_text(svc_t *d)
     for (k = 100; k < 600; k++)
         if (d->met.http_codes[k] > 0)
             put(&b, "migsched_http_requests_total{code=\"%d\"} %" PRIu64 "\n", k, d->met.http_codes[k]);
-    hist(&b, "migsched_http_request_duration_seconds", "Seconds to answer an HTTP request.", &d->met.http_dur);
+    put(&b, "# HELP migsched_http_request_duration_seconds Seconds to answer an HTTP request, by method and"
+            " route (only routes that were called).\n# TYPE migsched_http_request_duration_seconds histogram\n");
+    for (k = 0; k < SVC_RT_N; k++) {
+        char labels[96];
+
+        if (d->met.http_dur[k].count == 0)
+            continue;
+        snprintf(labels, sizeof(labels), "method=\"%s\",route=\"%s\",", svc_rt_method[k], svc_rt_path[k]);
+        hist_samples(&b, "migsched_http_request_duration_seconds", labels, &d->met.http_dur[k]);
+    }
     pthread_mutex_unlock(&d->met.http_mu);
     if (b.oom) {
         free(b.s);

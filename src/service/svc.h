@@ -223,6 +223,16 @@ typedef struct svc_hist {
 void svc_hist_init(svc_hist_t *h, const double *le, int n);
 void svc_hist_add(svc_hist_t *h, double v);
 
+/* The routes that label migsched_http_request_duration_seconds (method,
+ * route): a latency target is per endpoint, and a long poll's 25 s must
+ * not hide a submission's milliseconds. */
+enum {
+    SVC_RT_OTHER, SVC_RT_JOBS_POST, SVC_RT_JOBS_LIST, SVC_RT_JOB_GET, SVC_RT_JOB_DELETE, SVC_RT_JOB_DONE,
+    SVC_RT_EVENTS, SVC_RT_STREAM, SVC_RT_CLUSTER, SVC_RT_METRICS, SVC_RT_HEALTHZ, SVC_RT_READYZ,
+    SVC_RT_PAGE, SVC_RT_EXTENDER, SVC_RT_N
+};
+extern const char *const svc_rt_method[SVC_RT_N], *const svc_rt_path[SVC_RT_N];
+
 typedef struct svc_metrics {
     svc_hist_t wait;               /* job wait seconds (loop) */
     uint64_t ops[6][3];            /* [op kind][done, failed, abandoned] (loop) */
@@ -236,12 +246,12 @@ typedef struct svc_metrics {
     atomic_ullong syncs, sync_ns;
     pthread_mutex_t http_mu;       /* guards the rest */
     uint64_t http_codes[600];
-    svc_hist_t http_dur;
+    svc_hist_t http_dur[SVC_RT_N]; /* by route (SVC_RT_*) */
 } svc_metrics_t;
 
 void svc_metrics_init(svc_metrics_t *m);
 void svc_metrics_destroy(svc_metrics_t *m);
-void svc_metrics_http(svc_metrics_t *m, int code, double secs);
+void svc_metrics_http(svc_metrics_t *m, int code, int route, double secs);
 
 /* --- the daemon --------------------------------------------------------- */
 

@@ -75,6 +75,13 @@ wait_for check_cluster || fail "cluster not in sync after a cancel"
 curl -s "$B/metrics" > "$SVC_TMP/metrics"
 bash tests/service/check_metrics.sh "$SVC_TMP/metrics" || fail "metrics format"
 grep -q '^migsched_http_requests_total{code="201"}' "$SVC_TMP/metrics" || fail "http counter"
+# latencies by route: the submissions, the reads and the long poll apart
+for r in 'method="POST",route="/v1/jobs"' 'method="GET",route="/v1/jobs/{id}"' 'method="GET",route="/v1/events"' \
+         'method="DELETE",route="/v1/jobs/{id}"'; do
+    grep -q "^migsched_http_request_duration_seconds_count{$r} [1-9]" "$SVC_TMP/metrics" || fail "no latency series for $r"
+done
+awk '/^migsched_http_request_duration_seconds_sum\{method="GET",route="\/v1\/events"\}/ { exit !($2 >= 0.25) }' \
+    "$SVC_TMP/metrics" || fail "the long poll's wait is not under its own route"
 if command -v promtool >/dev/null; then promtool check metrics < "$SVC_TMP/metrics" || fail "promtool"; fi
 # the Grafana dashboard only queries series the daemon exports
 for name in $(jq -r '.panels[].targets[].expr' deploy/grafana/migsched.json | grep -o 'migsched_[a-z_]*' | sort -u); do

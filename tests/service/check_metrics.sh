@@ -20,9 +20,17 @@ BEGIN { bad = 0 }
     name = substr(line, 1, RLENGTH); rest = substr(line, RLENGTH + 1)
     labels = ""
     if (substr(rest, 1, 1) == "{") {
-        e = index(rest, "}"); labels = substr(rest, 2, e - 2); rest = substr(rest, e + 1)
-        n = split(labels, kv, ",")
-        for (i = 1; i <= n; i++) if (kv[i] !~ /^[a-zA-Z_][a-zA-Z0-9_]*="[^"]*"$/) { print "bad label: " line; bad = 1 }
+        # name="value" pairs; a value may hold any character, with \\, \" and
+        # \n escaped, so the set ends at the first } outside quotes
+        rest = substr(rest, 2); labels = ""
+        while (match(rest, /^[a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*"/)) {
+            labels = labels (labels == "" ? "" : ",") substr(rest, 1, RLENGTH)
+            rest = substr(rest, RLENGTH + 1)
+            if (substr(rest, 1, 1) != ",") break
+            rest = substr(rest, 2)
+        }
+        if (substr(rest, 1, 1) != "}") { print "bad label: " line; bad = 1; next }
+        rest = substr(rest, 2)
     }
     if (rest !~ /^ [-+]?([0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?|Inf|NaN)$/) { print "bad value: " line; bad = 1 }
     f = type[name] ? name : fam(name)
