@@ -7,13 +7,23 @@
 # and GET /v1/jobs/{id}, and the daemon's CPU time per request (utime +
 # stime from /proc over the run: less sensitive to the rest of the machine
 # than the latencies). docs/performance.md has the figures.
-#   bash scripts/bench-api-wrk.sh [SECONDS] [CONNECTIONS]
+#   bash scripts/bench-api-wrk.sh [SECONDS] [CONNECTIONS] [POST_RATE] [GET_RATE]
+# Without rates wrk sends as fast as the connections go (saturation: the
+# closed loop's latency is then CONNECTIONS / throughput); with them it
+# offers that many requests a second in all (scripts/wrk/pace.lua), which
+# is how a latency target at a throughput is measured.
 # MIGSCHEDD=path runs that daemon binary instead of build-bench's (to
-# compare builds back to back); MIGSCHEDD_ARGS adds options to it.
+# compare builds back to back); MIGSCHEDD_ARGS adds options to it;
+# TIME_SCALE (1000) is the sim's: at 1000 the 60 s jobs of the POST run end
+# after 60 ms, so the loop also ends and places about 1,900 jobs a second
+# on the 16 GPUs (a stress no real cluster of 16 GPUs sees); at 1 nothing
+# ends during the run and the POSTs measure the API and the store alone.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 conns=${2:-64}
+post_rate=${3:-0}
+get_rate=${4:-0}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 2; }
 if [ -z "${MIGSCHEDD:-}" ]; then
     make -s BUILD=build-bench OPT="-O2 -g -DNDEBUG" all >/dev/null
@@ -21,6 +31,16 @@ if [ -z "${MIGSCHEDD:-}" ]; then
 fi
 dir=$(mktemp -d)
 tck=$(getconf CLK_TCK)
+# share METHOD ROUTE LE: the daemon's own count of that route's answers
+# within LE seconds (migsched_http_request_duration_seconds: from the first
+# byte it handled to the reply queued; wrk's figures add the kernel and wrk)
+share() {
+    curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" -v r="$2" -v le="$3" '
+        index($0, "migsched_http_request_duration_seconds_bucket{method=\"" m "\",route=\"" r "\",le=\"" le "\"}") == 1 { b = $2 }
+        index($0, "migsched_http_request_duration_seconds_count{method=\"" m "\",route=\"" r "\"}") == 1 { c = $2 }
+        END { if (c > 0) printf "daemon: %.2f%% of %s %s answered within %g ms (%d of %d)\n", 100 * b / c, m, r, le * 1000, b, c }'
+}
+rate() { if [ "$1" = 0 ]; then echo "unpaced"; else echo "paced at $1/s"; fi; }
 cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 # measure LUA ARGS...: a wrk run with its latency distribution, then the
 # daemon's CPU microseconds per request over it
@@ -36,22 +56,24 @@ measure() {
 }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 $MIGSCHEDD --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
-    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
+    --node b=8xH100-80GB --op-delay 0 --time-scale "${TIME_SCALE:-1000}" ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
-echo "== POST /v1/jobs, $conns connections, 2 threads, $secs s"
-measure scripts/wrk/post_jobs.lua
+echo "== POST /v1/jobs, $conns connections, 2 threads, $secs s, $(rate "$post_rate")"
+measure scripts/wrk/post_jobs.lua -- 60 "$post_rate" 2
+share POST /v1/jobs 0.01
 # the jobs above keep the loop and the store busy for a while (a queue of
 # 100,000 jobs on 16 GPUs); GETs are measured on a fresh daemon holding
 # 2 s of submissions of long jobs (nothing changes while it is read)
 kill $pid; wait $pid 2>/dev/null || true
 rm -rf "$dir/state"
 $MIGSCHEDD --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
-    --node b=8xH100-80GB --op-delay 0 --time-scale 1000 ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
+    --node b=8xH100-80GB --op-delay 0 --time-scale "${TIME_SCALE:-1000}" ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
 pid=$!
 for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 wrk -t2 -c"$conns" -d2s -s scripts/wrk/post_jobs.lua "http://127.0.0.1:$port" -- 1000000 >/dev/null
 sleep 3
-echo "== GET /v1/jobs/{id}, $conns connections, 2 threads, $secs s"
-measure scripts/wrk/get_jobs.lua -- 2000
+echo "== GET /v1/jobs/{id}, $conns connections, 2 threads, $secs s, $(rate "$get_rate")"
+measure scripts/wrk/get_jobs.lua -- 2000 "$get_rate" 2
+share GET '/v1/jobs/{id}' 0.002

@@ -1,6 +1,8 @@
 -- wrk script: GET /v1/jobs/{id} over the ids post_jobs.lua created (thread
--- 0's first N, N from the first script argument). Used by
--- scripts/bench-api-wrk.sh.
+-- 0's first N, N from the first script argument; then optionally a total
+-- rate in requests a second and wrk's thread count, scripts/wrk/pace.lua).
+-- Used by scripts/bench-api-wrk.sh.
+dofile("scripts/wrk/pace.lua")
 local threads = {}
 
 function setup(thread)
@@ -9,6 +11,7 @@ end
 
 function init(args)
     limit = tonumber(args[1]) or 1000
+    pace_init(tonumber(args[2]), tonumber(args[3]) or 1)
     k = 0
     bad = 0
 end

@@ -1,6 +1,9 @@
 -- wrk script: POST /v1/jobs with a unique id per request (thread, counter),
 -- so every request is a new durable submission (a 201), never an
--- idempotent replay; the first script argument is the jobs' duration_s (60). Used by scripts/bench-api-wrk.sh.
+-- idempotent replay. Script arguments: the jobs' duration_s (60), then
+-- optionally a total rate in requests a second and wrk's thread count
+-- (scripts/wrk/pace.lua; none: unpaced). Used by scripts/bench-api-wrk.sh.
+dofile("scripts/wrk/pace.lua")
 local threads = {}
 local next_tid = 0
 
@@ -14,6 +17,7 @@ function init(args)
     n = 0
     bad = 0
     duration = tonumber(args[1]) or 60
+    pace_init(tonumber(args[2]), tonumber(args[3]) or 1)
 end
 
 function request()
