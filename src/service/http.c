@@ -622,17 +622,39 @@ static void http_free(svc_http_t *h)
     free(h);
 }
 
+int svc_http_listen(svc_t *d)
+{
+    struct sockaddr_in sa;
+    int rc, fd, one = 1;
+
+    d->listen_fd = -1;
+    if ((rc = svc_http_parse_listen(d->cfg->listen, d->cfg->allow_remote, &sa)) != 0) {
+        svc_log("error", rc == -2 ? "--listen: not a loopback address (give --allow-remote to listen on it)"
+                                  : "--listen: HOST:PORT with an IPv4 address or localhost",
+                json_pack("{s:s}", "listen", d->cfg->listen));
+        return -1;
+    }
+    if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, SOMAXCONN) != 0) {
+        svc_log("error", "cannot listen", json_pack("{s:s,s:s}", "listen", d->cfg->listen, "why", strerror(errno)));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    d->listen_fd = fd;
+    return 0;
+}
+
 int svc_http_start(svc_t *d, svc_http_t **out)
 {
     svc_http_t *h = calloc(1, sizeof(*h));
-    struct sockaddr_in sa;
     /* one epoll thread (a pool of them with --http-threads N > 1); the
      * suspended connections are resumed through its inter-thread channel */
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     /* a pool only for N > 1 (libmicrohttpd warns about a pool of 0 or 1) */
     struct MHD_OptionItem pool[] = { { MHD_OPTION_THREAD_POOL_SIZE, d->cfg->http_threads, NULL },
                                      { MHD_OPTION_END, 0, NULL } };
-    int rc;
 
     *out = NULL;
     if (h == NULL)
@@ -640,10 +662,7 @@ int svc_http_start(svc_t *d, svc_http_t **out)
     h->d = d;
     pthread_mutex_init(&h->wmu, NULL);
     pthread_cond_init(&h->wcv, NULL);
-    if ((rc = svc_http_parse_listen(d->cfg->listen, d->cfg->allow_remote, &sa)) != 0) {
-        svc_log("error", rc == -2 ? "--listen: not a loopback address (give --allow-remote to listen on it)"
-                                  : "--listen: HOST:PORT with an IPv4 address or localhost",
-                json_pack("{s:s}", "listen", d->cfg->listen));
+    if (d->listen_fd < 0 && svc_http_listen(d) != 0) {
         http_free(h);
         return -1;
     }
@@ -682,7 +701,7 @@ int svc_http_start(svc_t *d, svc_http_t **out)
     if (d->cfg->http_threads < 2)
         pool[0].option = MHD_OPTION_END;
     if (h->cert != NULL)
-        h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
                                   MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -690,16 +709,17 @@ int svc_http_start(svc_t *d, svc_http_t **out)
                                   MHD_OPTION_HTTPS_MEM_CERT, h->cert, MHD_OPTION_HTTPS_MEM_KEY, h->key,
                                   MHD_OPTION_END);
     else
-        h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
                                   MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                   (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
     if (h->mhd == NULL) {
-        svc_log("error", "cannot listen", json_pack("{s:s}", "listen", d->cfg->listen));
+        svc_log("error", "cannot serve HTTP", json_pack("{s:s}", "listen", d->cfg->listen));
         http_free(h);
-        return -1;
+        return -1;   /* the socket stays d's: main closes it */
     }
+    d->listen_fd = -1;   /* libmicrohttpd closes it when it stops */
     *out = h;
     return 0;
 }

@@ -126,6 +126,7 @@ int main(int argc, char **argv)
     int rc, lockfd = -1, sig;
 
     memset(&d, 0, sizeof(d));
+    d.listen_fd = -1;
     if ((rc = svc_cfg_parse(&cfg, argc, argv)) != 0) {
         svc_cfg_free(&cfg);
         return rc < 0 ? 0 : rc;
@@ -196,6 +197,11 @@ int main(int argc, char **argv)
     d.started = svc_now();
     if (svc_ext_init(&d) != 0 || svc_ext_kube_open(&d) != 0)
         goto out_stop;
+    /* the port first: a daemon that cannot have it must exit before its
+     * start-up reconciles and decides anything (a second daemon would
+     * otherwise act and then fail) */
+    if (svc_http_listen(&d) != 0)
+        goto out_stop;
     if (svc_start(&d) != 0) {
         fprintf(stderr, "migschedd: start-up failed (see the log above)\n");
         goto out_stop;
@@ -230,6 +236,8 @@ int main(int argc, char **argv)
 out_stop:
     svc_kctl_close(&d);             /* a leader hands the Lease over first */
     svc_http_stop(http);
+    if (d.listen_fd >= 0)
+        close(d.listen_fd);
     svc_ext_watch_stop(&d);
     if (d.loop_th != 0) {
         svc_stop(&d);

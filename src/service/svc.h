@@ -323,6 +323,7 @@ typedef struct svc_event {
 
 typedef struct svc {
     svc_cfg_t *cfg;
+    int listen_fd;                 /* bound by svc_http_listen, MHD's once started; -1 none */
     ms_cluster_spec_t *spec;
     ms_sched_t *sched;
     svc_store_t *store;
@@ -474,6 +475,9 @@ char *svc_metrics_text(svc_t *d);
 
 /* http.c */
 typedef struct svc_http svc_http_t;
+/* Bind and listen on --listen (d->listen_fd), before start-up touches any
+ * state: a daemon that cannot have its port exits before it reconciles. */
+int svc_http_listen(svc_t *d);
 int svc_http_start(svc_t *d, svc_http_t **out);
 void svc_http_stop(svc_http_t *h);
 int svc_token_load(svc_t *d);

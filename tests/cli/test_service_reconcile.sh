@@ -8,7 +8,8 @@
 #   2. job moved, old GI not destroyed yet   -> finished: the job runs on the
 #      target, the old idle GI is destroyed;
 #   3. an instance of a job the store does not know -> destroyed;
-#   4. a running job whose instance vanished -> queued again and placed.
+#   4. a running job whose instance vanished -> queued again and placed
+#      (and a daemon whose port is taken exits before it reconciles).
 # After each restart the backend holds exactly the scheduler's view.
 set -u
 cd "$(dirname "$0")/../.."
@@ -54,6 +55,16 @@ jq -e '[.instances[] | select(.job == "ghost")] | length == 0' "$INV" >/dev/null
 
 # 4. m1's instance is gone: it is queued again and placed anew
 jq '.instances = []' "$INV" > "$INV.new" && mv "$INV.new" "$INV"
+# (first a daemon whose port is taken: it must exit before it reconciles,
+# or it would requeue m1 and leave this run nothing to show)
+python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+print(s.getsockname()[1], flush=True); time.sleep(60)' > "$SVC_TMP/port" &
+holder=$!
+wait_for test -s "$SVC_TMP/port" || fail "no port holder"
+"$MIGSCHEDD" --listen "127.0.0.1:$(cat "$SVC_TMP/port")" "${ARGS[@]}" 2>"$SVC_TMP/taken.err" && fail "started on a taken port"
+kill "$holder"; wait "$holder" 2>/dev/null
+grep -q '"msg":"cannot listen"' "$SVC_TMP/taken.err" || fail "a taken port: $(cat "$SVC_TMP/taken.err")"
+grep -q '"msg":"started"' "$SVC_TMP/taken.err" && fail "it reconciled before it found its port taken"
 svc_start "$SVC_TMP/log" "${ARGS[@]}"
 wait_for sh -c "curl -s $B/v1/jobs/m1 | jq -e '.state == \"running\" and .placement.instance_uuid != \"MIG-moved\"' >/dev/null" \
     || fail "case 4: m1 not placed again: $(curl -s "$B/v1/jobs/m1")"
