@@ -263,22 +263,6 @@ static enum MHD_Result via_worker(svc_http_t *h, struct MHD_Connection *c, rq_t 
     return MHD_YES;
 }
 
-/* --- the long poll -------------------------------------------------------- */
-
-static void poll_suspend(void *arg)
-{
-    rq_t *r = arg;
-
-    MHD_suspend_connection(r->c);
-}
-
-static void poll_wake(svc_ewait_t *w)
-{
-    rq_t *r = w->arg;
-
-    MHD_resume_connection(r->c);
-}
-
 /* The answer of a request whose connection was resumed. */
 static enum MHD_Result resumed(svc_http_t *h, struct MHD_Connection *c, rq_t *r)
 {
@@ -444,10 +428,10 @@ static enum MHD_Result route(svc_http_t *h, struct MHD_Connection *c, rq_t *r, c
         r->limit = limit;
         r->w.since = (uint64_t)since;
         r->w.deadline = svc_mono() + (double)timeout;
-        r->w.wake = poll_wake;
-        r->w.arg = r;
+        r->w.wake = svc_conn_wake;
+        r->w.arg = c;
         r->phase = RQ_POLL;
-        if (timeout > 0 && svc_events_park(h->d, &r->w, poll_suspend))
+        if (timeout > 0 && svc_events_park(h->d, &r->w, svc_conn_suspend))
             return MHD_YES;   /* resumed by an event, the deadline or the shutdown */
         r->phase = RQ_ANSWERED;
         return reply(h, c, r, 200, svc_events_get(h->d, (uint64_t)since, limit), NULL);

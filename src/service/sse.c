@@ -100,18 +100,14 @@ static void fill(sse_t *s)
     s->opos = 0;
 }
 
-static void suspend(void *arg)
+void svc_conn_suspend(void *conn)
 {
-    sse_t *s = arg;
-
-    MHD_suspend_connection(s->c);
+    MHD_suspend_connection(conn);
 }
 
-static void wake(svc_ewait_t *w)
+void svc_conn_wake(svc_ewait_t *w)
 {
-    sse_t *s = w->arg;
-
-    MHD_resume_connection(s->c);
+    MHD_resume_connection(w->arg);
 }
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -144,7 +140,7 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         }
         s->w.since = s->next;
         s->w.deadline = s->hb_due;
-        if (svc_events_park(d, &s->w, suspend))
+        if (svc_events_park(d, &s->w, svc_conn_suspend))
             return 0;   /* suspended: called again once woken */
         /* something came, or the heartbeat is due, or the daemon stops */
     }
@@ -186,8 +182,8 @@ struct MHD_Response *svc_sse_response(svc_t *d, struct MHD_Connection *c, atomic
     }
     s->d = d;
     s->c = c;
-    s->w.wake = wake;
-    s->w.arg = s;
+    s->w.wake = svc_conn_wake;
+    s->w.arg = c;
     s->open = open;
     s->next = since;
     s->heartbeat_s = heartbeat_s;

@@ -18,4 +18,10 @@ int svc_sse_max(const svc_t *d);
 struct MHD_Response *svc_sse_response(svc_t *d, struct MHD_Connection *c, atomic_int *open, uint64_t since,
                                       double heartbeat_s, uint64_t limit);
 
+/* A connection parked on the event ring (svc_events_park), for the long
+ * poll and the stream alike: the waiter's arg is the MHD_Connection, which
+ * svc_conn_suspend suspends and svc_conn_wake resumes. */
+void svc_conn_suspend(void *conn);
+void svc_conn_wake(svc_ewait_t *w);
+
 #endif
