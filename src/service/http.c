@@ -371,24 +371,13 @@ static enum MHD_Result events_stream(svc_http_t *h, struct MHD_Connection *c, rq
  * the handler below does with it is decided there. */
 static int route_id(const char *url, bool get, bool post, bool del)
 {
-    static const struct {
-        const char *url;
-        int get, post;
-    } fixed[] = {
-        { "/v1/jobs", SVC_RT_JOBS_LIST, SVC_RT_JOBS_POST }, { "/v1/events", SVC_RT_EVENTS, -1 },
-        { "/v1/events/stream", SVC_RT_STREAM, -1 },         { "/v1/cluster", SVC_RT_CLUSTER, -1 },
-        { "/metrics", SVC_RT_METRICS, -1 },                 { "/healthz", SVC_RT_HEALTHZ, -1 },
-        { "/readyz", SVC_RT_READYZ, -1 },                   { "/", SVC_RT_PAGE, -1 },
-    };
-    const char *slash;
-    size_t i;
+    const char *m = get ? "GET" : post ? "POST" : del ? "DELETE" : "", *slash;
+    int k;
 
-    for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-        if (strcmp(url, fixed[i].url) == 0) {
-            int k = get ? fixed[i].get : post ? fixed[i].post : -1;
-
-            return k >= 0 ? k : SVC_RT_OTHER;
-        }
+    for (k = 1; k < SVC_RT_N; k++)   /* the paths without a parameter */
+        if (strchr(svc_rt_path[k], '{') == NULL && strcmp(url, svc_rt_path[k]) == 0 &&
+            strcmp(m, svc_rt_method[k]) == 0)
+            return k;
     if (strncmp(url, "/extender/", 10) == 0)
         return post ? SVC_RT_EXTENDER : SVC_RT_OTHER;
     if (strncmp(url, "/v1/jobs/", 9) != 0)
