@@ -350,8 +350,9 @@ static int replay(svc_backend_t *b, const char **err)
 }
 
 /* The snapshot (absent: fresh hardware), then the journal's records on top;
- * then the journal is opened for appending and the state compacted into a
- * new snapshot, so that each run starts with an empty journal. */
+ * then the journal is opened for appending. The caller compacts once the
+ * state is whole (the sim at once, nvml after reading the hardware), so
+ * that each run starts with an empty journal. */
 static int load(svc_backend_t *b, const char **err)
 {
     json_error_t je;
@@ -395,10 +396,6 @@ static int load(svc_backend_t *b, const char **err)
         return -1;
     if ((b->jfd = open(b->jpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0) {
         *err = "cannot open the backend's inventory journal";
-        return -1;
-    }
-    if (compact(b) != 0) {
-        *err = "cannot write the backend's inventory file";
         return -1;
     }
     return 0;
@@ -684,6 +681,11 @@ int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const ch
         }
     }
     if (load(b, err) != 0) {
+        svc_backend_close(b);
+        return -1;
+    }
+    if (compact(b) != 0) {
+        *err = "cannot write the backend's inventory file";
         svc_backend_close(b);
         return -1;
     }
