@@ -1,10 +1,39 @@
 /* fuzz_svc_request.c - migschedd's POST /v1/jobs body parser (src/service/
  * api.c): any body is accepted or refused with a 4xx naming a field, and an
  * accepted body's canonical form parses to itself (the idempotency check of
- * a retried submission compares canonical forms). */
+ * a retried submission compares canonical forms). The job's JSON, written
+ * as text around the canonical body (svc_job_render), parses back with the
+ * canonical request and its labels, and with the input as its reason
+ * wherever the input is a string jansson takes. */
 #include "fuzz.h"
 
 #include "service/svc.h"
+
+static void check_render(const char *canon, const uint8_t *data, size_t size)
+{
+    json_t *want = json_loads(canon, 0, NULL), *got, *reason = json_stringn((const char *)data, size);
+    svc_jview_t v;
+    char *text;
+
+    memset(&v, 0, sizeof(v));
+    v.state = MS_JOB_QUEUED;
+    v.submit_t = 1764612345.125;
+    v.place.node = -1;
+    /* a reason with no NUL that is valid UTF-8 (json_stringn checks both) */
+    if (reason != NULL && strlen(json_string_value(reason)) == size && size > 0)
+        v.reason = (char *)(uintptr_t)json_string_value(reason);
+    text = svc_job_text("fuzz-1", canon, &v, NULL);
+    if (want == NULL || text == NULL || (got = json_loads(text, 0, NULL)) == NULL)
+        abort();
+    if (!json_equal(json_object_get(got, "request"), want) ||
+        !json_equal(json_object_get(got, "labels"), json_object_get(want, "labels")) ||
+        (v.reason != NULL && !json_equal(json_object_get(got, "reason"), reason)))
+        abort();
+    json_decref(got);
+    json_decref(want);
+    json_decref(reason);
+    free(text);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();   /* the canonical form is itself a valid request */
     if (strcmp(canon, canon2) != 0)
         abort();   /* and canonical */
+    check_render(canon, data, size);
     free(id);
     free(id2);
     free(canon);

@@ -1,11 +1,13 @@
 # mk/agent.mk - migsched-agent, the per-node executor (src/agent/,
 # docs/agent.md). It executes through migschedd's backends: the agent
 # compiles src/service/backend.c (and the agent backend it dispatches to,
-# the logger and the HTTP helpers) into itself rather than copying them. Needs
-# libmicrohttpd, jansson and libcurl (scripts/deps/service.list).
+# the JSON text writer, the logger and the HTTP helpers) into itself rather
+# than copying them. Needs libmicrohttpd, jansson and libcurl
+# (scripts/deps/service.list).
 AGENT_SRC := $(sort $(wildcard src/agent/*.c))
 AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/obj/%.o)
 AGENT_SVC_OBJ := $(BUILD)/obj/src/service/backend.o $(BUILD)/obj/src/service/backend_agent.o \
+                 $(BUILD)/obj/src/service/jtext.o \
                  $(BUILD)/obj/src/service/log.o $(BUILD)/obj/src/service/http_util.o
 AGENT_BIN := $(BUILD)/migsched-agent
 AGENT_LIBS := -lmicrohttpd -ljansson -lcurl -lpthread

@@ -32,6 +32,16 @@ $(EXT_TEST): tests/service/test_extender.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
 	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
 
+# The JSON text writer and a job's JSON against jansson
+# (tests/service/test_render.c): the same objects, cmocka.
+RENDER_TEST := $(BUILD)/tests/service/test_render
+OWN_TEST_SRC += tests/service/test_render.c
+EXTRA_TESTS += $(RENDER_TEST)
+$(RENDER_TEST): tests/service/test_render.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
+	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
+
 # The extender's wire-format parser under libFuzzer (make fuzz).
 $(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)

@@ -217,57 +217,95 @@ out:
     return rc;
 }
 
-static json_t *time_or_null(double t)
+static void time_or_null(svc_jtext_t *t, double v)
 {
-    return t > 0 ? json_real(t) : json_null();
+    if (v > 0)
+        svc_jtext_real(t, v);
+    else
+        svc_jtext_raw(t, "null");
 }
 
-json_t *svc_job_json_view(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be)
+/* Written as text (jtext.h): on every GET and every submission's answer,
+ * parsing the stored request back into a jansson tree and dumping it all
+ * again was most of an HTTP thread's time (docs/performance.md). The
+ * request is the canonical body as it is, and its "labels" member is found
+ * in it by a light scan; a body that does not scan as one object (a store
+ * written by hand) is left out, as a body that did not parse was before. */
+void svc_job_render(svc_jtext_t *t, const char *id, const char *body, const svc_jview_t *v,
+                    svc_backend_t *be)
 {
-    json_error_t je;
-    json_t *o, *req = json_loads(body, 0, &je), *labels;
+    const char *labels;
+    size_t nbody = strlen(body), nlabels;
+    bool whole = svc_jtext_member(body, nbody, "labels", &labels, &nlabels);
 
-    o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o*}", "id", id, "state",
-                  ms_job_state_name((ms_job_state_t)v->state), "submitted_at", time_or_null(v->submit_t),
-                  "started_at", time_or_null(v->start_t), "ended_at", time_or_null(v->end_t),
-                  "request", req);
-    if (o == NULL)
-        return NULL;
-    /* the canonical request always holds the labels (an object) */
-    if ((labels = json_object_get(req, "labels")) != NULL && json_is_object(labels))
-        json_object_set(o, "labels", labels);
-    if (v->reason != NULL && v->reason[0])
-        json_object_set_new(o, "reason", json_string(v->reason));
+    svc_jtext_raw(t, "{\"id\":");
+    svc_jtext_str(t, id);
+    svc_jtext_raw(t, ",\"state\":");
+    svc_jtext_str(t, ms_job_state_name((ms_job_state_t)v->state));
+    svc_jtext_raw(t, ",\"submitted_at\":");
+    time_or_null(t, v->submit_t);
+    svc_jtext_raw(t, ",\"started_at\":");
+    time_or_null(t, v->start_t);
+    svc_jtext_raw(t, ",\"ended_at\":");
+    time_or_null(t, v->end_t);
+    if (whole) {
+        svc_jtext_raw(t, ",\"request\":");
+        svc_jtext_add(t, body, nbody);
+        if (nlabels > 0 && labels[0] == '{') {   /* the canonical request always holds them */
+            svc_jtext_raw(t, ",\"labels\":");
+            svc_jtext_add(t, labels, nlabels);
+        }
+    }
+    if (v->reason != NULL && v->reason[0]) {
+        svc_jtext_raw(t, ",\"reason\":");
+        svc_jtext_str(t, v->reason);
+    }
     if (v->place.node >= 0) {
-        json_t *p = json_pack("{s:s,s:i,s:i,s:s,s:i}", "node", v->place.node_name, "gpu",
-                              v->place.gpu, "start", v->place.start, "profile", v->place.profile,
-                              "gpus", v->place.ninst);
-
-        if (p != NULL && be != NULL) {
+        svc_jtext_raw(t, ",\"placement\":{\"node\":");
+        svc_jtext_str(t, v->place.node_name);
+        svc_jtext_raw(t, ",\"gpu\":");
+        svc_jtext_int(t, v->place.gpu);
+        svc_jtext_raw(t, ",\"start\":");
+        svc_jtext_int(t, v->place.start);
+        svc_jtext_raw(t, ",\"profile\":");
+        svc_jtext_str(t, v->place.profile);
+        svc_jtext_raw(t, ",\"gpus\":");
+        svc_jtext_int(t, v->place.ninst);
+        if (be != NULL) {
+            const char *gpu_uuid = svc_backend_gpu_uuid(be, v->place.gpu_global);
             char buf[48];
 
-            json_object_set_new(p, "gpu_uuid", json_string(svc_backend_gpu_uuid(be, v->place.gpu_global)));
+            if (gpu_uuid != NULL) {
+                svc_jtext_raw(t, ",\"gpu_uuid\":");
+                svc_jtext_str(t, gpu_uuid);
+            }
             if (v->place.start >= 0) {
                 svc_backend_inst_uuid(be, v->place.gpu_global, v->place.start, id, buf, sizeof(buf));
-                if (buf[0])
-                    json_object_set_new(p, "instance_uuid", json_string(buf));
+                if (buf[0]) {
+                    svc_jtext_raw(t, ",\"instance_uuid\":");
+                    svc_jtext_str(t, buf);
+                }
             }
         }
-        if (p != NULL)
-            json_object_set_new(o, "placement", p);
+        svc_jtext_raw(t, "}");
     }
-    return o;
+    svc_jtext_raw(t, "}");
 }
 
-json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be)
+char *svc_job_text(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be)
 {
-    svc_jview_t v;
+    svc_jtext_t t = { 0 };
 
-    v.state = j->state;
-    v.submit_t = j->submit_t;
-    v.start_t = j->start_t;
-    v.end_t = j->end_t;
-    v.place = j->place;
-    v.reason = (char *)(uintptr_t)j->reason;   /* read only here */
-    return svc_job_json_view(j->id, j->body, &v, be);
+    svc_job_render(&t, id, body, v, be);
+    return svc_jtext_take(&t);
+}
+
+void svc_jview_now(const svc_job_t *j, svc_jview_t *v)
+{
+    v->state = j->state;
+    v->submit_t = j->submit_t;
+    v->start_t = j->start_t;
+    v->end_t = j->end_t;
+    v->place = j->place;
+    v->reason = (char *)(uintptr_t)j->reason;   /* borrowed: read only */
 }

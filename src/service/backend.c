@@ -55,8 +55,7 @@ struct svc_backend {
     const ms_geom_t **geom;     /* [ngpus] nvml kind only */
     uint32_t salt;              /* mixed into made-up uuids (cfg uuid_salt) */
     svc_abe_t *ag;              /* agent kind only: everything goes there */
-    char *out;                  /* rendered text, kept between calls */
-    size_t outlen, outcap;
+    svc_jtext_t out;            /* rendered text, its memory kept between calls */
     char *jpath;                /* the journal: <path>.journal */
     int jfd;                    /* appended to after every op; -1 not open */
     bool jbroken;               /* an append failed: compact at the next op */
@@ -110,78 +109,38 @@ static void del(svc_backend_t *b, int i)
 
 /* --- the inventory file: rendered by hand, written with one write ------- */
 
-/* Append n bytes to b->out; -1 out of memory. */
-static int out_add(svc_backend_t *b, const char *p, size_t n)
+static void render_inst(svc_jtext_t *t, const svc_binst_t *in, bool first)
 {
-    if (b->outlen + n > b->outcap) {
-        size_t cap = b->outcap ? b->outcap : 4096;
-        char *q;
-
-        while (cap < b->outlen + n)
-            cap *= 2;
-        if ((q = realloc(b->out, cap)) == NULL)
-            return -1;
-        b->out = q;
-        b->outcap = cap;
-    }
-    memcpy(b->out + b->outlen, p, n);
-    b->outlen += n;
-    return 0;
-}
-
-static int out_str(svc_backend_t *b, const char *p)
-{
-    return out_add(b, p, strlen(p));
-}
-
-static int out_int(svc_backend_t *b, long long v)
-{
-    char buf[24];
-    int n = snprintf(buf, sizeof(buf), "%lld", v);
-
-    return out_add(b, buf, (size_t)n);
-}
-
-/* A JSON string: quotes, backslashes and control bytes escaped (job tags
- * come from requests and pod names; the rest passes as it is, UTF-8). */
-static int out_jstr(svc_backend_t *b, const char *p)
-{
-    const char *run = p;
-    int rc = out_add(b, "\"", 1);
-
-    for (; rc == 0 && *p != '\0'; p++) {
-        unsigned char ch = (unsigned char)*p;
-        char esc[8];
-
-        if (ch >= 0x20 && ch != '"' && ch != '\\')
-            continue;
-        snprintf(esc, sizeof(esc), ch == '"' || ch == '\\' ? "\\%c" : "\\u%04x", ch);
-        rc = out_add(b, run, (size_t)(p - run)) | out_str(b, esc);
-        run = p + 1;
-    }
-    return rc | out_add(b, run, (size_t)(p - run)) | out_add(b, "\"", 1);
-}
-
-static int render_inst(svc_backend_t *b, const svc_binst_t *in, bool first)
-{
-    return out_str(b, first ? "{\"gpu\":" : ",{\"gpu\":") | out_int(b, in->gpu) |
-           out_str(b, ",\"start\":") | out_int(b, in->start) | out_str(b, ",\"prof\":") |
-           out_int(b, in->prof) | out_str(b, ",\"job\":") | out_jstr(b, in->job) |
-           out_str(b, ",\"uuid\":") | out_jstr(b, in->uuid) | out_add(b, "}", 1);
+    svc_jtext_raw(t, first ? "{\"gpu\":" : ",{\"gpu\":");
+    svc_jtext_int(t, in->gpu);
+    svc_jtext_raw(t, ",\"start\":");
+    svc_jtext_int(t, in->start);
+    svc_jtext_raw(t, ",\"prof\":");
+    svc_jtext_int(t, in->prof);
+    svc_jtext_raw(t, ",\"job\":");
+    svc_jtext_str(t, in->job);   /* tags come from requests and pod names */
+    svc_jtext_raw(t, ",\"uuid\":");
+    svc_jtext_str(t, in->uuid);
+    svc_jtext_raw(t, "}");
 }
 
 /* The whole inventory as JSON ({"ngpus", "uuid_seq", "instances": [...]},
  * the format load reads and tests edit). */
 static int render(svc_backend_t *b)
 {
-    int i, rc;
+    svc_jtext_t *t = &b->out;
+    int i;
 
-    b->outlen = 0;
-    rc = out_str(b, "{\"ngpus\":") | out_int(b, b->ngpus) | out_str(b, ",\"uuid_seq\":") |
-         out_int(b, (long long)b->uuid_seq) | out_str(b, ",\"instances\":[");
-    for (i = 0; i < b->n && rc == 0; i++)
-        rc = render_inst(b, &b->v[i], i == 0);
-    return rc | out_str(b, "]}\n");
+    svc_jtext_reset(t);
+    svc_jtext_raw(t, "{\"ngpus\":");
+    svc_jtext_int(t, b->ngpus);
+    svc_jtext_raw(t, ",\"uuid_seq\":");
+    svc_jtext_int(t, (long long)b->uuid_seq);
+    svc_jtext_raw(t, ",\"instances\":[");
+    for (i = 0; i < b->n; i++)
+        render_inst(t, &b->v[i], i == 0);
+    svc_jtext_raw(t, "]}\n");
+    return t->oom ? -1 : 0;
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -209,10 +168,10 @@ static int compact(svc_backend_t *b)
 
     if (render(b) != 0 || (fd = open(b->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
         return -1;
-    rc = write_all(fd, b->out, b->outlen);
+    rc = write_all(fd, b->out.p, b->out.len);
     if (close(fd) != 0 || rc != 0 || rename(b->tmp, b->path) != 0)
         return -1;
-    b->snapbytes = b->outlen;
+    b->snapbytes = b->out.len;
     if (b->jfd >= 0) {
         if (ftruncate(b->jfd, 0) != 0)
             return -1;
@@ -233,29 +192,35 @@ static int compact(svc_backend_t *b)
  * reported. */
 static int persist_gpus(svc_backend_t *b, int g1, int g2)
 {
-    int i, rc;
+    svc_jtext_t *t = &b->out;
+    int i;
     bool first = true;
 
     if (b->jfd < 0 || b->jbroken)
         return compact(b);
-    b->outlen = 0;
-    rc = out_str(b, "{\"uuid_seq\":") | out_int(b, (long long)b->uuid_seq) | out_str(b, ",\"gpus\":[") |
-         out_int(b, g1);
-    if (g2 >= 0 && g2 != g1)
-        rc |= out_add(b, ",", 1) | out_int(b, g2);
-    rc |= out_str(b, "],\"instances\":[");
-    for (i = 0; i < b->n && rc == 0; i++)
+    svc_jtext_reset(t);
+    svc_jtext_raw(t, "{\"uuid_seq\":");
+    svc_jtext_int(t, (long long)b->uuid_seq);
+    svc_jtext_raw(t, ",\"gpus\":[");
+    svc_jtext_int(t, g1);
+    if (g2 >= 0 && g2 != g1) {
+        svc_jtext_raw(t, ",");
+        svc_jtext_int(t, g2);
+    }
+    svc_jtext_raw(t, "],\"instances\":[");
+    for (i = 0; i < b->n; i++)
         if (b->v[i].gpu == g1 || (g2 >= 0 && b->v[i].gpu == g2)) {
-            rc = render_inst(b, &b->v[i], first);
+            render_inst(t, &b->v[i], first);
             first = false;
         }
-    if ((rc | out_str(b, "]}\n")) != 0)
+    svc_jtext_raw(t, "]}\n");
+    if (t->oom)
         return -1;
-    if (write_all(b->jfd, b->out, b->outlen) != 0) {
+    if (write_all(b->jfd, t->p, t->len) != 0) {
         b->jbroken = true;   /* a torn line may end it: the snapshot takes over */
         return compact(b);
     }
-    b->jbytes += b->outlen;
+    b->jbytes += t->len;
     return b->jbytes > 4 * b->snapbytes + 65536 ? compact(b) : 0;
 }
 
@@ -708,7 +673,7 @@ void svc_backend_close(svc_backend_t *b)
         fclose(b->log);
     pthread_mutex_destroy(&b->mu);
     free(b->v);
-    free(b->out);
+    svc_jtext_free(&b->out);
     free(b->jpath);
     free(b->path);
     free(b->tmp);

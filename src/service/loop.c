@@ -133,24 +133,19 @@ static void answered(svc_msg_t *m)
 char *svc_msg_body(svc_t *d, svc_msg_t *m)
 {
     char *body;
-    json_t *o;
 
     if (m->rjob == NULL) {
         body = m->body;
         m->body = NULL;
         return body;
     }
-    o = svc_job_json_view(m->rjob->id, m->rjob->body, &m->rview, d->be);
-    body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    return body;
+    return svc_job_text(m->rjob->id, m->rjob->body, &m->rview, d->be);
 }
 
 int svc_job_read(svc_t *d, const char *id, char **body)
 {
     svc_job_t *j;
     svc_jview_t v;
-    json_t *o;
     int rc = 0;
 
     pthread_mutex_lock(&d->rmu);
@@ -171,10 +166,8 @@ int svc_job_read(svc_t *d, const char *id, char **body)
         return e.code;
     }
     /* id and body never change once the job is in the table */
-    o = svc_job_json_view(j->id, j->body, &v, d->be);
+    *body = svc_job_text(j->id, j->body, &v, d->be);
     free(v.reason);
-    *body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
     return 200;
 }
 
@@ -750,7 +743,7 @@ static void h_get(svc_t *d, svc_msg_t *m)
     if (j == NULL)
         reply_err(m, 404, "id", "no such job");
     else
-        reply_json(m, 200, svc_job_json(j, d->be));
+        reply_view(m, 200, j);
 }
 
 static bool label_match(svc_job_t *j, const char *kv)
@@ -774,13 +767,15 @@ static bool label_match(svc_job_t *j, const char *kv)
     return v != NULL && strcmp(v, eq + 1) == 0;
 }
 
+/* Written as text (svc_job_render): a page is up to 1,000 jobs. */
 static void h_list(svc_t *d, svc_msg_t *m)
 {
-    json_t *o = json_object(), *arr = json_array();
+    svc_jtext_t t = { 0 };
     uint64_t after = 0;
     size_t lo = 0, hi = d->jobs.n, i;
     long n = 0, limit = m->q_limit > 0 ? m->q_limit : 100;
     int want = -1, k;
+    bool more = false;
     char *end;
 
     if (m->q_state != NULL) {
@@ -788,8 +783,6 @@ static void h_list(svc_t *d, svc_msg_t *m)
             if (strcmp(ms_job_state_name((ms_job_state_t)k), m->q_state) == 0)
                 want = k;
         if (want < 0) {
-            json_decref(o);
-            json_decref(arr);
             reply_err(m, 400, "state", "queued, reserved, starting, running, migrating, done, cancelled or failed");
             return;
         }
@@ -797,8 +790,6 @@ static void h_list(svc_t *d, svc_msg_t *m)
     if (m->q_cursor != NULL) {
         after = strtoull(m->q_cursor, &end, 10);
         if (*m->q_cursor == '\0' || *end != '\0') {
-            json_decref(o);
-            json_decref(arr);
             reply_err(m, 400, "cursor", "the cursor must be a value of \"next\" from an earlier page");
             return;
         }
@@ -811,24 +802,36 @@ static void h_list(svc_t *d, svc_msg_t *m)
         else
             hi = mid;
     }
+    svc_jtext_raw(&t, "{\"jobs\":[");
     for (i = lo; i < d->jobs.n; i++) {
         svc_job_t *j = d->jobs.v[i];
+        svc_jview_t v;
 
         if (want >= 0 && j->state != want)
             continue;
         if (m->q_label != NULL && !label_match(j, m->q_label))
             continue;
         if (n == limit) {
-            json_object_set_new(o, "next", json_sprintf("%" PRIu64, d->jobs.v[i - 1]->seq));
+            more = true;
             break;
         }
-        json_array_append_new(arr, svc_job_json(j, d->be));
+        if (n > 0)
+            svc_jtext_raw(&t, ",");
+        svc_jview_now(j, &v);
+        svc_job_render(&t, j->id, j->body, &v, d->be);
         n++;
     }
-    if (json_object_get(o, "next") == NULL)
-        json_object_set_new(o, "next", json_null());
-    json_object_set_new(o, "jobs", arr);
-    reply_json(m, 200, o);
+    svc_jtext_raw(&t, "],\"next\":");
+    if (more) {   /* the cursor (a string): the next page starts after v[i - 1] */
+        svc_jtext_raw(&t, "\"");
+        svc_jtext_int(&t, (long long)d->jobs.v[i - 1]->seq);
+        svc_jtext_raw(&t, "\"");
+    } else
+        svc_jtext_raw(&t, "null");
+    svc_jtext_raw(&t, "}");
+    m->status = 200;
+    if ((m->body = svc_jtext_take(&t)) == NULL)
+        reply_err(m, 500, "", "out of memory");
 }
 
 static void h_cancel(svc_t *d, svc_msg_t *m, double now)
@@ -849,7 +852,7 @@ static void h_cancel(svc_t *d, svc_msg_t *m, double now)
         after_call(d, j, st, "cancel");
         sync_job(d, j, now);
     }
-    reply_json(m, 200, svc_job_json(j, d->be));
+    reply_view(m, 200, j);
 }
 
 static void h_done(svc_t *d, svc_msg_t *m, double now)
@@ -862,7 +865,7 @@ static void h_done(svc_t *d, svc_msg_t *m, double now)
         return;
     }
     if (j->state == MS_JOB_DONE) {
-        reply_json(m, 200, svc_job_json(j, d->be));
+        reply_view(m, 200, j);
         return;
     }
     if (j->state != MS_JOB_RUNNING || j->slot < 0) {
@@ -872,7 +875,7 @@ static void h_done(svc_t *d, svc_msg_t *m, double now)
     st = ms_sched_finished(d->sched, j->slot, now);
     after_call(d, j, st, "finished");
     sync_job(d, j, now);
-    reply_json(m, 200, svc_job_json(j, d->be));
+    reply_view(m, 200, j);
 }
 
 static void h_opresult(svc_t *d, svc_msg_t *m, double now)

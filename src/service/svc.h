@@ -29,6 +29,7 @@
 #include "migsched/policy.h"
 #include "migsched/sched.h"
 #include "service/backend.h"
+#include "service/jtext.h"
 
 /* --- configuration (config.c) ------------------------------------------ */
 
@@ -177,9 +178,14 @@ char *svc_err_body(const svc_err_t *e);
 int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char **canon,
                   svc_err_t *err);
 bool svc_id_valid(const char *id);
-json_t *svc_job_json(const svc_job_t *j, svc_backend_t *be);
-/* The same from a view (any thread: id and body never change once added). */
-json_t *svc_job_json_view(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be);
+/* A job's JSON (docs/api.md) from a view, appended to t; any thread: id and
+ * body never change once the job is in the table. */
+void svc_job_render(svc_jtext_t *t, const char *id, const char *body, const svc_jview_t *v,
+                    svc_backend_t *be);
+/* The same as a malloc'd string; NULL out of memory. */
+char *svc_job_text(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be);
+/* j's current state as a view that borrows j's reason (the loop only). */
+void svc_jview_now(const svc_job_t *j, svc_jview_t *v);
 
 /* --- store (store.c) ---------------------------------------------------- */
 

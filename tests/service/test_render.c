@@ -1,0 +1,247 @@
+/* test_render.c - JSON written as text (src/service/jtext.c) and a job's
+ * JSON (svc_job_render in src/service/api.c), checked against jansson: the
+ * numbers are written byte for byte as jansson writes them, every string
+ * reads back as it went in, and a job's text parses to the fields of its
+ * view with its request as the canonical body. */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "service/svc.h"
+
+static char *jansson_real(double v)
+{
+    json_t *r = json_real(v);
+    char *s = json_dumps(r, JSON_ENCODE_ANY | JSON_COMPACT);
+
+    json_decref(r);
+    return s;
+}
+
+static void test_real_as_jansson(void **state)
+{
+    static const double V[] = { 0.5, 1764612345.123456, 1764612345.0, 3.0, -2.5, 1e300, 1e-7,
+                                -1.5e-300, 123456789012345678.0, 0.1, 1.0 / 3.0, DBL_MAX,
+                                DBL_MIN, 1e17, 1e16, 60.0 };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(V) / sizeof(V[0]); i++) {
+        svc_jtext_t t = { 0 };
+        char *want = jansson_real(V[i]), *got;
+
+        svc_jtext_real(&t, V[i]);
+        got = svc_jtext_take(&t);
+        assert_non_null(want);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(want);
+        free(got);
+    }
+}
+
+static void test_real_not_finite_is_null(void **state)
+{
+    svc_jtext_t t = { 0 };
+    char *got;
+
+    (void)state;
+    svc_jtext_real(&t, NAN);
+    svc_jtext_raw(&t, ",");
+    svc_jtext_real(&t, INFINITY);
+    got = svc_jtext_take(&t);
+    assert_string_equal(got, "null,null");
+    free(got);
+}
+
+static void test_int_extremes(void **state)
+{
+    svc_jtext_t t = { 0 };
+    char *got;
+
+    (void)state;
+    svc_jtext_int(&t, LLONG_MIN);
+    svc_jtext_raw(&t, " ");
+    svc_jtext_int(&t, LLONG_MAX);
+    got = svc_jtext_take(&t);
+    assert_string_equal(got, "-9223372036854775808 9223372036854775807");
+    free(got);
+}
+
+/* Every string reads back as itself, whatever bytes below 0x20 it holds. */
+static void test_string_reads_back(void **state)
+{
+    static const char *const S[] = { "", "plain", "q\"uote", "back\\slash", "nl\nand\ttab",
+                                     "\x01\x1f ctl", "ünïcödé ✓", "}\",\"labels\":{" };
+    char all[32];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 31; i++)
+        all[i] = (char)(i + 1);
+    all[31] = '\0';
+    for (i = 0; i <= sizeof(S) / sizeof(S[0]); i++) {
+        const char *s = i < sizeof(S) / sizeof(S[0]) ? S[i] : all;
+        svc_jtext_t t = { 0 };
+        json_error_t je;
+        json_t *back;
+        char *text;
+
+        svc_jtext_str(&t, s);
+        text = svc_jtext_take(&t);
+        back = json_loads(text, JSON_DECODE_ANY, &je);
+        assert_non_null(back);
+        assert_true(json_is_string(back));
+        assert_string_equal(json_string_value(back), s);
+        json_decref(back);
+        free(text);
+    }
+}
+
+static void test_growth_and_reset(void **state)
+{
+    svc_jtext_t t = { 0 };
+    char *got;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 10000; i++)
+        svc_jtext_raw(&t, "0123456789");
+    assert_int_equal(t.len, 100000);
+    assert_int_equal(t.p[t.len], '\0');
+    svc_jtext_reset(&t);
+    assert_int_equal(t.len, 0);
+    svc_jtext_raw(&t, "x");
+    got = svc_jtext_take(&t);
+    assert_string_equal(got, "x");
+    assert_null(t.p);
+    free(got);
+    got = svc_jtext_take(&t);   /* nothing appended: an empty string, not NULL */
+    assert_string_equal(got, "");
+    free(got);
+}
+
+static void expect_member(const char *s, const char *key, const char *want)
+{
+    const char *at = NULL;
+    size_t n = 0;
+    bool ok = svc_jtext_member(s, strlen(s), key, &at, &n);
+
+    if (want == NULL) {
+        assert_false(ok);
+        return;
+    }
+    assert_true(ok);
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(at, want, n);
+}
+
+static void test_member(void **state)
+{
+    (void)state;
+    expect_member("{\"a\":1,\"labels\":{\"k\":\"v\"}}", "labels", "{\"k\":\"v\"}");
+    expect_member(" { \"labels\" : { } , \"b\" : [1,{\"c\":\"]\"}] } ", "labels", "{ }");
+    /* the key inside a string, braces inside values: only the top level counts */
+    expect_member("{\"a\":\"\\\",\\\"labels\\\":{\",\"labels\":{\"k\":\"v}\\\"{\"}}", "labels",
+                  "{\"k\":\"v}\\\"{\"}");
+    expect_member("{\"x\":{\"labels\":{}},\"labels\":[1]}", "labels", "[1]");
+    expect_member("{\"gang\":1,\"model\":null}", "model", "null");
+    expect_member("{\"gang\":1}", "labels", NULL);          /* absent */
+    expect_member("{}", "labels", NULL);
+    expect_member("{\"labels\":{}", "labels", NULL);        /* not closed */
+    expect_member("{\"labels\":{}}x", "labels", NULL);      /* something after it */
+    expect_member("[{\"labels\":{}}]", "labels", NULL);     /* not an object */
+    expect_member("{\"labels\" {}}", "labels", NULL);       /* no colon */
+    expect_member("{\"labels\":}", "labels", NULL);         /* no value */
+    expect_member("{\"labels\":{},}", "labels", NULL);      /* a trailing comma */
+    expect_member("{\"la\nbels\":{}}", "labels", NULL);     /* a control byte in a key */
+    expect_member("{\"labels\":\"\\", "labels", NULL);      /* cut inside an escape */
+    expect_member("", "labels", NULL);
+}
+
+/* The job's text parses, and holds the view's fields and the canonical body. */
+static void test_job_text(void **state)
+{
+    const char *body_in = "{\"id\":\"j-1\",\"profile\":\"2g.10gb\",\"labels\":{\"team\":\"a\\\"}\"}}";
+    char *id = NULL, *canon = NULL, *text;
+    svc_req_t req;
+    svc_err_t err;
+    svc_jview_t v;
+    json_error_t je;
+    json_t *o, *want;
+
+    (void)state;
+    assert_int_equal(svc_req_parse(body_in, strlen(body_in), &id, &req, &canon, &err), 0);
+    memset(&v, 0, sizeof(v));
+    v.state = MS_JOB_RUNNING;
+    v.submit_t = 1764612345.25;
+    v.start_t = 1764612346.5;
+    v.reason = (char *)(uintptr_t)"placed \"after\" a\nmove";
+    v.place.node = 0;
+    snprintf(v.place.node_name, sizeof(v.place.node_name), "%s", "a");
+    v.place.gpu = 1;
+    v.place.start = 4;
+    v.place.ninst = 1;
+    snprintf(v.place.profile, sizeof(v.place.profile), "%s", "2g.10gb");
+    text = svc_job_text(id, canon, &v, NULL);
+    assert_non_null(text);
+    o = json_loads(text, 0, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "id")), "j-1");
+    assert_string_equal(json_string_value(json_object_get(o, "state")), "running");
+    assert_true(json_real_value(json_object_get(o, "submitted_at")) == v.submit_t);
+    assert_true(json_real_value(json_object_get(o, "started_at")) == v.start_t);
+    assert_true(json_is_null(json_object_get(o, "ended_at")));
+    want = json_loads(canon, 0, &je);
+    assert_true(json_equal(json_object_get(o, "request"), want));
+    assert_true(json_equal(json_object_get(o, "labels"), json_object_get(want, "labels")));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "labels"), "team")), "a\"}");
+    assert_string_equal(json_string_value(json_object_get(o, "reason")), v.reason);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "placement"), "node")), "a");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "placement"), "gpu")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "placement"), "start")), 4);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "placement"), "profile")),
+                        "2g.10gb");
+    json_decref(want);
+    json_decref(o);
+    free(text);
+
+    /* queued, no reason, a body that does not scan: no request, no placement */
+    memset(&v, 0, sizeof(v));
+    v.state = MS_JOB_QUEUED;
+    v.submit_t = 2.0;
+    v.place.node = -1;
+    text = svc_job_text("j-2", "{\"profile\":", &v, NULL);
+    o = json_loads(text, 0, &je);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "state")), "queued");
+    assert_null(json_object_get(o, "request"));
+    assert_null(json_object_get(o, "labels"));
+    assert_null(json_object_get(o, "reason"));
+    assert_null(json_object_get(o, "placement"));
+    json_decref(o);
+    free(text);
+    free(id);
+    free(canon);
+    svc_req_free(&req);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_as_jansson),   cmocka_unit_test(test_real_not_finite_is_null),
+        cmocka_unit_test(test_int_extremes),      cmocka_unit_test(test_string_reads_back),
+        cmocka_unit_test(test_growth_and_reset),  cmocka_unit_test(test_member),
+        cmocka_unit_test(test_job_text),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
