@@ -44,6 +44,12 @@
 #include "service/svc.h"
 
 #define WORKERS 2                  /* threads for the extender's endpoints */
+/* libmicrohttpd's memory per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT):
+ * it holds a request's headers, so they are limited to about this in all
+ * (431 beyond, docs/api.md; Node.js's default is the same 16 KiB). It is
+ * zeroed between requests: at 64 KiB that memset was a fifth of an HTTP
+ * thread's time under a stream of GETs (docs/performance.md). */
+#define CONN_POOL 16384
 
 enum { RQ_ROUTE, RQ_LOOP, RQ_WORK, RQ_POLL, RQ_ANSWERED };
 
@@ -678,7 +684,7 @@ int svc_http_start(svc_t *d, svc_http_t **out)
                                   MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                  (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+                                  (size_t)CONN_POOL, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
                                   MHD_OPTION_HTTPS_MEM_CERT, h->cert, MHD_OPTION_HTTPS_MEM_KEY, h->key,
                                   MHD_OPTION_END);
     else
@@ -686,7 +692,7 @@ int svc_http_start(svc_t *d, svc_http_t **out)
                                   MHD_OPTION_ARRAY, pool,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->cfg->max_conns,
                                   MHD_OPTION_CONNECTION_TIMEOUT, 75u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                  (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+                                  (size_t)CONN_POOL, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
     if (h->mhd == NULL) {
         svc_log("error", "cannot serve HTTP", json_pack("{s:s}", "listen", d->cfg->listen));
         http_free(h);

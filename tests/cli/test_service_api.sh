@@ -46,6 +46,11 @@ done
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v1/jobs?limit=0")" = 400 ] || fail "bad limit: 400"
 big=$(head -c 70000 /dev/zero | tr '\0' ' ')
 [ "$(post "{\"profile\":\"1g\"$big}")" = 413 ] || fail "oversized body: 413"
+# headers: about 16 KiB in all (docs/api.md): 12 KB pass, 20 KB are a 431
+hdr=$(head -c 12000 /dev/zero | tr '\0' h)
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "X-Pad: $hdr" "$B/healthz")" = 200 ] || fail "12 KB of headers: 200"
+hdr=$(head -c 20000 /dev/zero | tr '\0' h)
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "X-Pad: $hdr" "$B/healthz")" = 431 ] || fail "20 KB of headers: 431"
 wait_for sh -c "curl -s $B/v1/jobs/p1 | jq -e '.state == \"running\"' >/dev/null" || fail "p1 never runs"
 curl -s "$B/v1/jobs/p1" | jq -e '.placement.node and (.placement.gpu >= 0) and (.placement.start >= 0) and .placement.instance_uuid' \
     >/dev/null || fail "placement fields"
