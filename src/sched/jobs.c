@@ -3,8 +3,8 @@
  *
  * Slots are handed out in order and reused only after ms_sched_forget, so a
  * simulator that never forgets sees slots equal to submission order. Ids
- * live in an open-addressing hash map (FNV-1a, linear probing, at most half
- * full), so lookups cost O(1) whatever the number of jobs.
+ * live in a hash map that grows without a pause (src/core/idmap.h), so
+ * lookups and submissions cost O(1) whatever the number of jobs.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -14,99 +14,26 @@
 
 #define MAX_ID_LEN 4096   /* ids are any length up to this (the API's bound) */
 
-static uint32_t hash_id(const char *id)
+/* The id of a slot in the id map (a slot is only there while it has one). */
+static const char *slot_id(const void *ctx, int32_t slot)
 {
-    uint32_t h = 2166136261u;
-
-    for (; *id != '\0'; id++)
-        h = (h ^ (uint8_t)*id) * 16777619u;
-    return h;
+    return ((const ms_sched_t *)ctx)->jobs[slot].id;
 }
 
-static ms_status_t idmap_grow(ms_sched_t *s)
+void ms__sched_ids_init(ms_sched_t *s)
 {
-    uint32_t cap = s->idcap ? s->idcap * 2 : 1024, i;
-    int32_t *m = ms__salloc(s, (size_t)cap * sizeof(*m));
-
-    if (m == NULL)
-        return MS_ENOMEM;
-    for (i = 0; i < cap; i++)
-        m[i] = -1;
-    for (i = 0; i < s->idcap; i++) {
-        int32_t slot = s->idmap[i];
-        uint32_t h;
-
-        if (slot < 0)
-            continue;
-        /* the new map is at most a quarter full: probing ends */
-        for (h = hash_id(s->jobs[slot].id) & (cap - 1); m[h] >= 0; h = (h + 1) & (cap - 1))
-            ;
-        m[h] = slot;
-    }
-    ms__sfree(s, s->idmap);
-    s->idmap = m;
-    s->idcap = cap;
-    s->idused = 0;
-    for (i = 0; i < cap; i++)
-        if (m[i] >= 0)
-            s->idused++;
-    return MS_OK;
+    ms__idmap_init(&s->ids, slot_id, s, s->cfg.alloc, s->cfg.alloc_ctx);
 }
 
 int32_t ms_sched_find(const ms_sched_t *s, const char *id)
 {
-    uint32_t h, n;
-
-    if (id == NULL || s->idcap == 0)
-        return -1;
-    /* the map always has empty cells (at most half used): probing ends */
-    for (h = hash_id(id) & (s->idcap - 1), n = 0; n < s->idcap; h = (h + 1) & (s->idcap - 1), n++) {
-        int32_t slot = s->idmap[h];
-
-        if (slot == -1)
-            return -1;
-        if (slot >= 0 && strcmp(s->jobs[slot].id, id) == 0)
-            return slot;
-    }
-    return -1;
-}
-
-static ms_status_t idmap_put(ms_sched_t *s, int32_t slot)
-{
-    uint32_t h;
-    ms_status_t st;
-
-    if ((s->idused + 1) * 2 > s->idcap && (st = idmap_grow(s)) != MS_OK)
-        return st;
-    for (h = hash_id(s->jobs[slot].id) & (s->idcap - 1); s->idmap[h] >= 0;
-         h = (h + 1) & (s->idcap - 1))
-        ;
-    if (s->idmap[h] == -1)
-        s->idused++;
-    s->idmap[h] = slot;
-    return MS_OK;
-}
-
-static void idmap_del(ms_sched_t *s, int32_t slot)
-{
-    uint32_t h, n;
-
-    for (h = hash_id(s->jobs[slot].id) & (s->idcap - 1), n = 0; n < s->idcap;
-         h = (h + 1) & (s->idcap - 1), n++) {
-        if (s->idmap[h] == -1)
-            return;
-        if (s->idmap[h] == slot) {
-            s->idmap[h] = -2;   /* a tombstone keeps later probes intact */
-            return;
-        }
-    }
+    return ms__idmap_find(&s->ids, id);
 }
 
 ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot)
 {
     ms__job_t *j;
     int32_t k;
-    ms_status_t st;
 
     if (id != NULL) {
         if (id[0] == '\0' || strnlen(id, MAX_ID_LEN + 1) > MAX_ID_LEN)
@@ -140,7 +67,7 @@ ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot)
         size_t n = strlen(id) + 1;
 
         if ((j->id = ms__salloc(s, n)) == NULL ||
-            (memcpy(j->id, id, n), (st = idmap_put(s, k)) != MS_OK)) {
+            (memcpy(j->id, id, n), ms__idmap_put(&s->ids, k) != 0)) {
             ms__sfree(s, j->id);
             j->id = NULL;
             ms__sched_job_release(s, k);
@@ -156,7 +83,7 @@ void ms__sched_job_release(ms_sched_t *s, int32_t slot)
     ms__job_t *j = &s->jobs[slot];
 
     if (j->id != NULL) {
-        idmap_del(s, slot);
+        ms__idmap_del(&s->ids, slot);
         ms__sfree(s, j->id);
         j->id = NULL;
     }

@@ -129,7 +129,7 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__sfree(s, s->node_lidx);
     ms__sfree(s, s->jobs);
     ms__sfree(s, s->free_slots);
-    ms__sfree(s, s->idmap);
+    ms__idmap_fini(&s->ids);
     ms__sfree(s, s->cls);
     ms__sfree(s, s->gops);
     ms__sfree(s, s->pend);
@@ -360,6 +360,7 @@ ms_status_t ms_sched_create(const ms_sched_cfg_t *cfg, double now, ms_sched_t **
         return MS_ENOMEM;
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;   /* cfg.nodes is the caller's until build_groups copied it */
+    ms__sched_ids_init(s);
     s->placing = -1;
     s->easy_head = -1;
     s->next_op = 1;

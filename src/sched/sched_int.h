@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/idmap.h"
 #include "migsched/sched.h"
 
 #define MS__MAX_GROUPS 64          /* distinct node kinds */
@@ -117,8 +118,7 @@ struct ms_sched {
     int32_t njobs, capjobs;        /* slots used (high-water), capacity */
     int32_t *free_slots;
     int32_t nfree, capfree;
-    int32_t *idmap;                /* open addressing, -1 empty, -2 deleted */
-    uint32_t idcap, idused;
+    ms__idmap_t ids;               /* id -> slot (src/core/idmap.h) */
     uint64_t seq;
 
     /* classes */
@@ -163,6 +163,8 @@ void *ms__srealloc(const ms_sched_t *s, void *p, size_t n);
 void ms__sfree(const ms_sched_t *s, void *p);
 
 /* --- jobs.c ------------------------------------------------------------- */
+/* The id map (set up before anything is submitted) */
+void ms__sched_ids_init(ms_sched_t *s);
 ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot);
 void ms__sched_job_release(ms_sched_t *s, int32_t slot);
 ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t *cls,

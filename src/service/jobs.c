@@ -1,5 +1,7 @@
 /* jobs.c - the daemon's job table: every job it has acknowledged, in
- * submission order, with an id -> job hash map and a slot -> job map for
+ * submission order, with an id -> job map (src/core/idmap.h: it grows
+ * without a pause, and HTTP threads look jobs up in it under svc_t.rmu
+ * while the loop adds to it) and a slot -> job map for
  * translating plan ops. Jobs are never removed while the daemon runs (the
  * table is the API's history; 100,000 jobs cost a few tens of MB).
  */
@@ -8,18 +10,15 @@
 
 #include "service/svc.h"
 
-static size_t hash(const char *s)
+static const char *index_id(const void *ctx, int32_t i)
 {
-    size_t h = 1469598103934665603ull;
-
-    for (; *s != '\0'; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return ((const svc_jobs_t *)ctx)->v[i]->id;
 }
 
 void svc_jobs_init(svc_jobs_t *t)
 {
     memset(t, 0, sizeof(*t));
+    ms__idmap_init(&t->ids, index_id, t, NULL, NULL);
 }
 
 void svc_req_free(svc_req_t *r)
@@ -61,44 +60,22 @@ void svc_jobs_free(svc_jobs_t *t)
     for (i = 0; i < t->n; i++)
         svc_job_free(t->v[i]);
     free(t->v);
-    free(t->map);
+    ms__idmap_fini(&t->ids);
     free(t->by_slot);
     memset(t, 0, sizeof(*t));
 }
 
 svc_job_t *svc_jobs_find(const svc_jobs_t *t, const char *id)
 {
-    size_t h;
+    int32_t i = ms__idmap_find(&t->ids, id);
 
-    if (t->mapcap == 0)
-        return NULL;
-    for (h = hash(id) & (t->mapcap - 1); t->map[h] != 0; h = (h + 1) & (t->mapcap - 1))
-        if (strcmp(t->v[t->map[h] - 1]->id, id) == 0)
-            return t->v[t->map[h] - 1];
-    return NULL;
-}
-
-static int rehash(svc_jobs_t *t, size_t cap)
-{
-    size_t *m = calloc(cap, sizeof(*m)), i, h;
-
-    if (m == NULL)
-        return -1;
-    for (i = 0; i < t->n; i++) {
-        for (h = hash(t->v[i]->id) & (cap - 1); m[h] != 0; h = (h + 1) & (cap - 1))
-            ;
-        m[h] = i + 1;
-    }
-    free(t->map);
-    t->map = m;
-    t->mapcap = cap;
-    return 0;
+    return i >= 0 ? t->v[i] : NULL;
 }
 
 int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
 {
-    size_t h;
-
+    if (t->n >= INT32_MAX)
+        return -1;
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 1024;
         svc_job_t **v = realloc(t->v, cap * sizeof(*v));
@@ -108,12 +85,10 @@ int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
         t->v = v;
         t->cap = cap;
     }
-    if ((t->n + 1) * 2 > t->mapcap && rehash(t, t->mapcap ? t->mapcap * 2 : 2048) != 0)
+    t->v[t->n] = j;   /* the map reads the id from here */
+    if (ms__idmap_put(&t->ids, (int32_t)t->n) != 0)
         return -1;
-    t->v[t->n++] = j;
-    for (h = hash(j->id) & (t->mapcap - 1); t->map[h] != 0; h = (h + 1) & (t->mapcap - 1))
-        ;
-    t->map[h] = t->n;
+    t->n++;
     return 0;
 }
 

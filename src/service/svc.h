@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/idmap.h"
 #include "migsched/policy.h"
 #include "migsched/sched.h"
 #include "service/backend.h"
@@ -142,8 +143,7 @@ typedef struct svc_job {
 typedef struct svc_jobs {
     svc_job_t **v;                 /* by seq order */
     size_t n, cap;
-    size_t *map;                   /* open addressing over v indices + 1 (0 empty) */
-    size_t mapcap;
+    ms__idmap_t ids;               /* id -> index in v */
     svc_job_t **by_slot;           /* slot -> job */
     int32_t nslots;
 } svc_jobs_t;
