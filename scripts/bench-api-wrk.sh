@@ -18,6 +18,10 @@
 # after 60 ms, so the loop also ends and places about 1,900 jobs a second
 # on the 16 GPUs (a stress no real cluster of 16 GPUs sees); at 1 nothing
 # ends during the run and the POSTs measure the API and the store alone.
+# FLOOR=1 first runs the GET script against scripts/wrk/floor.c (a
+# one-thread epoll server with a canned answer of the same size, built with
+# cc): what this machine, loopback and wrk cost at the GET rate, the floor
+# under every figure after it.
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -55,6 +59,16 @@ measure() {
         awk -v c="$((c1 - c0))" -v t="$tck" -v n="$n" 'BEGIN {printf "daemon CPU: %.1f us a request\n", c * 1e6 / t / n}'
 }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+if [ "${FLOOR:-0}" = 1 ]; then
+    mkdir -p build-bench
+    cc -O2 -o build-bench/http-floor scripts/wrk/floor.c
+    build-bench/http-floor "$port" &
+    fpid=$!
+    sleep 0.2
+    echo "== the floor: scripts/wrk/floor.c, $conns connections, 2 threads, $secs s, $(rate "$get_rate")"
+    wrk -t2 -c"$conns" -d"${secs}s" --latency -s scripts/wrk/get_jobs.lua "http://127.0.0.1:$port" -- 2000 "$get_rate" 2
+    kill $fpid; wait $fpid 2>/dev/null || true
+fi
 $MIGSCHEDD --listen 127.0.0.1:$port --state-dir "$dir/state" --node a=8xA100-40GB \
     --node b=8xH100-80GB --op-delay 0 --time-scale "${TIME_SCALE:-1000}" ${MIGSCHEDD_ARGS:-} 2>"$dir/log" &
 pid=$!
