@@ -37,7 +37,6 @@
 #define TICK_S 0.1
 #define FINISH_GAP_S 0.005   /* the loop wakes for sim job ends at most this often */
 
-static const char *const OPK[] = { "?", "create", "destroy", "start", "move", "stop" };
 
 void svc_msg_free(svc_msg_t *m)
 {
@@ -520,13 +519,11 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 {
     svc_t *d = ctx;
     svc_xplan_t *x;
-    json_t *ops;
     int i;
 
     if (d->reconciling || p->n == 0)
         return MS_OK;   /* start-up: the inventory diff does it (see above) */
-    if ((x = calloc(1, sizeof(*x))) == NULL || (x->ops = calloc((size_t)p->n, sizeof(*x->ops))) == NULL ||
-        (ops = json_array()) == NULL) {
+    if ((x = calloc(1, sizeof(*x))) == NULL || (x->ops = calloc((size_t)p->n, sizeof(*x->ops))) == NULL) {
         svc_xplan_free(x);
         d->sched_err = 1;
         return MS_ENOMEM;
@@ -550,15 +547,8 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
             j->inflight++;
             mark(j);
         }
-        json_array_append_new(ops, json_pack("{s:I,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s}", "op_id",
-                                             (json_int_t)o->op_id, "kind",
-                                             o->op.kind <= MS_OP_STOP ? OPK[o->op.kind] : "?", "gpu",
-                                             (int)o->op.gpu, "start", (int)o->op.start, "prof",
-                                             (int)o->op.prof, "from_gpu", (int)o->op.from_gpu,
-                                             "from_start", (int)o->op.from_start, "bbm",
-                                             (int)o->op.bbm, "job", o->job));
     }
-    if (svc_store_plan(d->store, ms_plan_kind_name(p->kind), p->now, ops, &x->plan_id) != 0) {
+    if (svc_store_plan(d->store, ms_plan_kind_name(p->kind), p->now, x->ops, x->n, &x->plan_id) != 0) {
         svc_xplan_free(x);
         d->sched_err = 1;
         return MS_EIO;

@@ -371,38 +371,39 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
     return rc;
 }
 
-int svc_store_plan(svc_store_t *s, const char *kind, double t, json_t *ops, int64_t *plan_id)
+static const char *const OP_KIND[] = { "?", "create", "destroy", "start", "move", "stop" };
+
+/* The plan's row, then a row per op (bound straight from the ops: a jansson
+ * array in between cost more than the inserts, docs/performance.md). */
+int svc_store_plan(svc_store_t *s, const char *kind, double t, const svc_xop_t *ops, int n,
+                   int64_t *plan_id)
 {
     sqlite3_stmt *st = s->st[S_PLAN];
-    size_t i;
-    json_t *o;
+    int i;
 
     bind_text(st, 1, kind);
     sqlite3_bind_double(st, 2, t);
-    if (step(s, S_PLAN) != 0) {
-        json_decref(ops);
+    if (step(s, S_PLAN) != 0)
         return -1;
-    }
     *plan_id = sqlite3_last_insert_rowid(s->db);
     st = s->st[S_OP];
-    json_array_foreach(ops, i, o) {
+    for (i = 0; i < n; i++) {
+        const ms_op_t *op = &ops[i].op;
+
         sqlite3_bind_int64(st, 1, *plan_id);
-        sqlite3_bind_int(st, 2, (int)i);
-        sqlite3_bind_int64(st, 3, json_integer_value(json_object_get(o, "op_id")));
-        bind_text(st, 4, json_string_value(json_object_get(o, "kind")));
-        sqlite3_bind_int(st, 5, (int)json_integer_value(json_object_get(o, "gpu")));
-        sqlite3_bind_int(st, 6, (int)json_integer_value(json_object_get(o, "start")));
-        sqlite3_bind_int(st, 7, (int)json_integer_value(json_object_get(o, "prof")));
-        sqlite3_bind_int(st, 8, (int)json_integer_value(json_object_get(o, "from_gpu")));
-        sqlite3_bind_int(st, 9, (int)json_integer_value(json_object_get(o, "from_start")));
-        sqlite3_bind_int(st, 10, (int)json_integer_value(json_object_get(o, "bbm")));
-        bind_text(st, 11, json_string_value(json_object_get(o, "job")));
-        if (step(s, S_OP) != 0) {
-            json_decref(ops);
+        sqlite3_bind_int(st, 2, i);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)ops[i].op_id);
+        bind_text(st, 4, op->kind <= MS_OP_STOP ? OP_KIND[op->kind] : "?");
+        sqlite3_bind_int(st, 5, (int)op->gpu);
+        sqlite3_bind_int(st, 6, (int)op->start);
+        sqlite3_bind_int(st, 7, (int)op->prof);
+        sqlite3_bind_int(st, 8, (int)op->from_gpu);
+        sqlite3_bind_int(st, 9, (int)op->from_start);
+        sqlite3_bind_int(st, 10, (int)op->bbm);
+        bind_text(st, 11, ops[i].job);
+        if (step(s, S_OP) != 0)
             return -1;
-        }
     }
-    json_decref(ops);
     return 0;
 }
 

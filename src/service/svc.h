@@ -201,8 +201,10 @@ int svc_store_job_insert(svc_store_t *s, svc_job_t *j);
 int svc_store_job_update(svc_store_t *s, const svc_job_t *j);
 /* Load every job, in seq order; fn takes ownership of each job. */
 int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx);
-/* Journal a plan; returns its id (> 0) in *plan_id. ops_json is stolen. */
-int svc_store_plan(svc_store_t *s, const char *kind, double t, json_t *ops_json, int64_t *plan_id);
+/* Journal a plan and its n ops; returns its id (> 0) in *plan_id. */
+struct svc_xop;
+int svc_store_plan(svc_store_t *s, const char *kind, double t, const struct svc_xop *ops, int n,
+                   int64_t *plan_id);
 int svc_store_op_result(svc_store_t *s, int64_t plan_id, int idx, const char *result, double t);
 int svc_store_event(svc_store_t *s, uint64_t seq, const char *job, const char *state, double t);
 uint64_t svc_store_last_event(svc_store_t *s);
