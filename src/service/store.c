@@ -201,19 +201,27 @@ int svc_store_begin(svc_store_t *s) { return step(s, S_BEGIN); }
 int svc_store_commit(svc_store_t *s) { return step(s, S_COMMIT); }
 void svc_store_rollback(svc_store_t *s) { (void)step(s, S_ROLLBACK); }
 
+/* Written as text (jtext.h): sync_job stores it on every state change. */
 static char *place_json(const svc_job_t *j)
 {
-    json_t *o;
-    char *t;
+    svc_jtext_t t = { 0 };
 
     if (j->place.node < 0)
         return NULL;
-    o = json_pack("{s:s,s:i,s:i,s:i,s:s,s:i}", "node", j->place.node_name, "gpu", j->place.gpu,
-                  "gpu_global", j->place.gpu_global, "start", j->place.start, "profile",
-                  j->place.profile, "gpus", j->place.ninst);
-    t = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    return t;
+    svc_jtext_raw(&t, "{\"node\":");
+    svc_jtext_str(&t, j->place.node_name);
+    svc_jtext_raw(&t, ",\"gpu\":");
+    svc_jtext_int(&t, j->place.gpu);
+    svc_jtext_raw(&t, ",\"gpu_global\":");
+    svc_jtext_int(&t, j->place.gpu_global);
+    svc_jtext_raw(&t, ",\"start\":");
+    svc_jtext_int(&t, j->place.start);
+    svc_jtext_raw(&t, ",\"profile\":");
+    svc_jtext_str(&t, j->place.profile);
+    svc_jtext_raw(&t, ",\"gpus\":");
+    svc_jtext_int(&t, j->place.ninst);
+    svc_jtext_raw(&t, "}");
+    return svc_jtext_take(&t);
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *t)
