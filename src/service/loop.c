@@ -37,7 +37,6 @@
 #define TICK_S 0.1
 #define FINISH_GAP_S 0.005   /* the loop wakes for sim job ends at most this often */
 
-
 void svc_msg_free(svc_msg_t *m)
 {
     if (m == NULL)
