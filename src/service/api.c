@@ -299,13 +299,3 @@ char *svc_job_text(const char *id, const char *body, const svc_jview_t *v, svc_b
     svc_job_render(&t, id, body, v, be);
     return svc_jtext_take(&t);
 }
-
-void svc_jview_now(const svc_job_t *j, svc_jview_t *v)
-{
-    v->state = j->state;
-    v->submit_t = j->submit_t;
-    v->start_t = j->start_t;
-    v->end_t = j->end_t;
-    v->place = j->place;
-    v->reason = (char *)(uintptr_t)j->reason;   /* borrowed: read only */
-}

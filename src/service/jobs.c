@@ -40,13 +40,19 @@ void svc_job_free(svc_job_t *j)
     free(j);
 }
 
-int svc_jview_of(const svc_job_t *j, svc_jview_t *v)
+void svc_jview_now(const svc_job_t *j, svc_jview_t *v)
 {
     v->state = j->state;
     v->submit_t = j->submit_t;
     v->start_t = j->start_t;
     v->end_t = j->end_t;
     v->place = j->place;
+    v->reason = (char *)(uintptr_t)j->reason;   /* borrowed: read only */
+}
+
+int svc_jview_of(const svc_job_t *j, svc_jview_t *v)
+{
+    svc_jview_now(j, v);
     v->reason = NULL;
     if (j->reason[0] != '\0' && (v->reason = strdup(j->reason)) == NULL)
         return -1;

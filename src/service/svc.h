@@ -158,6 +158,8 @@ svc_job_t *svc_jobs_by_slot(const svc_jobs_t *t, int32_t slot);
 void svc_job_free(svc_job_t *j);
 /* A copy of j's current state (reason strdup'd); -1 out of memory. */
 int svc_jview_of(const svc_job_t *j, svc_jview_t *v);
+/* The same, borrowing j's reason (the loop only, while j does not change). */
+void svc_jview_now(const svc_job_t *j, svc_jview_t *v);
 void svc_req_free(svc_req_t *r);
 /* The ms_sched request of a job (borrows its strings). */
 void svc_job_sched_req(const svc_job_t *j, ms_sched_req_t *out);
@@ -184,8 +186,6 @@ void svc_job_render(svc_jtext_t *t, const char *id, const char *body, const svc_
                     svc_backend_t *be);
 /* The same as a malloc'd string; NULL out of memory. */
 char *svc_job_text(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be);
-/* j's current state as a view that borrows j's reason (the loop only). */
-void svc_jview_now(const svc_job_t *j, svc_jview_t *v);
 
 /* --- store (store.c) ---------------------------------------------------- */
 
