@@ -110,7 +110,7 @@ static int write_spec(ag_t *a, const svc_binst_t *in)
 {
     char path[4096], tmp[4096], *text;
     json_t *spec = ag_cdi_spec(a, in);
-    size_t len, off = 0;
+    size_t len;
     int fd, rc = -1;
 
     if (spec == NULL)
@@ -130,16 +130,7 @@ static int write_spec(ag_t *a, const svc_binst_t *in)
         free(text);
         return -1;
     }
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
-    if (off == len && write(fd, "\n", 1) == 1 && fsync(fd) == 0)
+    if (svc_write_all(fd, text, len) == 0 && write(fd, "\n", 1) == 1 && fsync(fd) == 0)
         rc = 0;
     if (close(fd) != 0)
         rc = -1;

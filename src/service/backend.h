@@ -7,7 +7,8 @@
  * tell which job owns which instance.
  *
  *   sim      simulated GPUs; state persisted in STATE_DIR/sim-inventory.json
- *            (written atomically after every op, so it outlives kill -9);
+ *            and sim-inventory.journal (a snapshot and one line appended
+ *            after every op, so it outlives kill -9);
  *            each op takes op_delay_s; ops can be made to fail (fail spec
  *            "KIND:N": every Nth op of KIND, e.g. "create:3"; KIND any = all)
  *   dry-run  the same inventory model, changing no hardware; every op it
@@ -61,6 +62,11 @@ typedef struct svc_backend_cfg {
 } svc_backend_cfg_t;
 
 /* 0 or -1 with *err set to a static message. */
+/* Write all n bytes to fd, retrying short and interrupted writes; 0, or -1
+ * when a write fails or writes nothing. Also the agent's CDI files
+ * (src/agent/cdi.c). */
+int svc_write_all(int fd, const char *p, size_t n);
+
 int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const char **err);
 void svc_backend_close(svc_backend_t *b);
 const char *svc_backend_kind(const svc_backend_t *b);
