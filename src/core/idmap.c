@@ -32,7 +32,7 @@ static ms__idcell_t *cells_new(const ms__idmap_t *m, uint32_t cap)
     return c;
 }
 
-uint32_t ms__idmap_hash(const char *id)
+static uint32_t id_hash(const char *id)
 {
     uint32_t h = 2166136261u;   /* FNV-1a */
 
@@ -97,7 +97,7 @@ int32_t ms__idmap_find(const ms__idmap_t *m, const char *id)
 
     if (m->cap == 0 || id == NULL)
         return -1;
-    h = ms__idmap_hash(id);
+    h = id_hash(id);
     if ((i = probe(m, m->cell, m->cap, h, id)) >= 0)
         return m->cell[i].v - 1;
     if (m->old != NULL && (i = probe(m, m->old, m->oldcap, h, id)) >= 0)
@@ -166,7 +166,7 @@ int ms__idmap_put(ms__idmap_t *m, int32_t v)
     move_old(m, STEP);
     if ((m->used + 1) * 2 > m->cap && grow(m) != 0)
         return -1;
-    place(m, v, ms__idmap_hash(m->key(m->ctx, v)));
+    place(m, v, id_hash(m->key(m->ctx, v)));
     m->live++;
     return 0;
 }
@@ -179,7 +179,7 @@ void ms__idmap_del(ms__idmap_t *m, int32_t v)
     if (m->cap == 0 || v < 0)
         return;
     move_old(m, STEP);
-    h = ms__idmap_hash(m->key(m->ctx, v));
+    h = id_hash(m->key(m->ctx, v));
     if ((i = probe_value(m->cell, m->cap, h, v)) >= 0)
         m->cell[i].v = -1;
     else if (m->old != NULL && (i = probe_value(m->old, m->oldcap, h, v)) >= 0)

@@ -49,6 +49,5 @@ int32_t ms__idmap_find(const ms__idmap_t *m, const char *id);
 int ms__idmap_put(ms__idmap_t *m, int32_t v);
 /* Remove v if it is there. */
 void ms__idmap_del(ms__idmap_t *m, int32_t v);
-uint32_t ms__idmap_hash(const char *id);
 
 #endif
