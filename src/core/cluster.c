@@ -31,7 +31,7 @@ ms_status_t ms_cluster_create(const ms_cluster_cfg_t *cfg, ms_cluster_t **out)
         return MS_ENOMEM;
     }
     if (c->index_mode == MS_INDEX_BUCKET) {
-        ms_status_t st = ms__index_create(ms_geom_nstates(c->geom), c->ngpus, &c->index);
+        ms_status_t st = ms__index_create(c->geom, c->ngpus, &c->index);
         if (st != MS_OK) {
             ms_cluster_destroy(c);
             return st;
@@ -159,6 +159,14 @@ ms_status_t ms_cluster_check(const ms_cluster_t *c)
             total += c->index->count[s];
         if (total != c->ngpus)
             return MS_ESTATE;
+        for (k = 0; k < ms_geom_nprofiles(g) && k < MS_MAX_PROFILES; k++) {
+            int n = 0;
+
+            for (gi = 0; gi < c->ngpus; gi++)
+                n += ms_state_fit(g, c->gpus[gi].state, k) != 0;
+            if (n != c->index->nfit[k])
+                return MS_ESTATE;   /* the O(1) "no room anywhere" would lie */
+        }
     }
     return MS_OK;
 }

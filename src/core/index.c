@@ -3,9 +3,10 @@
 
 #include <stdlib.h>
 
-ms_status_t ms__index_create(int nstates, int ngpus, struct ms_index **out)
+ms_status_t ms__index_create(const ms_geom_t *g, int ngpus, struct ms_index **out)
 {
     struct ms_index *ix = calloc(1, sizeof(*ix));
+    int nstates = ms_geom_nstates(g), np = ms_geom_nprofiles(g), s, k;
 
     *out = NULL;
     if (ix == NULL)
@@ -17,10 +18,15 @@ ms_status_t ms__index_create(int nstates, int ngpus, struct ms_index **out)
     ix->bits = calloc((size_t)nstates * (size_t)ix->nwords, sizeof(uint64_t));
     ix->summary = calloc((size_t)nstates * (size_t)ix->nsum, sizeof(uint64_t));
     ix->count = calloc((size_t)nstates, sizeof(int));
-    if (ix->bits == NULL || ix->summary == NULL || ix->count == NULL) {
+    ix->fits = calloc((size_t)nstates, sizeof(uint16_t));
+    if (ix->bits == NULL || ix->summary == NULL || ix->count == NULL || ix->fits == NULL) {
         ms__index_destroy(ix);
         return MS_ENOMEM;
     }
+    for (s = 0; s < nstates; s++)
+        for (k = 0; k < np && k < MS_MAX_PROFILES; k++)
+            if (ms_state_fit(g, (ms_state_t)s, k) != 0)
+                ix->fits[s] |= (uint16_t)(1u << k);
     *out = ix;
     return MS_OK;
 }
@@ -32,6 +38,7 @@ void ms__index_destroy(struct ms_index *ix)
     free(ix->bits);
     free(ix->summary);
     free(ix->count);
+    free(ix->fits);
     free(ix);
 }
 
@@ -42,8 +49,12 @@ void ms__index_add(struct ms_index *ix, ms_state_t s, int g)
     int w = g >> 6;
 
     b[w] |= (uint64_t)1 << (g & 63);
+    unsigned f;
+
     sm[w >> 6] |= (uint64_t)1 << (w & 63);
     ix->count[s]++;
+    for (f = ix->fits[s]; f != 0; f &= f - 1)
+        ix->nfit[__builtin_ctz(f)]++;
 }
 
 void ms__index_del(struct ms_index *ix, ms_state_t s, int g)
@@ -51,11 +62,14 @@ void ms__index_del(struct ms_index *ix, ms_state_t s, int g)
     uint64_t *b = ix->bits + (size_t)s * (size_t)ix->nwords;
     uint64_t *sm = ix->summary + (size_t)s * (size_t)ix->nsum;
     int w = g >> 6;
+    unsigned f;
 
     b[w] &= ~((uint64_t)1 << (g & 63));
     if (b[w] == 0)
         sm[w >> 6] &= ~((uint64_t)1 << (w & 63));
     ix->count[s]--;
+    for (f = ix->fits[s]; f != 0; f &= f - 1)
+        ix->nfit[__builtin_ctz(f)]--;
 }
 
 int ms__index_has(const struct ms_index *ix, ms_state_t s, int g)

@@ -4,6 +4,11 @@
  * summary[s] has bit w set iff word w of bits[s] is non-zero. Finding the
  * lowest GPU above some g touches at most two words plus the summary words
  * (ngpus / 4096 of them), whatever the cluster size.
+ *
+ * nfit[k] counts the GPUs whose state has room for profile k at some
+ * start, so a search that would find no candidate says so in O(1): on a
+ * full cluster every arrival's placement attempt used to walk all of the
+ * profile's (state, start) candidates for nothing (docs/performance.md).
  */
 #ifndef MIGSCHED_INDEX_H
 #define MIGSCHED_INDEX_H
@@ -17,9 +22,11 @@ struct ms_index {
     uint64_t *bits;      /* [nstates * nwords] */
     uint64_t *summary;   /* [nstates * nsum] */
     int *count;          /* [nstates] */
+    uint16_t *fits;      /* [nstates] bit k: profile k fits at some start */
+    int nfit[MS_MAX_PROFILES];   /* GPUs in a state with bit k of fits */
 };
 
-ms_status_t ms__index_create(int nstates, int ngpus, struct ms_index **out);
+ms_status_t ms__index_create(const ms_geom_t *g, int ngpus, struct ms_index **out);
 void ms__index_destroy(struct ms_index *ix);
 void ms__index_add(struct ms_index *ix, ms_state_t s, int g);
 void ms__index_del(struct ms_index *ix, ms_state_t s, int g);

@@ -1,6 +1,8 @@
 /* rank.c - ranked (state, start) candidates and the two ways to search them. */
 #include "migsched/rank.h"
 
+#include "core/index.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +104,8 @@ static ms_status_t find_bucket(const ms_rank_t *r, const ms_cluster_t *c, int *g
     int i, bg = -1, bs = -1;
     uint64_t key = 0;
 
+    if (r->prof >= 0 && r->prof < MS_MAX_PROFILES && c->index->nfit[r->prof] == 0)
+        return MS_ENOFIT;   /* no GPU has room for the profile anywhere */
     for (i = 0; i < r->n; i++) {
         const ms_rank_cand_t *cd = &r->cands[i];
         int g;
