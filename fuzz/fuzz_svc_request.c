@@ -1,13 +1,17 @@
 /* fuzz_svc_request.c - migschedd's POST /v1/jobs body parser (src/service/
  * api.c): any body is accepted or refused with a 4xx naming a field, and an
  * accepted body's canonical form parses to itself (the idempotency check of
- * a retried submission compares canonical forms). The job's JSON, written
+ * a retried submission compares canonical forms) and is byte for byte what
+ * jansson writes for it (tests/service/canon_ref.h: the form older stores
+ * hold). The job's JSON, written
  * as text around the canonical body (svc_job_render), parses back with the
  * canonical request and its labels, and with the input as its reason
  * wherever the input is a string jansson takes. */
 #include "fuzz.h"
 
 #include "service/svc.h"
+
+#include "../tests/service/canon_ref.h"
 
 static void check_render(const char *canon, const uint8_t *data, size_t size)
 {
@@ -49,6 +53,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (canon == NULL)
         abort();
+    {
+        char *want = canon_ref(&req);
+
+        if (want == NULL || strcmp(canon, want) != 0)
+            abort();   /* not what jansson writes */
+        free(want);
+    }
     memset(&err2, 0, sizeof(err2));
     if (svc_req_parse(canon, strlen(canon), &id2, &req2, &canon2, &err2) != 0)
         abort();   /* the canonical form is itself a valid request */

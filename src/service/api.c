@@ -128,11 +128,65 @@ static int get_labels(json_t *o, json_t **out, svc_err_t *err)
     return *out != NULL ? 0 : -1;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The canonical request: every field, absent ones as null (or their
+ * default), keys sorted, no spaces; byte for byte what jansson's
+ * json_dumps(JSON_COMPACT | JSON_SORT_KEYS) writes for the same object
+ * (the form the stores of earlier versions hold, which a retried
+ * submission is compared with as text). Written as text: building the
+ * object and dumping it was a seventh of the daemon's CPU a submission
+ * (docs/performance.md). NULL out of memory. */
+static char *canon_text(const svc_req_t *req)
+{
+    svc_jtext_t t = { 0 };
+    const char *keys[MAX_LABELS], *k;
+    json_t *x;
+    size_t n = 0, i;
+
+    json_object_foreach(req->labels, k, x) {
+        if (n < MAX_LABELS)   /* get_labels allows no more */
+            keys[n++] = k;
+    }
+    qsort(keys, n, sizeof(keys[0]), cmp_key);
+    svc_jtext_raw(&t, "{\"duration_s\":");
+    svc_jtext_real(&t, req->duration_s);
+    svc_jtext_raw(&t, ",\"estimate_s\":");
+    svc_jtext_real(&t, req->estimate_s);
+    svc_jtext_raw(&t, ",\"gang\":");
+    svc_jtext_int(&t, req->gang);
+    svc_jtext_raw(&t, req->isolation == MS_ISO_MIG ? ",\"isolation\":\"mig\",\"labels\":{"
+                                                   : ",\"isolation\":\"any\",\"labels\":{");
+    for (i = 0; i < n; i++) {
+        if (i > 0)
+            svc_jtext_add(&t, ",", 1);
+        svc_jtext_str(&t, keys[i]);
+        svc_jtext_add(&t, ":", 1);
+        svc_jtext_str(&t, json_string_value(json_object_get(req->labels, keys[i])));
+    }
+    svc_jtext_raw(&t, "},\"mem_gb\":");
+    if (req->mem_gb > 0)
+        svc_jtext_real(&t, req->mem_gb);
+    else
+        svc_jtext_raw(&t, "null");
+    svc_jtext_raw(&t, req->migratable ? ",\"migratable\":true,\"model\":" : ",\"migratable\":false,\"model\":");
+    svc_jtext_str(&t, req->model);
+    svc_jtext_raw(&t, ",\"priority\":");
+    svc_jtext_int(&t, req->priority);
+    svc_jtext_raw(&t, ",\"profile\":");
+    svc_jtext_str(&t, req->profile);
+    svc_jtext_add(&t, "}", 1);
+    return svc_jtext_take(&t);
+}
+
 int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char **canon,
                   svc_err_t *err)
 {
     json_error_t je;
-    json_t *o, *c = NULL;
+    json_t *o;
     const char *k;
     json_t *x;
     char *iso = NULL;
@@ -195,12 +249,7 @@ int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char 
         svc_err_set(err, 400, "profile", "give exactly one of profile (\"2g.10gb\", \"2g\") and mem_gb");
         goto out;
     }
-    c = json_pack("{s:s?,s:o,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O}", "profile", req->profile, "mem_gb",
-                  req->mem_gb > 0 ? json_real(req->mem_gb) : json_null(), "model", req->model, "isolation",
-                  req->isolation == MS_ISO_MIG ? "mig" : "any", "gang", req->gang, "priority",
-                  req->priority, "migratable", req->migratable, "duration_s", req->duration_s,
-                  "estimate_s", req->estimate_s, "labels", req->labels);
-    if (c == NULL || (*canon = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+    if ((*canon = canon_text(req)) == NULL) {
         svc_err_set(err, 500, "", "out of memory");
         goto out;
     }
@@ -212,7 +261,6 @@ out:
         svc_req_free(req);
     }
     free(iso);
-    json_decref(c);
     json_decref(o);
     return rc;
 }

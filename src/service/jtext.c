@@ -103,8 +103,20 @@ void svc_jtext_str(svc_jtext_t *t, const char *s)
         if (ch >= 0x20 && ch != '"' && ch != '\\')
             continue;
         svc_jtext_add(t, run, (size_t)(s - run));
-        snprintf(esc, sizeof(esc), ch == '"' || ch == '\\' ? "\\%c" : "\\u%04x", ch);
-        svc_jtext_raw(t, esc);
+        /* jansson's escapes, byte for byte: the canonical request (the
+         * idempotency check compares it as text) is written here */
+        switch (ch) {
+        case '"': svc_jtext_add(t, "\\\"", 2); break;
+        case '\\': svc_jtext_add(t, "\\\\", 2); break;
+        case '\b': svc_jtext_add(t, "\\b", 2); break;
+        case '\f': svc_jtext_add(t, "\\f", 2); break;
+        case '\n': svc_jtext_add(t, "\\n", 2); break;
+        case '\r': svc_jtext_add(t, "\\r", 2); break;
+        case '\t': svc_jtext_add(t, "\\t", 2); break;
+        default:
+            snprintf(esc, sizeof(esc), "\\u%04X", ch);
+            svc_jtext_add(t, esc, 6);
+        }
         run = s + 1;
     }
     svc_jtext_add(t, run, (size_t)(s - run));

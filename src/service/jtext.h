@@ -27,8 +27,9 @@ void svc_jtext_int(svc_jtext_t *t, long long v);
 /* v as jansson writes a real (17 significant digits, always a '.' or an
  * exponent, so it reads back as a real); null when not finite */
 void svc_jtext_real(svc_jtext_t *t, double v);
-/* s quoted: quotes, backslashes and control bytes escaped, the rest (UTF-8)
- * as it is; NULL is written as null */
+/* s quoted as jansson quotes it: quotes, backslashes and control bytes
+ * escaped (\n \t ... or \u00XX), the rest (UTF-8) as it is; NULL is
+ * written as null */
 void svc_jtext_str(svc_jtext_t *t, const char *s);
 /* The text (malloc'd, NUL-terminated; the caller frees it) and t emptied;
  * NULL if an append failed. */

@@ -1,8 +1,10 @@
 /* test_render.c - JSON written as text (src/service/jtext.c) and a job's
  * JSON (svc_job_render in src/service/api.c), checked against jansson: the
  * numbers are written byte for byte as jansson writes them, every string
- * reads back as it went in, and a job's text parses to the fields of its
- * view with its request as the canonical body. */
+ * reads back as it went in and is quoted as jansson quotes it, the
+ * canonical request is jansson's byte for byte (canon_ref.h), and a job's
+ * text parses to the fields of its view with its request as the canonical
+ * body. */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "service/canon_ref.h"
 #include "service/svc.h"
 
 static char *jansson_real(double v)
@@ -104,6 +107,150 @@ static void test_string_reads_back(void **state)
         json_decref(back);
         free(text);
     }
+}
+
+static char *jansson_str(const char *s)
+{
+    json_t *v = json_string(s);
+    char *d = v != NULL ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+
+    json_decref(v);
+    return d;
+}
+
+/* Every byte below 0x80 alone and in company, and multi-byte UTF-8, quoted
+ * exactly as jansson quotes it. */
+static void test_string_as_jansson(void **state)
+{
+    static const char *const S[] = { "", "plain", "q\"uote/sl", "\\\b\f\n\r\t\x7f", "ünïcödé ✓ 𝄞" };
+    char one[4];
+    int c;
+    size_t i;
+
+    (void)state;
+    for (c = 1; c < 0x80; c++) {
+        svc_jtext_t t = { 0 };
+        char *want, *got;
+
+        snprintf(one, sizeof(one), "%c%c", 'a', c);
+        svc_jtext_str(&t, one);
+        got = svc_jtext_take(&t);
+        want = jansson_str(one);
+        assert_non_null(want);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
+    for (i = 0; i < sizeof(S) / sizeof(S[0]); i++) {
+        svc_jtext_t t = { 0 };
+        char *want = jansson_str(S[i]), *got;
+
+        svc_jtext_str(&t, S[i]);
+        got = svc_jtext_take(&t);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *x >> 33;
+}
+
+/* a random string: printable ASCII, the bytes jansson escapes, UTF-8 */
+static json_t *rnd_str(uint64_t *x, size_t max)
+{
+    static const char *const P[] = { "a", "Z", "0", "-", "\"", "\\", "/", "\n", "\t", "\x01",
+                                     "\x1f", "\x7f", "é", "✓", "𝄞", "}", ",", ":", "=" };
+    char buf[512];
+    size_t n = 0, len = 1 + rnd(x) % max;
+
+    while (n + 4 < len && n + 4 < sizeof(buf)) {
+        const char *p = P[rnd(x) % (sizeof(P) / sizeof(P[0]))];
+
+        memcpy(buf + n, p, strlen(p));
+        n += strlen(p);
+    }
+    if (n == 0)
+        buf[n++] = 'x';
+    return json_stringn(buf, n);
+}
+
+static json_t *rnd_real(uint64_t *x, double lo, double hi)
+{
+    static const double R[] = { 0.0, -0.0, 1.0, 60.0, 0.1, 1e-300, 5e-324, 123456.789, 1e9, 2.5e-7 };
+    double v = rnd(x) % 2 ? R[rnd(x) % (sizeof(R) / sizeof(R[0]))] : (double)rnd(x) / 7.0;
+
+    if (v > hi)
+        v = hi;
+    if (v < lo)
+        v = lo;
+    return rnd(x) % 3 == 0 && v == (double)(long long)v ? json_integer((long long)v) : json_real(v);
+}
+
+/* Random valid requests: svc_req_parse's canonical form is jansson's
+ * (canon_ref.h) byte for byte. */
+static void test_canon_as_jansson(void **state)
+{
+    uint64_t x = 7;
+    int it, same = 0;
+
+    (void)state;
+    for (it = 0; it < 3000; it++) {
+        json_t *o = json_object(), *labels;
+        char *body, *id = NULL, *canon = NULL, *want;
+        svc_req_t req;
+        svc_err_t err;
+        int i, nl;
+
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "profile", rnd(&x) % 2 ? json_string("1g.5gb") : rnd_str(&x, 31));
+        else
+            json_object_set_new(o, "mem_gb", rnd(&x) % 4 ? rnd_real(&x, 0.001, 100000) : json_real(0.001));
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "model", rnd_str(&x, 63));
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "isolation", json_string(rnd(&x) % 2 ? "mig" : "any"));
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "gang", json_integer(1 + (long long)(rnd(&x) % 64)));
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "priority", json_integer((long long)(rnd(&x) % 2000001) - 1000000));
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "migratable", json_boolean(rnd(&x) % 2));
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "duration_s", rnd_real(&x, 0, 1e9));
+        if (rnd(&x) % 2)
+            json_object_set_new(o, "estimate_s", rnd_real(&x, 0, 1e9));
+        if (rnd(&x) % 2) {
+            labels = json_object();
+            nl = (int)(rnd(&x) % 33);
+            for (i = 0; i < nl; i++) {
+                json_t *k = rnd_str(&x, 60);
+
+                if (strchr(json_string_value(k), '=') == NULL && strchr(json_string_value(k), ',') == NULL)
+                    json_object_set_new(labels, json_string_value(k), rnd_str(&x, 250));
+                json_decref(k);
+            }
+            json_object_set_new(o, "labels", labels);
+        }
+        body = json_dumps(o, JSON_COMPACT);
+        assert_non_null(body);
+        if (svc_req_parse(body, strlen(body), &id, &req, &canon, &err) != 0)
+            fail_msg("request %d refused: %s: %s\n%s", it, err.field, err.msg, body);
+        want = canon_ref(&req);
+        assert_non_null(want);
+        assert_string_equal(canon, want);
+        same++;
+        free(want);
+        free(canon);
+        free(id);
+        free(body);
+        svc_req_free(&req);
+        json_decref(o);
+    }
+    assert_int_equal(same, 3000);
 }
 
 static void test_growth_and_reset(void **state)
@@ -240,7 +387,8 @@ int main(void)
         cmocka_unit_test(test_real_as_jansson),   cmocka_unit_test(test_real_not_finite_is_null),
         cmocka_unit_test(test_int_extremes),      cmocka_unit_test(test_string_reads_back),
         cmocka_unit_test(test_growth_and_reset),  cmocka_unit_test(test_member),
-        cmocka_unit_test(test_job_text),
+        cmocka_unit_test(test_job_text),          cmocka_unit_test(test_string_as_jansson),
+        cmocka_unit_test(test_canon_as_jansson),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
