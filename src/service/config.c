@@ -39,6 +39,8 @@ static void usage(FILE *f)
             "  --max-body BYTES       request bodies at most (default 65536)\n"
             "  --max-conns N          connections at most (default 256)\n"
             "  --http-threads N       HTTP threads (epoll, none blocks; default 2), 1..64\n"
+            "  --commit-delay MS      a commit within MS of the last one waits for it, so the\n"
+            "                         batches meanwhile share one commit and fsync (default 0.25), 0..100\n"
             "  --allow-remote         allow a non-loopback --listen address\n"
             "  --kube                 bind pods through the API server (in-cluster service account)\n"
             "  --kubeconfig FILE      ... with this kubeconfig's current context (implies --kube)\n"
@@ -114,7 +116,7 @@ static const opt_t OPTS[] = {
     { "nodes-file", false }, { "policy", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
     { "migrate-hook", false }, { "migrate-timeout", false },
     { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
-    { "max-conns", false }, { "http-threads", false }, { "allow-remote", true }, { "config", false },
+    { "max-conns", false }, { "http-threads", false }, { "commit-delay", false }, { "allow-remote", true }, { "config", false },
     { "kube", true }, { "kubeconfig", false }, { "kube-api", false }, { "kube-token-file", false },
     { "kube-ca", false }, { "extender-ttl", false },
     { "leader-elect", true }, { "lease", false }, { "lease-duration", false }, { "k8s-policy", false },
@@ -277,6 +279,11 @@ static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t m
         c->max_conns = (int)x;
         return 0;
     }
+    if (strcmp(k, "commit-delay") == 0) {
+        NEED_NUM(0, 100, "milliseconds in [0, 100]");
+        c->commit_delay_s = x / 1000.0;
+        return 0;
+    }
     if (strcmp(k, "http-threads") == 0) {
         NEED_NUM(1, 64, "an integer in [1, 64]");
         c->http_threads = (int)x;
@@ -425,6 +432,7 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     c->max_body = 65536;
     c->max_conns = 256;
     c->http_threads = 2;
+    c->commit_delay_s = 0.00025;
     c->lease_s = 10;
     c->layout_period_s = 5;
     c->layout_hysteresis_s = c->layout_drain_s = c->layout_apply_s = -1;

@@ -54,6 +54,7 @@ typedef struct svc_cfg {
     long max_body;                 /* bytes */
     int max_conns;
     int http_threads;              /* libmicrohttpd's epoll threads (a pool when > 1) */
+    double commit_delay_s;         /* a commit waits until this long after the last one */
     bool allow_remote;             /* listen beyond loopback */
     /* Kubernetes (extender.h, src/kube/kube.h) */
     bool kube;                     /* bind through the API server */

@@ -54,6 +54,8 @@ bad "queue must be backfill, fifo or easy, not 'lifo'" --queue lifo
 bad "queue must be backfill, fifo or easy, not 'lifo'" --queue=lifo
 bad "aging-rate must be a number in [0, 1e+06], not '-1'" --aging-rate=-1
 bad "--queue needs a value" --queue
+bad "commit-delay must be milliseconds in [0, 100]" --commit-delay 101
+bad "commit-delay must be milliseconds in [0, 100]" --commit-delay=-1
 printf 'node = a=1xA100-40GB\n\nhysteresis = -5\n' > "$SVC_TMP/bad.conf"
 bad "bad.conf:3: hysteresis must be a number in [0, 1e+09], not '-5'" --config "$SVC_TMP/bad.conf"
 printf 'node = a=1xA100-40GB\nno-migration = maybe\n' > "$SVC_TMP/bad.conf"

@@ -5,6 +5,8 @@
 #   - no two instances share a memory slice, and the backend's inventory is
 #     exactly the scheduler's view (nothing leaked, nothing lost);
 #   - the daemon carries on: every job eventually finishes.
+# Half the rounds run with a long --commit-delay, so that a kill often finds
+# batches handled and held for their commit.
 # Then op failures injected by the sim (every 3rd create fails) are rolled
 # back and retried without leaking instances.
 set -u
@@ -35,7 +37,10 @@ submitter() {   # round worker: submits PER_WORKER jobs, logs "id code"
 
 : > "$SVC_TMP/acks"
 for r in $(seq 1 "$ROUNDS"); do
-    svc_start "$SVC_TMP/log" "${ARGS[@]}"
+    # even rounds hold each commit for 20 ms (--commit-delay): kills land
+    # while handled batches wait for their commit
+    hold=(); [ $((r % 2)) = 0 ] && hold=(--commit-delay 20)
+    svc_start "$SVC_TMP/log" "${ARGS[@]}" "${hold[@]}"
     pids=()
     for w in $(seq 1 $WORKERS); do submitter "$r" "$w" & pids+=($!); done
     sleep "0.$(( RANDOM % 9 + 1 ))"
