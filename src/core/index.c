@@ -47,10 +47,9 @@ void ms__index_add(struct ms_index *ix, ms_state_t s, int g)
     uint64_t *b = ix->bits + (size_t)s * (size_t)ix->nwords;
     uint64_t *sm = ix->summary + (size_t)s * (size_t)ix->nsum;
     int w = g >> 6;
-
-    b[w] |= (uint64_t)1 << (g & 63);
     unsigned f;
 
+    b[w] |= (uint64_t)1 << (g & 63);
     sm[w >> 6] |= (uint64_t)1 << (w & 63);
     ix->count[s]++;
     for (f = ix->fits[s]; f != 0; f &= f - 1)

@@ -1060,13 +1060,14 @@ static void *loop(void *arg)
          * batches committed, so a read needs only their fsync, not this
          * batch's. While a commit is held, memory is ahead of the commits:
          * its reads wait for the held commit. */
-        if (!open_tx)
+        if (!open_tx) {
             batch = answer_reads(d, batch, now);
-        if (!open_tx && svc_store_begin(d->store) != 0) {
-            svc_log("error", "cannot begin a transaction; stopping", NULL);
-            abort();
+            if (svc_store_begin(d->store) != 0) {
+                svc_log("error", "cannot begin a transaction; stopping", NULL);
+                abort();
+            }
+            open_tx = true;
         }
-        open_tx = true;
         for (m = batch; m != NULL; m = m->next)
             handle(d, m, now);
         if (!stop)
@@ -1077,13 +1078,13 @@ static void *loop(void *arg)
         }
         sync_dirty(d, now);
         t_decide = svc_mono();
+        d->met.loop_decide_s += t_decide - t_start;
         *held_tail = batch;
         while (*held_tail != NULL)
             held_tail = &(*held_tail)->next;
         if (!stop && t_decide - last_commit < d->cfg->commit_delay_s) {
             /* group commit with a delay: the batches of the next moments
              * join this transaction (one commit and one fsync for all) */
-            d->met.loop_decide_s += t_decide - t_start;
             continue;
         }
         if (svc_store_commit(d->store) != 0) {
@@ -1101,7 +1102,6 @@ static void *loop(void *arg)
         held_tail = &held;
         t_end = svc_mono();
         d->met.loop_batches++;
-        d->met.loop_decide_s += t_decide - t_start;
         d->met.loop_commit_s += t_commit - t_decide;
         d->met.loop_reply_s += t_end - t_commit;
         if (stop)
