@@ -128,9 +128,13 @@ static int get_labels(json_t *o, json_t **out, svc_err_t *err)
     return *out != NULL ? 0 : -1;
 }
 
-static int cmp_key(const void *a, const void *b)
+typedef struct label {
+    const char *k, *v;
+} label_t;
+
+static int cmp_label(const void *a, const void *b)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    return strcmp(((const label_t *)a)->k, ((const label_t *)b)->k);
 }
 
 /* The canonical request: every field, absent ones as null (or their
@@ -143,15 +147,18 @@ static int cmp_key(const void *a, const void *b)
 static char *canon_text(const svc_req_t *req)
 {
     svc_jtext_t t = { 0 };
-    const char *keys[MAX_LABELS], *k;
+    label_t lab[MAX_LABELS];
+    const char *k;
     json_t *x;
     size_t n = 0, i;
 
     json_object_foreach(req->labels, k, x) {
-        if (n < MAX_LABELS)   /* get_labels allows no more */
-            keys[n++] = k;
+        if (n < MAX_LABELS) {   /* get_labels allows no more */
+            lab[n].k = k;
+            lab[n++].v = json_string_value(x);
+        }
     }
-    qsort(keys, n, sizeof(keys[0]), cmp_key);
+    qsort(lab, n, sizeof(lab[0]), cmp_label);
     svc_jtext_raw(&t, "{\"duration_s\":");
     svc_jtext_real(&t, req->duration_s);
     svc_jtext_raw(&t, ",\"estimate_s\":");
@@ -163,9 +170,9 @@ static char *canon_text(const svc_req_t *req)
     for (i = 0; i < n; i++) {
         if (i > 0)
             svc_jtext_add(&t, ",", 1);
-        svc_jtext_str(&t, keys[i]);
+        svc_jtext_str(&t, lab[i].k);
         svc_jtext_add(&t, ":", 1);
-        svc_jtext_str(&t, json_string_value(json_object_get(req->labels, keys[i])));
+        svc_jtext_str(&t, lab[i].v);
     }
     svc_jtext_raw(&t, "},\"mem_gb\":");
     if (req->mem_gb > 0)

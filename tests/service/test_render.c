@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "migsched/rng.h"
 #include "service/canon_ref.h"
 #include "service/svc.h"
 
@@ -153,22 +154,16 @@ static void test_string_as_jansson(void **state)
     }
 }
 
-static uint64_t rnd(uint64_t *x)
-{
-    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *x >> 33;
-}
-
 /* a random string: printable ASCII, the bytes jansson escapes, UTF-8 */
-static json_t *rnd_str(uint64_t *x, size_t max)
+static json_t *rnd_str(ms_rng_t *g, size_t max)
 {
     static const char *const P[] = { "a", "Z", "0", "-", "\"", "\\", "/", "\n", "\t", "\x01",
                                      "\x1f", "\x7f", "é", "✓", "𝄞", "}", ",", ":", "=" };
     char buf[512];
-    size_t n = 0, len = 1 + rnd(x) % max;
+    size_t n = 0, len = 1 + ms_rng_below(g, max);
 
     while (n + 4 < len && n + 4 < sizeof(buf)) {
-        const char *p = P[rnd(x) % (sizeof(P) / sizeof(P[0]))];
+        const char *p = P[ms_rng_below(g, sizeof(P) / sizeof(P[0]))];
 
         memcpy(buf + n, p, strlen(p));
         n += strlen(p);
@@ -178,26 +173,27 @@ static json_t *rnd_str(uint64_t *x, size_t max)
     return json_stringn(buf, n);
 }
 
-static json_t *rnd_real(uint64_t *x, double lo, double hi)
+static json_t *rnd_real(ms_rng_t *g, double lo, double hi)
 {
     static const double R[] = { 0.0, -0.0, 1.0, 60.0, 0.1, 1e-300, 5e-324, 123456.789, 1e9, 2.5e-7 };
-    double v = rnd(x) % 2 ? R[rnd(x) % (sizeof(R) / sizeof(R[0]))] : (double)rnd(x) / 7.0;
+    double v = ms_rng_below(g, 2) ? R[ms_rng_below(g, sizeof(R) / sizeof(R[0]))] : (double)(ms_rng_next(g) >> 33) / 7.0;
 
     if (v > hi)
         v = hi;
     if (v < lo)
         v = lo;
-    return rnd(x) % 3 == 0 && v == (double)(long long)v ? json_integer((long long)v) : json_real(v);
+    return ms_rng_below(g, 3) == 0 && v == (double)(long long)v ? json_integer((long long)v) : json_real(v);
 }
 
 /* Random valid requests: svc_req_parse's canonical form is jansson's
  * (canon_ref.h) byte for byte. */
 static void test_canon_as_jansson(void **state)
 {
-    uint64_t x = 7;
+    ms_rng_t g;
     int it, same = 0;
 
     (void)state;
+    ms_rng_seed(&g, 7);
     for (it = 0; it < 3000; it++) {
         json_t *o = json_object(), *labels;
         char *body, *id = NULL, *canon = NULL, *want;
@@ -205,32 +201,32 @@ static void test_canon_as_jansson(void **state)
         svc_err_t err;
         int i, nl;
 
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "profile", rnd(&x) % 2 ? json_string("1g.5gb") : rnd_str(&x, 31));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "profile", ms_rng_below(&g, 2) ? json_string("1g.5gb") : rnd_str(&g, 31));
         else
-            json_object_set_new(o, "mem_gb", rnd(&x) % 4 ? rnd_real(&x, 0.001, 100000) : json_real(0.001));
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "model", rnd_str(&x, 63));
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "isolation", json_string(rnd(&x) % 2 ? "mig" : "any"));
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "gang", json_integer(1 + (long long)(rnd(&x) % 64)));
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "priority", json_integer((long long)(rnd(&x) % 2000001) - 1000000));
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "migratable", json_boolean(rnd(&x) % 2));
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "duration_s", rnd_real(&x, 0, 1e9));
-        if (rnd(&x) % 2)
-            json_object_set_new(o, "estimate_s", rnd_real(&x, 0, 1e9));
-        if (rnd(&x) % 2) {
+            json_object_set_new(o, "mem_gb", ms_rng_below(&g, 4) ? rnd_real(&g, 0.001, 100000) : json_real(0.001));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "model", rnd_str(&g, 63));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "isolation", json_string(ms_rng_below(&g, 2) ? "mig" : "any"));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "gang", json_integer(1 + (long long)ms_rng_below(&g, 64)));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "priority", json_integer((long long)ms_rng_below(&g, 2000001) - 1000000));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "migratable", json_boolean(ms_rng_below(&g, 2)));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "duration_s", rnd_real(&g, 0, 1e9));
+        if (ms_rng_below(&g, 2))
+            json_object_set_new(o, "estimate_s", rnd_real(&g, 0, 1e9));
+        if (ms_rng_below(&g, 2)) {
             labels = json_object();
-            nl = (int)(rnd(&x) % 33);
+            nl = (int)ms_rng_below(&g, 33);
             for (i = 0; i < nl; i++) {
-                json_t *k = rnd_str(&x, 60);
+                json_t *k = rnd_str(&g, 60);
 
                 if (strchr(json_string_value(k), '=') == NULL && strchr(json_string_value(k), ',') == NULL)
-                    json_object_set_new(labels, json_string_value(k), rnd_str(&x, 250));
+                    json_object_set_new(labels, json_string_value(k), rnd_str(&g, 250));
                 json_decref(k);
             }
             json_object_set_new(o, "labels", labels);
