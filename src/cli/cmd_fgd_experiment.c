@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "migsched/json_write.h"
 #include "migsched/research/fgd.h"
 
 #define DEFAULT_NODES "../shared/traces/alibaba-openb/openb_node_list_gpu_node.csv"
@@ -135,21 +136,6 @@ static ms_status_t run_policy(const ms_fgd_nodes_t *nodes, const ms_fgd_pods_t *
     return MS_OK;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static void json_num(FILE *f, bool ok, double v)
 {
     if (ok && isfinite(v))
@@ -206,9 +192,9 @@ static int write_json(const char *path, const char *nodes_path, const char *pods
         return 1;
     }
     fprintf(f, "{\n  \"experiment\": \"fgd-fill\",\n  \"nodes\": ");
-    json_string(f, nodes_path);
+    ms_json_write_str(f, nodes_path);
     fprintf(f, ",\n  \"pods\": ");
-    json_string(f, pods_path);
+    ms_json_write_str(f, pods_path);
     fprintf(f, ",\n  \"gpus\": %ld,\n  \"node_count\": %zu,\n  \"tune\": %.3f,\n  \"seeds\": [",
             nodes->total_gpus, nodes->n, tune);
     for (int s = 0; s < nseeds; s++)

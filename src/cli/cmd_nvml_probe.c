@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "cli/cli.h"
+#include "migsched/json_write.h"
 #include "nvml/nvml.h"
 
 static void usage(FILE *f)
@@ -220,21 +221,6 @@ static void print_text(const pgpu_t *g)
     printf("  %d difference%s\n\n", g->ndiff, g->ndiff == 1 ? "" : "s");
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; s != NULL && *s != '\0'; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void json_placements(const ms_nvml_placement_t *pl, int n)
 {
     int i;
@@ -252,17 +238,17 @@ static void print_json_gpu(const pgpu_t *g)
     printf("{\"index\":%d", g->index);
     if (g->error[0] != '\0') {
         printf(",\"error\":");
-        json_str(g->error);
+        ms_json_write_str(stdout, g->error);
         printf("}");
         return;
     }
     printf(",\"name\":");
-    json_str(g->info.name);
+    ms_json_write_str(stdout, g->info.name);
     printf(",\"uuid\":");
-    json_str(g->info.uuid);
+    ms_json_write_str(stdout, g->info.uuid);
     printf(",\"model\":");
     if (g->info.model != NULL)
-        json_str(g->info.model->name);
+        ms_json_write_str(stdout, g->info.model->name);
     else
         printf("null");
     printf(",\"mig_current\":%s,\"mig_pending\":%s,\"profiles\":[",
@@ -270,7 +256,7 @@ static void print_json_gpu(const pgpu_t *g)
     for (k = 0; k < g->nrow; k++) {
         const prow_t *r = &g->row[k];
         printf("%s{\"name\":", k ? "," : "");
-        json_str(r->p != NULL ? r->p->name : r->info.name);
+        ms_json_write_str(stdout, r->p != NULL ? r->p->name : r->info.name);
         printf(",\"index\":%u", r->index);
         if (r->p != NULL) {
             ms_nvml_placement_t tp[MS_MAX_WIDTH];
@@ -288,7 +274,7 @@ static void print_json_gpu(const pgpu_t *g)
         }
         if (r->have_info) {
             printf(",\"driver\":{\"id\":%u,\"name\":", r->info.id);
-            json_str(r->info.name);
+            ms_json_write_str(stdout, r->info.name);
             printf(",\"slices\":%u,\"max\":%u,\"memory_mb\":%llu", r->info.slices,
                    r->info.instances, r->info.memory_mb);
             if (r->have_pl) {
@@ -302,10 +288,10 @@ static void print_json_gpu(const pgpu_t *g)
             printf("}");
         }
         printf(",\"differs\":");
-        json_str(r->diff);
+        ms_json_write_str(stdout, r->diff);
         if (r->note[0] != '\0') {
             printf(",\"note\":");
-            json_str(r->note);
+            ms_json_write_str(stdout, r->note);
         }
         printf("}");
     }

@@ -1,5 +1,6 @@
 /* metrics_json.c - one run's metrics as one JSON object. */
 #include "migsched/sim.h"
+#include "migsched/json_write.h"
 
 #include <math.h>
 
@@ -19,18 +20,9 @@ static void lng(FILE *f, const char *key, long v)
 
 static void str(FILE *f, const char *key, const char *s)
 {
-    fprintf(f, "  \"%s\": \"", key);
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fprintf(f, "\",\n");
+    fprintf(f, "  \"%s\": ", key);
+    ms_json_write_str(f, s);
+    fputs(",\n", f);
 }
 
 void ms_metrics_write_json(FILE *f, const ms_metrics_t *m, const char *policy)

@@ -2,6 +2,8 @@
  * recommended cluster as a `migsched k8s-config` policy. */
 #include "research/advise_int.h"
 
+#include "migsched/json_write.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -103,21 +105,6 @@ ms_status_t ms_advise_write_text(FILE *f, const ms_advise_result_t *r)
     return ferror(f) ? MS_EIO : MS_OK;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void json_num(FILE *f, double v)
 {
     if (isfinite(v))
@@ -147,14 +134,14 @@ ms_status_t ms_advise_write_json(FILE *f, const ms_advise_result_t *r)
     fprintf(f, "{\"threshold_pct\":");
     json_num(f, r->threshold);
     fprintf(f, ",\"policy\":");
-    json_str(f, r->policy);
+    ms_json_write_str(f, r->policy);
     fprintf(f, ",\"nodes\":[");
     for (i = 0; i < r->nnodes; i++) {
         const ms_advise_node_t *n = &r->nodes[i];
         fprintf(f, "%s{\"name\":", i ? "," : "");
-        json_str(f, n->name);
+        ms_json_write_str(f, n->name);
         fprintf(f, ",\"model\":");
-        json_str(f, n->model->name);
+        ms_json_write_str(f, n->model->name);
         mode_text(b, sizeof(b), n->mode, n->replicas);
         fprintf(f, ",\"gpus\":%d,\"mode\":\"%s\",", n->ngpus, b);
         mode_text(b, sizeof(b), n->rec_mode, n->rec_replicas);
@@ -165,23 +152,23 @@ ms_status_t ms_advise_write_json(FILE *f, const ms_advise_result_t *r)
         json_num(f, n->max_mem_gb);
         fprintf(f, ",\"layout\":");
         if (n->layout != NULL) {
-            json_str(f, n->layout);
+            ms_json_write_str(f, n->layout);
             fprintf(f, ",\"layout_fit\":");
             json_num(f, n->layout_fit);
         } else {
             fprintf(f, "null,\"layout_fit\":null");
         }
         fprintf(f, ",\"reason\":");
-        json_str(f, n->reason);
+        ms_json_write_str(f, n->reason);
         fputc('}', f);
     }
     fprintf(f, "],\"services\":[");
     for (i = 0; i < r->nsvc; i++) {
         fprintf(f, "%s{\"name\":", i ? "," : "");
-        json_str(f, r->svc[i].name);
+        ms_json_write_str(f, r->svc[i].name);
         fprintf(f, ",\"jobs\":%ld,\"ran_time_sliced\":%ld,\"profile\":", r->svc[i].jobs,
                 r->svc[i].shared);
-        json_str(f, r->svc[i].profile);
+        ms_json_write_str(f, r->svc[i].profile);
         fprintf(f, ",\"recommended\":\"mig\"}");
     }
     fprintf(f, "],\"simulated\":%s", r->simulated ? "true" : "false");
@@ -241,7 +228,7 @@ ms_status_t ms_advise_write_policy(FILE *f, const ms_advise_result_t *r)
     for (i = 0; i < r->nnodes; i++) {
         const ms_advise_node_t *n = &r->nodes[i];
         fprintf(f, "  - name: ");
-        json_str(f, n->name);   /* a JSON string is a YAML double-quoted scalar */
+        ms_json_write_str(f, n->name);   /* a JSON string is a YAML double-quoted scalar */
         fprintf(f, "\n    model: %s\n    gpus: %d\n    mode: %s\n", n->model->name, n->ngpus,
                 mode_name(n->rec_mode));
         if (n->rec_mode == MS_NODE_TIMESLICE)
