@@ -159,6 +159,19 @@ static int grow(ms__idmap_t *m)
     return 0;
 }
 
+/* put moves up to STEP old cells before it checks its room: counted, as a
+ * bound (moves end long before the table is half full again). */
+int ms__idmap_reserve(ms__idmap_t *m)
+{
+    uint32_t pending = m->old != NULL ? m->oldcap - m->moved : 0;
+
+    if (pending > STEP)
+        pending = STEP;
+    if ((uint64_t)(m->used + pending + 1) * 2 > m->cap)
+        return grow(m);
+    return 0;
+}
+
 int ms__idmap_put(ms__idmap_t *m, int32_t v)
 {
     if (v < 0 || v == INT32_MAX)

@@ -47,6 +47,10 @@ int32_t ms__idmap_find(const ms__idmap_t *m, const char *id);
 /* Add v (its id not in the map yet); 0, or -1 out of memory (the map is
  * unchanged). */
 int ms__idmap_put(ms__idmap_t *m, int32_t v);
+/* Make room for one put: 0, after which the next put cannot fail for
+ * memory, or -1 out of memory (the map is unchanged). For a caller that
+ * must not fail after a step it cannot undo. */
+int ms__idmap_reserve(ms__idmap_t *m);
 /* Remove v if it is there. */
 void ms__idmap_del(ms__idmap_t *m, int32_t v);
 

@@ -265,21 +265,17 @@ static svc_job_t *reserve(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, cons
     j->submit_t = now;
     j->state = MS_JOB_QUEUED;
     svc_job_sched_req(j, &r);
+    if (svc_table_reserve(d) != 0) {
+        ms_diag_set(diag, NULL, 0, "", "out of memory");
+        svc_job_free(j);
+        return NULL;
+    }
     st = ms_sched_reserve(d->sched, &r, nodes, n, d->ext->ttl_s, now, &slot, diag);
     if (st != MS_OK) {
         svc_job_free(j);
         return NULL;
     }
-    if (svc_jobs_add(&d->jobs, j) != 0) {
-        (void)ms_sched_cancel(d->sched, slot, now);
-        (void)ms_sched_forget(d->sched, slot);
-        svc_job_free(j);
-        return NULL;
-    }
-    if (svc_jobs_set_slot(&d->jobs, j, slot) != 0) {
-        (void)ms_sched_cancel(d->sched, slot, now);
-        return NULL;   /* the table owns it; synced as cancelled */
-    }
+    svc_table_add(d, j, slot);
     svc_loop_mark(j);
     p->job = j;
     p->expires = now + d->ext->ttl_s;
@@ -580,19 +576,17 @@ static void h_bind(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             {
                 int32_t slot = -1;
 
+                if (svc_table_reserve(d) != 0) {
+                    svc_job_free(j);
+                    snprintf(why, sizeof(why), "migsched: out of memory");
+                    goto fail;
+                }
                 if (ms_sched_reserve(d->sched, &r, &node, 1, d->ext->ttl_s, now, &slot, &diag) != MS_OK) {
                     svc_job_free(j);
                     snprintf(why, sizeof(why), "migsched: node %.120s has no room for the pod now", node);
                     goto fail;
                 }
-                if (svc_jobs_add(&d->jobs, j) != 0) {
-                    (void)ms_sched_cancel(d->sched, slot, now);
-                    (void)ms_sched_forget(d->sched, slot);
-                    svc_job_free(j);
-                    snprintf(why, sizeof(why), "migsched: out of memory");
-                    goto fail;
-                }
-                (void)svc_jobs_set_slot(&d->jobs, j, slot);
+                svc_table_add(d, j, slot);
                 p->job = j;
                 e->ok = ms_sched_bind(d->sched, slot, now) == MS_OK;
                 svc_loop_mark(j);
@@ -945,15 +939,15 @@ static const char *adopt_pod(svc_t *d, json_t *pod, double now, char *why, size_
         (void)svc_backend_adopt_uuid(d->be, gg, start, iuuid);
     svc_job_sched_req(j, &r);
     ms_diag_clear(&diag);
+    if (svc_table_reserve(d) != 0) {
+        snprintf(why, wlen, "out of memory");
+        goto fail;
+    }
     if (ms_sched_adopt(d->sched, gg, prof, start, &r, now, &diag) != MS_OK) {
         snprintf(why, wlen, "the scheduler cannot adopt it at %.100s: %.120s", place, diag.msg);
         goto fail;
     }
-    if (svc_jobs_add(&d->jobs, j) != 0) {
-        snprintf(why, wlen, "out of memory");
-        goto fail;
-    }
-    (void)svc_jobs_set_slot(&d->jobs, j, ms_sched_find(d->sched, j->id));
+    svc_table_add(d, j, ms_sched_find(d->sched, j->id));
     svc_loop_mark(j);
     if (p == NULL)
         p = pod_add(d->ext, uid);

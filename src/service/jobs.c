@@ -78,7 +78,7 @@ svc_job_t *svc_jobs_find(const svc_jobs_t *t, const char *id)
     return i >= 0 ? t->v[i] : NULL;
 }
 
-int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
+static int room_for_one(svc_jobs_t *t)
 {
     if (t->n >= INT32_MAX)
         return -1;
@@ -91,6 +91,39 @@ int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
         t->v = v;
         t->cap = cap;
     }
+    return 0;
+}
+
+/* by_slot covers slots [0, nslots) */
+static int cover_slots(svc_jobs_t *t, int32_t nslots)
+{
+    int32_t n = t->nslots ? t->nslots : 1024, i;
+    svc_job_t **v;
+
+    if (nslots <= t->nslots)
+        return 0;
+    while (n < nslots)
+        n = n > INT32_MAX / 2 ? INT32_MAX : n * 2;
+    if ((v = realloc(t->by_slot, (size_t)n * sizeof(*v))) == NULL)
+        return -1;
+    for (i = t->nslots; i < n; i++)
+        v[i] = NULL;
+    t->by_slot = v;
+    t->nslots = n;
+    return 0;
+}
+
+int svc_jobs_reserve(svc_jobs_t *t, int32_t nslots)
+{
+    if (room_for_one(t) != 0 || ms__idmap_reserve(&t->ids) != 0)
+        return -1;
+    return cover_slots(t, nslots);
+}
+
+int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
+{
+    if (room_for_one(t) != 0)
+        return -1;
     t->v[t->n] = j;   /* the map reads the id from here */
     if (ms__idmap_put(&t->ids, (int32_t)t->n) != 0)
         return -1;
@@ -100,24 +133,13 @@ int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
 
 int svc_jobs_set_slot(svc_jobs_t *t, svc_job_t *j, int32_t slot)
 {
+    if (slot >= INT32_MAX || (slot >= 0 && cover_slots(t, slot + 1) != 0))
+        return -1;   /* j keeps its old slot */
     if (j->slot >= 0 && j->slot < t->nslots && t->by_slot[j->slot] == j)
         t->by_slot[j->slot] = NULL;
     j->slot = slot;
     if (slot < 0)
         return 0;
-    if (slot >= t->nslots) {
-        int32_t n = t->nslots ? t->nslots : 1024, i;
-        svc_job_t **v;
-
-        while (n <= slot)
-            n *= 2;
-        if ((v = realloc(t->by_slot, (size_t)n * sizeof(*v))) == NULL)
-            return -1;
-        for (i = t->nslots; i < n; i++)
-            v[i] = NULL;
-        t->by_slot = v;
-        t->nslots = n;
-    }
     t->by_slot[slot] = j;
     return 0;
 }

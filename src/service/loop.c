@@ -24,6 +24,7 @@
  * back (it did not), nothing is created twice (nothing is replayed), and the
  * journal's unsettled ops are marked abandoned.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -138,6 +139,29 @@ char *svc_msg_body(svc_t *d, svc_msg_t *m)
         return body;
     }
     return svc_job_text(m->rjob->id, m->rjob->body, &m->rview, d->be);
+}
+
+int svc_table_reserve(svc_t *d)
+{
+    int rc;
+
+    pthread_mutex_lock(&d->rmu);
+    /* a new slot is below the scheduler's slot count now, or equal to it */
+    rc = svc_jobs_reserve(&d->jobs, ms_sched_slots(d->sched) + 1);
+    pthread_mutex_unlock(&d->rmu);
+    return rc;
+}
+
+void svc_table_add(svc_t *d, svc_job_t *j, int32_t slot)
+{
+    int rc;
+
+    pthread_mutex_lock(&d->rmu);
+    rc = svc_jobs_add(&d->jobs, j);
+    pthread_mutex_unlock(&d->rmu);
+    rc |= svc_jobs_set_slot(&d->jobs, j, slot);
+    assert(rc == 0);   /* reserved */
+    (void)rc;
 }
 
 int svc_job_read(svc_t *d, const char *id, char **body)
@@ -674,7 +698,6 @@ static void h_submit(svc_t *d, svc_msg_t *m, double now)
     ms_diag_t diag;
     ms_status_t st;
     int32_t slot = -1;
-    int st2;
     char idbuf[64];
 
     if (m->id != NULL && (j = svc_jobs_find(&d->jobs, m->id)) != NULL) {
@@ -702,6 +725,11 @@ static void h_submit(svc_t *d, svc_msg_t *m, double now)
     j->place.node = -1;
     j->submit_t = now;
     j->state = MS_JOB_QUEUED;
+    if (svc_table_reserve(d) != 0) {   /* before the scheduler has the job */
+        reply_err(m, 500, "", "out of memory");
+        svc_job_free(j);
+        return;
+    }
     svc_job_sched_req(j, &r);
     ms_diag_clear(&diag);
     L.submitting = j;
@@ -713,13 +741,7 @@ static void h_submit(svc_t *d, svc_msg_t *m, double now)
         svc_job_free(j);
         return;
     }
-    pthread_mutex_lock(&d->rmu);   /* readers look the table up */
-    st2 = svc_jobs_add(&d->jobs, j);
-    pthread_mutex_unlock(&d->rmu);
-    if (st2 != 0 || svc_jobs_set_slot(&d->jobs, j, slot) != 0) {
-        reply_err(m, 500, "", "out of memory");
-        return;   /* the table may hold it; the store will on the next sync */
-    }
+    svc_table_add(d, j, slot);
     after_call(d, j, st, "submit");
     sync_job(d, j, now);   /* insert: gets its seq */
     reply_view(m, 201, j);

@@ -152,9 +152,15 @@ typedef struct svc_jobs {
 void svc_jobs_init(svc_jobs_t *t);
 void svc_jobs_free(svc_jobs_t *t);
 svc_job_t *svc_jobs_find(const svc_jobs_t *t, const char *id);
-/* Add (the table owns j). */
+/* Add (the table owns j); -1 out of memory (the table is unchanged). */
 int svc_jobs_add(svc_jobs_t *t, svc_job_t *j);
+/* Index j by its scheduler slot (-1: none); -1 out of memory. */
 int svc_jobs_set_slot(svc_jobs_t *t, svc_job_t *j, int32_t slot);
+/* Room for one svc_jobs_add and for svc_jobs_set_slot of any slot below
+ * nslots, so that neither fails after the scheduler has taken the job
+ * (which cannot be undone without a plan): 0, or -1 out of memory. Under
+ * the readers' lock, as svc_jobs_add. */
+int svc_jobs_reserve(svc_jobs_t *t, int32_t nslots);
 svc_job_t *svc_jobs_by_slot(const svc_jobs_t *t, int32_t slot);
 void svc_job_free(svc_job_t *j);
 /* A copy of j's current state (reason strdup'd); -1 out of memory. */
@@ -430,6 +436,13 @@ void svc_msg_free(svc_msg_t *m);
 /* Mark a job changed outside a scheduler plan (the extender): the loop
  * syncs it to the table, store and events at the end of the batch. */
 void svc_loop_mark(svc_job_t *j);
+/* A new job into the table, in two steps around the scheduler call that
+ * takes it (submit, reserve, adopt), which only a cancel's plan can undo:
+ * svc_table_reserve makes the room first (0, or -1 out of memory: nothing
+ * taken yet), svc_table_add then cannot fail. Both under the readers'
+ * lock (HTTP threads look jobs up in the table); the loop's thread only. */
+int svc_table_reserve(svc_t *d);
+void svc_table_add(svc_t *d, svc_job_t *j, int32_t slot);
 /* GET /v1/jobs/{id} from the committed views, without the loop: the status
  * and a malloc'd JSON body. */
 int svc_job_read(svc_t *d, const char *id, char **body);

@@ -2,8 +2,9 @@
  * it agrees with a plain list of the ids under a long random mix of puts,
  * deletions and lookups across many growths; no put or del moves more than
  * a few old cells, and every move is done before the next growth; a table
- * that ids come and go through keeps its size; and a put that cannot
- * allocate leaves the map as it was. */
+ * that ids come and go through keeps its size; a put that cannot
+ * allocate leaves the map as it was; and after a reserve the next put
+ * allocates nothing, so it cannot fail. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,12 +161,58 @@ static void test_out_of_memory(void **state)
     free(t);
 }
 
+/* Through puts and deletions across growths (moves in progress,
+ * tombstones): after ms__idmap_reserve the put allocates nothing; a
+ * reserve that cannot allocate changes nothing. */
+static void test_reserve(void **state)
+{
+    table_t *t = calloc(1, sizeof(*t));
+    ms__idmap_t m;
+    uint64_t seed = 99;
+    int i, n = 0, reserves_failed = 0;
+
+    (void)state;
+    assert_non_null(t);
+    for (i = 0; i < MAXV; i++)
+        snprintf(t->id[i], sizeof(t->id[i]), "r%d", i);
+    ms__idmap_init(&m, key_of, t, alloc_hook, t);
+    while (n < MAXV) {
+        long before;
+
+        if (n > 0 && rnd(&seed) % 4 == 0) {   /* delete a random live value */
+            int v = (int)(rnd(&seed) % (uint64_t)n);
+
+            ms__idmap_del(&m, v);
+            t->live[v] = 0;
+            continue;
+        }
+        t->fail_at = t->allocs + 1;   /* first a reserve whose growth fails */
+        if (ms__idmap_reserve(&m) != 0) {
+            reserves_failed++;
+            check_all(&m, t, n);
+        }
+        t->fail_at = 0;
+        assert_int_equal(ms__idmap_reserve(&m), 0);
+        before = t->allocs;
+        t->fail_at = t->allocs + 1;   /* any allocation now fails */
+        assert_int_equal(ms__idmap_put(&m, n), 0);
+        assert_int_equal(t->allocs, before);
+        t->live[n++] = 1;
+    }
+    assert_true(reserves_failed > 0);
+    t->fail_at = 0;
+    check_all(&m, t, n);
+    ms__idmap_fini(&m);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_agrees_with_a_list),
         cmocka_unit_test(test_churn_keeps_its_size),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_reserve),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
