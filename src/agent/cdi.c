@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "core/fdio.h"
 #include "service/svc.h"
 
 #define PREFIX "migsched-"
@@ -130,7 +131,7 @@ static int write_spec(ag_t *a, const svc_binst_t *in)
         free(text);
         return -1;
     }
-    if (svc_write_all(fd, text, len) == 0 && write(fd, "\n", 1) == 1 && fsync(fd) == 0)
+    if (ms__write_all(fd, text, len) == 0 && write(fd, "\n", 1) == 1 && fsync(fd) == 0)
         rc = 0;
     if (close(fd) != 0)
         rc = -1;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/bench.h"
+#include "core/fdio.h"
 #include "migsched/geometry.h"
 #include "migsched/policy.h"
 #include "migsched/sim.h"
@@ -85,7 +86,7 @@ void ms__bench_sim(const bopts_t *o, const ms_geom_t *g, long njobs, long ngpus,
     int fds[2], wst = 0;
     pid_t pid;
     sim_res_t got;
-    size_t off = 0;
+    long got_n;
 
     memset(r, 0, sizeof(*r));
     r->njobs = njobs;
@@ -101,35 +102,17 @@ void ms__bench_sim(const bopts_t *o, const ms_geom_t *g, long njobs, long ngpus,
         return;
     }
     if (pid == 0) {
-        const char *p;
-        size_t left = sizeof(*r);
         close(fds[0]);
         sim_child(o, g, r);
-        p = (const char *)r;
-        while (left > 0) {
-            ssize_t w = write(fds[1], p, left);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            p += w;
-            left -= (size_t)w;
-        }
+        (void)ms__write_all(fds[1], r, sizeof(*r));   /* a short one: the parent sees it */
         close(fds[1]);
         _exit(0);
     }
     close(fds[1]);
-    while (off < sizeof(got)) {
-        ssize_t n = read(fds[0], (char *)&got + off, sizeof(got) - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        off += (size_t)n;
-    }
+    got_n = ms__read_full(fds[0], &got, sizeof(got));
     close(fds[0]);
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
-    if (off == sizeof(got) && WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
+    if (got_n == (long)sizeof(got) && WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
         *r = got;
 }

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fdio.h"
 #include "nvml/nvml.h"
 #include "service/backend.h"
 #include "service/svc.h"
@@ -143,21 +144,6 @@ static int render(svc_backend_t *b)
     return t->oom ? -1 : 0;
 }
 
-int svc_write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Replace the snapshot (a temporary file renamed over the old one), then
  * empty the journal. A crash between the two replays a journal that the
  * snapshot already holds: each record sets whole GPUs, so replaying the
@@ -168,7 +154,7 @@ static int compact(svc_backend_t *b)
 
     if (render(b) != 0 || (fd = open(b->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
         return -1;
-    rc = svc_write_all(fd, b->out.p, b->out.len);
+    rc = ms__write_all(fd, b->out.p, b->out.len);
     if (close(fd) != 0 || rc != 0 || rename(b->tmp, b->path) != 0)
         return -1;
     b->snapbytes = b->out.len;
@@ -216,7 +202,7 @@ static int persist_gpus(svc_backend_t *b, int g1, int g2)
     svc_jtext_raw(t, "]}\n");
     if (t->oom)
         return -1;
-    if (svc_write_all(b->jfd, t->p, t->len) != 0) {
+    if (ms__write_all(b->jfd, t->p, t->len) != 0) {
         b->jbroken = true;   /* a torn line may end it: the snapshot takes over */
         return compact(b);
     }

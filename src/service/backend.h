@@ -62,11 +62,6 @@ typedef struct svc_backend_cfg {
 } svc_backend_cfg_t;
 
 /* 0 or -1 with *err set to a static message. */
-/* Write all n bytes to fd, retrying short and interrupted writes; 0, or -1
- * when a write fails or writes nothing. Also the agent's CDI files
- * (src/agent/cdi.c). */
-int svc_write_all(int fd, const char *p, size_t n);
-
 int svc_backend_open(const svc_backend_cfg_t *cfg, svc_backend_t **out, const char **err);
 void svc_backend_close(svc_backend_t *b);
 const char *svc_backend_kind(const svc_backend_t *b);

@@ -641,7 +641,8 @@ int svc_http_start(svc_t *d, svc_http_t **out)
     h->d = d;
     pthread_mutex_init(&h->wmu, NULL);
     pthread_cond_init(&h->wcv, NULL);
-    if (d->listen_fd < 0 && svc_http_listen(d) != 0) {
+    if (d->listen_fd < 0) {   /* svc_http_listen comes first, before start-up */
+        svc_log("error", "no socket to serve: svc_http_listen was not called", NULL);
         http_free(h);
         return -1;
     }

@@ -500,6 +500,7 @@ typedef struct svc_http svc_http_t;
 /* Bind and listen on --listen (d->listen_fd), before start-up touches any
  * state: a daemon that cannot have its port exits before it reconciles. */
 int svc_http_listen(svc_t *d);
+/* Serve on the socket that svc_http_listen bound (an error without one). */
 int svc_http_start(svc_t *d, svc_http_t **out);
 void svc_http_stop(svc_http_t *h);
 int svc_token_load(svc_t *d);
