@@ -18,6 +18,8 @@
 
 #include "migsched/nodecfg.h"
 
+#include "core/idmap.h"
+
 #define MAX_SLICES 8                   /* the widest compute axis (B200 class) */
 #define MAX_BUDGET 64                  /* max_switches_per_hour is bounded by it */
 
@@ -56,8 +58,7 @@ struct ms_nodecfg {
     int nlay, caplay;
     node_t *node;
     int nnode, capnode;
-    uint32_t *map;                     /* open addressing: node index + 1, 0 empty */
-    uint32_t mapcap;
+    ms__idmap_t by_name;               /* node name -> index into node */
     demand_t *dem;
     int ndem, capdem;
     ms_nodecfg_act_t *act;
@@ -95,6 +96,8 @@ static bool finite_nonneg(double v)
     return isfinite(v) && v >= 0;
 }
 
+static const char *node_name(const void *ctx, int32_t v);
+
 ms_status_t ms_nodecfg_create(const ms_nodecfg_cfg_t *cfg, ms_nodecfg_t **out, ms_diag_t *diag)
 {
     ms_nodecfg_t *nc;
@@ -122,6 +125,7 @@ ms_status_t ms_nodecfg_create(const ms_nodecfg_cfg_t *cfg, ms_nodecfg_t **out, m
     if (!nc)
         return MS_ENOMEM;
     nc->cfg = *cfg;
+    ms__idmap_init(&nc->by_name, node_name, nc, NULL, NULL);
     *out = nc;
     return MS_OK;
 }
@@ -152,7 +156,7 @@ void ms_nodecfg_destroy(ms_nodecfg_t *nc)
         free(nc->dem[i].model);
     free(nc->lay);
     free(nc->node);
-    free(nc->map);
+    ms__idmap_fini(&nc->by_name);
     free(nc->dem);
     free(nc->act);
     free(nc);
@@ -264,44 +268,14 @@ ms_status_t ms_nodecfg_add_layout(ms_nodecfg_t *nc, const char *name, const char
 
 /* --- nodes by name --------------------------------------------------------- */
 
-static uint32_t hash_name(const char *s)
+static const char *node_name(const void *ctx, int32_t v)
 {
-    uint32_t h = 2166136261u;                      /* FNV-1a */
-
-    while (*s)
-        h = (h ^ (uint8_t)*s++) * 16777619u;
-    return h;
+    return ((const ms_nodecfg_t *)ctx)->node[v].name;
 }
 
 static int node_find(const ms_nodecfg_t *nc, const char *name)
 {
-    uint32_t i;
-
-    if (!nc->mapcap)
-        return -1;
-    for (i = hash_name(name) & (nc->mapcap - 1); nc->map[i]; i = (i + 1) & (nc->mapcap - 1))
-        if (strcmp(nc->node[nc->map[i] - 1].name, name) == 0)
-            return (int)nc->map[i] - 1;
-    return -1;
-}
-
-static bool map_rebuild(ms_nodecfg_t *nc, uint32_t cap)
-{
-    uint32_t *m = calloc(cap, sizeof(*m));
-    int k;
-
-    if (!m)
-        return false;
-    free(nc->map);
-    nc->map = m;
-    nc->mapcap = cap;
-    for (k = 0; k < nc->nnode; k++) {
-        uint32_t i = hash_name(nc->node[k].name) & (cap - 1);
-        while (m[i])
-            i = (i + 1) & (cap - 1);
-        m[i] = (uint32_t)k + 1;
-    }
-    return true;
+    return ms__idmap_find(&nc->by_name, name);
 }
 
 /* Replace *dst by a copy of src (NULL allowed). */
@@ -340,19 +314,11 @@ ms_status_t ms_nodecfg_observe(ms_nodecfg_t *nc, const ms_nodecfg_obs_t *o, ms_d
         memset(n, 0, sizeof(*n));
         if (!(n->name = strdup(o->name)))
             return MS_ENOMEM;
-        nc->nnode++;
-        if ((uint32_t)nc->nnode * 2 > nc->mapcap) {     /* keep the map at most half full */
-            if (!map_rebuild(nc, nc->mapcap ? nc->mapcap * 2 : 64)) {
-                nc->nnode--;
-                free(n->name);
-                return MS_ENOMEM;
-            }
-        } else {
-            uint32_t i = hash_name(n->name) & (nc->mapcap - 1);
-            while (nc->map[i])
-                i = (i + 1) & (nc->mapcap - 1);
-            nc->map[i] = (uint32_t)nc->nnode;
+        if (ms__idmap_put(&nc->by_name, nc->nnode) != 0) {
+            free(n->name);
+            return MS_ENOMEM;
         }
+        nc->nnode++;
     } else {
         n = &nc->node[k];
     }
@@ -681,18 +647,36 @@ static ms_status_t step_steady(ms_nodecfg_t *nc, node_t *n, double now, int minu
     return act(nc, MS_NODECFG_CORDON, n, NULL, "draining for a layout switch");
 }
 
-ms_status_t ms_nodecfg_step(ms_nodecfg_t *nc, double now, const ms_nodecfg_act_t **acts, int *n)
+static const char *kept_name(const void *ctx, int32_t v)
 {
-    ms_status_t st = MS_OK;
-    double m;
-    int i, w, minute;
+    return ((const char *const *)ctx)[v];
+}
 
-    *acts = NULL;
-    *n = 0;
-    if (!isfinite(now) || now < 0)
-        return MS_ERANGE;
-    nc->nact = 0;
-    /* forget nodes that were not observed */
+/* Forget the nodes that were not observed. The map of the nodes kept, by
+ * their new indices, is built first, so that out of memory changes
+ * nothing; then the table closes up. */
+static ms_status_t forget_unseen(ms_nodecfg_t *nc)
+{
+    const char **kept;
+    ms__idmap_t m;
+    int i, w;
+
+    for (i = w = 0; i < nc->nnode; i++)
+        w += nc->node[i].seen;
+    if (w == nc->nnode)
+        return MS_OK;
+    if ((kept = calloc((size_t)w + 1, sizeof(*kept))) == NULL)
+        return MS_ENOMEM;
+    for (i = w = 0; i < nc->nnode; i++)
+        if (nc->node[i].seen)
+            kept[w++] = nc->node[i].name;
+    ms__idmap_init(&m, kept_name, kept, NULL, NULL);
+    for (i = 0; i < w; i++)
+        if (ms__idmap_put(&m, i) != 0) {
+            ms__idmap_fini(&m);
+            free(kept);
+            return MS_ENOMEM;
+        }
     for (i = w = 0; i < nc->nnode; i++) {
         if (!nc->node[i].seen) {
             node_clear(&nc->node[i]);
@@ -700,11 +684,28 @@ ms_status_t ms_nodecfg_step(ms_nodecfg_t *nc, double now, const ms_nodecfg_act_t
         }
         nc->node[w++] = nc->node[i];
     }
-    if (w != nc->nnode) {
-        nc->nnode = w;
-        if (!map_rebuild(nc, nc->mapcap))
-            return MS_ENOMEM;
-    }
+    nc->nnode = w;
+    ms__idmap_fini(&nc->by_name);
+    nc->by_name = m;
+    nc->by_name.key = node_name;   /* the same names, now read from the table */
+    nc->by_name.ctx = nc;
+    free(kept);
+    return MS_OK;
+}
+
+ms_status_t ms_nodecfg_step(ms_nodecfg_t *nc, double now, const ms_nodecfg_act_t **acts, int *n)
+{
+    ms_status_t st = MS_OK;
+    double m;
+    int i, minute;
+
+    *acts = NULL;
+    *n = 0;
+    if (!isfinite(now) || now < 0)
+        return MS_ERANGE;
+    nc->nact = 0;
+    if ((st = forget_unseen(nc)) != MS_OK)
+        return st;
     m = fmod(floor(now / 60) + nc->cfg.utc_offset_min, 1440);
     if (m < 0)
         m += 1440;

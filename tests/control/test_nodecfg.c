@@ -568,8 +568,20 @@ static void test_many_nodes_and_forget(void **st)
         assert_int_equal(ms_nodecfg_observe(nc, &o, NULL), MS_OK);
     }
     assert_int_equal(ms_nodecfg_step(nc, 200, &a, &n), MS_OK);
-    assert_int_equal(ms_nodecfg_node(nc, "node-4998", &inf), MS_OK);
-    assert_int_equal(ms_nodecfg_node(nc, "node-4999", &inf), MS_ENOENT);
+    for (i = 0; i < 5000; i++) {   /* every kept node by name, none of the others */
+        snprintf(name, sizeof(name), "node-%d", i);
+        assert_int_equal(ms_nodecfg_node(nc, name, &inf), i % 2 == 0 ? MS_OK : MS_ENOENT);
+    }
+    for (i = 0; i < 5000; i++) {   /* all of them again: the forgotten come back */
+        ms_nodecfg_obs_t o = { name, "A100-40GB", 8, "x", "success", false, false, 0 };
+        snprintf(name, sizeof(name), "node-%d", i);
+        assert_int_equal(ms_nodecfg_observe(nc, &o, NULL), MS_OK);
+    }
+    assert_int_equal(ms_nodecfg_step(nc, 300, &a, &n), MS_OK);
+    for (i = 0; i < 5000; i++) {
+        snprintf(name, sizeof(name), "node-%d", i);
+        assert_int_equal(ms_nodecfg_node(nc, name, &inf), MS_OK);
+    }
     ms_nodecfg_destroy(nc);
 }
 
