@@ -127,7 +127,7 @@ int svc_jobs_add(svc_jobs_t *t, svc_job_t *j)
     t->v[t->n] = j;   /* the map reads the id from here */
     if (ms__idmap_put(&t->ids, (int32_t)t->n) != 0)
         return -1;
-    t->n++;
+    j->tix = (int32_t)t->n++;
     return 0;
 }
 

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/evheap.h"
 #include "service/extender.h"
 #include "service/svc.h"
 
@@ -237,19 +238,10 @@ static bool is_live(int st)
     return st == MS_JOB_STARTING || st == MS_JOB_RUNNING || st == MS_JOB_MIGRATING;
 }
 
-/* A sim job's end, due at `at`. An entry holds while the job's finish_at
- * is at most `at` (a job placed again gets a later finish_at and a new
- * entry; the old one is dropped when it comes up). */
-typedef struct svc_timed {
-    double at;
-    svc_job_t *j;
-} svc_timed_t;
-
 typedef struct loopctx {
     svc_job_t **dirty;
     size_t ndirty, capdirty;
-    svc_timed_t *timed;           /* sim job ends: a min-heap on at */
-    size_t ntimed, captimed;
+    ms__evheap_t ends;            /* sim jobs (table index) by when they end */
     double finish_gate;           /* no wake for job ends before this */
     svc_job_t *submitting;
     svc_job_t **pub;              /* jobs to publish after the commit */
@@ -466,49 +458,12 @@ static void ticket(svc_t *d, svc_msg_t *msgs, bool committed)
     ticket_push(d, t);
 }
 
-static void timed_push(svc_job_t *j, double at)
+/* A sim job ends at `at`: one entry a job, moved when it is placed again,
+ * taken out when it is queued again or ends otherwise. */
+static void ends_set(svc_job_t *j, double at)
 {
-    size_t i;
-
-    if (L.ntimed == L.captimed) {
-        size_t cap = L.captimed ? L.captimed * 2 : 256;
-        svc_timed_t *v = realloc(L.timed, cap * sizeof(*v));
-
-        if (v == NULL) {
-            /* the job runs on until it is cancelled or marked done */
-            svc_log("error", "out of memory: a sim job will not end on its own",
-                    json_pack("{s:s}", "job", j->id));
-            return;
-        }
-        L.timed = v;
-        L.captimed = cap;
-    }
-    for (i = L.ntimed++; i > 0 && L.timed[(i - 1) / 2].at > at; i = (i - 1) / 2)
-        L.timed[i] = L.timed[(i - 1) / 2];
-    L.timed[i] = (svc_timed_t){ at, j };
-}
-
-static void timed_add(svc_job_t *j)
-{
-    timed_push(j, j->finish_at);
-}
-
-static svc_timed_t timed_pop(void)
-{
-    svc_timed_t top = L.timed[0], last = L.timed[--L.ntimed];
-    size_t i = 0, c;
-
-    while ((c = 2 * i + 1) < L.ntimed) {
-        if (c + 1 < L.ntimed && L.timed[c + 1].at < L.timed[c].at)
-            c++;
-        if (L.timed[c].at >= last.at)
-            break;
-        L.timed[i] = L.timed[c];
-        i = c;
-    }
-    if (L.ntimed > 0)
-        L.timed[i] = last;
-    return top;
+    if (ms__evheap_set(&L.ends, j->tix, at) != 0)   /* the job runs on until cancelled or done */
+        svc_log("error", "out of memory: a sim job will not end on its own", json_pack("{s:s}", "job", j->id));
 }
 
 static svc_job_t *job_of_slot(svc_t *d, int32_t slot)
@@ -653,10 +608,12 @@ static void sync_job(svc_t *d, svc_job_t *j, double now)
     }
     if (j->state == MS_JOB_RUNNING && j->finish_at == 0 && j->req.duration_s > 0) {
         j->finish_at = now + j->req.duration_s / d->cfg->time_scale;
-        timed_add(j);
+        ends_set(j, j->finish_at);
     }
     if (j->state == MS_JOB_QUEUED)
         j->finish_at = 0;
+    if (j->state == MS_JOB_QUEUED || is_terminal(j->state))
+        ms__evheap_del(&L.ends, j->tix);   /* it no longer ends on its own */
     if (is_terminal(j->state) && j->inflight == 0 && j->slot >= 0) {
         (void)ms_sched_forget(d->sched, j->slot);
         (void)svc_jobs_set_slot(&d->jobs, j, -1);
@@ -927,17 +884,19 @@ static void finish_due(svc_t *d, double now)
 {
     bool ended = false;
 
-    while (L.ntimed > 0 && L.timed[0].at <= now) {
-        svc_timed_t e = timed_pop();
-        svc_job_t *j = e.j;
+    const ms__ev_t *e;
 
-        if (j->finish_at == 0 || j->finish_at > e.at || is_terminal(j->state) || j->slot < 0)
+    while ((e = ms__evheap_top(&L.ends)) != NULL && e->t <= now) {
+        svc_job_t *j = d->jobs.v[e->id];
+
+        ms__evheap_pop(&L.ends);
+        if (j->slot < 0)   /* forgotten (ended) in this batch, before its sync */
             continue;
         if (j->state == MS_JOB_RUNNING) {
             after_call(d, j, ms_sched_finished(d->sched, j->slot, now), "finished");
             ended = true;
         } else
-            timed_push(j, now + TICK_S);
+            ends_set(j, now + TICK_S);
     }
     if (ended)
         L.finish_gate = now + FINISH_GAP_S;
@@ -1048,8 +1007,8 @@ static void *loop(void *arg)
              * svc_now's clock, CLOCK_REALTIME, the condition's clock) */
             double until = last_tick + TICK_S, whole;
 
-            if (L.ntimed > 0) {
-                double end = L.timed[0].at > L.finish_gate ? L.timed[0].at : L.finish_gate;
+            if (ms__evheap_top(&L.ends) != NULL) {
+                double at = ms__evheap_top(&L.ends)->t, end = at > L.finish_gate ? at : L.finish_gate;
 
                 until = end < until ? end : until;
             }
@@ -1258,7 +1217,7 @@ static int reconcile(svc_t *d, double now)
             d->adopted++;
             if (j->req.duration_s > 0 && j->start_t > 0) {
                 j->finish_at = j->start_t + j->req.duration_s / d->cfg->time_scale;
-                timed_add(j);
+                ends_set(j, j->finish_at);
             }
         } else {
             int32_t slot = ms_sched_find(d->sched, j->id);
@@ -1455,7 +1414,7 @@ void svc_stop(svc_t *d)
     }
     d->xtail = NULL;
     free(L.dirty);
-    free(L.timed);
+    ms__evheap_fini(&L.ends);
     free(L.pub);
     memset(&L, 0, sizeof(L));
 }

@@ -131,6 +131,7 @@ typedef struct svc_job {
     int32_t slot;                  /* in ms_sched, -1 once forgotten */
     int inflight;                  /* ops sent to the executor, not settled */
     uint64_t seq;                  /* submission order (the store's rowid) */
+    int32_t tix;                   /* its index in the table (svc_jobs_t.v) */
     double finish_at;              /* sim: when it ends on its own, 0 none */
     svc_place_t place;
     bool dirty, counted_wait;

@@ -56,7 +56,7 @@ static ms_status_t reschedule(ms__sim_t *s, int32_t jid)
     ms__sim_job_t *j = &s->jobs[jid];
     double from = j->upd > j->hold ? j->upd : j->hold;
 
-    return ms__sim_heap_update(s, from + j->rem / j->rate, jid);
+    return ms__evheap_set(&s->ends, jid, from + j->rem / j->rate) == 0 ? MS_OK : MS_ENOMEM;
 }
 
 /* Recompute the rate of every job on the touched GPUs. */

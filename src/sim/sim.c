@@ -3,14 +3,13 @@
  *
  * Events: arrivals come from the sorted trace (a cursor, no heap entry);
  * completions sit in an indexed binary heap ordered by (time, seq) with one
- * entry per running job (heap.c). When a job's rate changes its entry moves
+ * entry per running job (src/core/evheap.c). When a job's rate changes its entry moves
  * in place, so the heap holds no stale events and a rate change costs
  * O(jobs on the GPU x log running). At equal times completions come before
  * arrivals, and arrivals before the idle wake-ups of on_idle policies.
  *
  * Files (the state, ms__sim_t, and their shared functions are in sim_int.h):
  *   sim.c      set-up, configuration checks, arrivals and finishes, the loop
- *   heap.c     the completion heap
  *   rates.c    rates and progress (settle/reschedule), aggregates, samples
  *   apply.c    the scheduler's plans -> job events, segments, aggregates
  *   metrics.c  the end-of-run metrics
@@ -153,8 +152,7 @@ static void sim_free(ms__sim_t *s)
     free(s->jobs);
     free(s->slot2tr);
     free(s->pool);
-    free(s->heap);
-    free(s->pos);
+    ms__evheap_fini(&s->ends);
     free(s->touched);
     free(s->tmark);
     free(s->ctouched);
@@ -220,7 +218,6 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
         npool += tr->jobs[i].gang > 1 ? (size_t)tr->jobs[i].gang : 1;
     s->jobs = calloc(tr->n ? tr->n : 1, sizeof(*s->jobs));
     s->slot2tr = malloc((tr->n ? tr->n : 1) * sizeof(*s->slot2tr));
-    s->pos = malloc((tr->n ? tr->n : 1) * sizeof(*s->pos));
     s->pool = calloc(npool ? npool : 1, sizeof(*s->pool));
     s->touched = malloc((size_t)s->ngpus * sizeof(*s->touched));
     s->tmark = calloc((size_t)s->ngpus, sizeof(*s->tmark));
@@ -231,7 +228,7 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
     s->glazy = calloc((size_t)s->ngpus, sizeof(*s->glazy));
     s->gpu = malloc((size_t)s->ngpus * sizeof(*s->gpu));
     s->ggrp = malloc((size_t)s->ngpus * sizeof(*s->ggrp));
-    if (s->jobs == NULL || s->slot2tr == NULL || s->pos == NULL || s->pool == NULL ||
+    if (s->jobs == NULL || s->slot2tr == NULL || ms__evheap_ids(&s->ends, (int32_t)tr->n) != 0 || s->pool == NULL ||
         s->touched == NULL || s->tmark == NULL || s->ctouched == NULL || s->cmark == NULL ||
         s->gfrag == NULL || s->guse == NULL || s->glazy == NULL || s->gpu == NULL ||
         s->ggrp == NULL)
@@ -240,7 +237,6 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
     for (i = 0; i < tr->n; i++) {
         s->jobs[i].inst = (uint32_t)npool;
         s->jobs[i].slot = -1;
-        s->pos[i] = -1;
         npool += tr->jobs[i].gang > 1 ? (size_t)tr->jobs[i].gang : 1;
     }
     s->progress_step = tr->n / 200 > 0 ? tr->n / 200 : 1;
@@ -373,7 +369,7 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         int kind;   /* 0 finish, 1 arrival, 2 idle tick */
         ms_sched_stats_t ss;
 
-        tf = s.hn > 0 ? s.heap[0].t : INFINITY;
+        tf = ms__evheap_top(&s.ends) != NULL ? ms__evheap_top(&s.ends)->t : INFINITY;
         ta = ai < trace->n ? trace->jobs[ai].arrival : INFINITY;
         ms_sched_stats(s.sched, &ss);
         /* wake an on_idle policy while jobs wait (time-driven layout changes:
@@ -399,9 +395,9 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         ms__sim_advance(&s, t);
         out->events++;
         if (kind == 0) {
-            int32_t j = s.heap[0].job;
+            int32_t j = ms__evheap_top(&s.ends)->id;
 
-            ms__sim_heap_pop(&s);
+            ms__evheap_pop(&s.ends);
             st = on_finish(&s, j);
         } else if (kind == 1) {
             st = on_arrival(&s, (int32_t)ai++);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/evheap.h"
 #include "migsched/rng.h"
 #include "migsched/sim.h"
 
@@ -28,12 +29,6 @@ double ms__percentile(const double *sorted, size_t n, double p);
 enum { MS__J_PENDING = 0, MS__J_WAITING, MS__J_RUNNING, MS__J_DONE, MS__J_REJECTED };
 
 #define MS__SIM_FX 1e12                            /* FragCost fixed-point scale */
-
-typedef struct ms__sim_ev {
-    double t;
-    uint64_t seq;
-    int32_t job;
-} ms__sim_ev_t;
 
 typedef struct ms__sim_job {
     double rem, upd, hold, rate;
@@ -76,10 +71,7 @@ typedef struct ms__sim {
     int32_t *slot2tr;         /* [trace jobs] scheduler slot -> trace index */
     ms__sim_inst_t *pool;
 
-    ms__sim_ev_t *heap;
-    int32_t *pos;             /* [njobs] slot in the heap, -1 if none */
-    size_t hn, hcap;
-    uint64_t seq;
+    ms__evheap_t ends;        /* running jobs (trace index) by (finish time, seq) */
 
     double now;
     int *touched;             /* GPUs whose jobs' rates must be recomputed */
@@ -102,13 +94,6 @@ typedef struct ms__sim {
 
     size_t done, progress_step, next_progress;
 } ms__sim_t;
-
-/* --- heap.c: running jobs by (finish time, seq) -------------------------- */
-
-/* Insert job or move it to its new finish time t. */
-ms_status_t ms__sim_heap_update(ms__sim_t *s, double t, int32_t job);
-/* Remove the earliest entry (the heap must not be empty). */
-void ms__sim_heap_pop(ms__sim_t *s);
 
 /* --- rates.c: rates, progress and aggregates ----------------------------- */
 
