@@ -97,7 +97,7 @@ int ms__evheap_set(ms__evheap_t *h, int32_t id, double t)
     ms__ev_t e;
     int32_t at;
 
-    if (id < 0 || id == INT32_MAX || ms__evheap_ids(h, id + 1) != 0)
+    if (id < 0 || id == INT32_MAX || (id >= h->npos && ms__evheap_ids(h, id + 1) != 0))
         return -1;
     e.t = t;
     e.seq = h->seq++;
