@@ -2,7 +2,8 @@
 #
 #   make            release build: build/libmigsched.a, build/migsched
 #   make check      build everything with ASan+UBSan in build-asan/ and run
-#                   every test binary (cmocka); prints "N passed, N failed"
+#                   every test binary (cmocka) and CLI script; prints
+#                   "N passed, N failed, N skipped" (a test exits 77 to skip)
 #   make bench      build optimised and run the benchmark suite
 #   make demo       build and run `migsched experiment`
 #
@@ -20,7 +21,7 @@ CPPFLAGS += -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L
 CFLAGS_ALL = $(STD) $(WARN) $(OPT) $(SAN) $(CFLAGS)
 LDLIBS  += -lm
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/policy/*.c src/sched/*.c src/sim/*.c src/io/*.c src/research/*.c src/research/fgd/*.c src/control/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/policy/*.c src/sched/*.c src/sim/*.c src/io/*.c src/research/*.c src/research/fgd/*.c src/advise/*.c src/control/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -68,6 +69,10 @@ $(LIB): $(LIB_OBJ)
 $(CLI): $(CLI_OBJ) $(CLI_LIBS) $(LIB)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS) $(LIB) $(LDLIBS)
 
+# tests/support/ objects are prerequisites of a pattern rule only, which
+# would make them intermediate: deleted after each build, every test
+# relinked at the next
+.SECONDARY: $(SUP_OBJ)
 $(BUILD)/tests/%: tests/%.c $(LIB) $(SUP_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SUP_OBJ) $(LIB) -lcmocka $(LDLIBS)

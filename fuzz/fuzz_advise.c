@@ -3,7 +3,7 @@
  * recommended on and written as text, JSON, CSV and a policy. */
 #include "fuzz.h"
 
-#include "migsched/research/advise.h"
+#include "migsched/advise.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,13 +2,37 @@
  * extender_json.c): any body is accepted or refused with a 4xx naming a
  * field and leaving nothing behind; an accepted pod that the extender can
  * serve becomes a /v1/jobs body that itself parses; the replies rendered
- * from what was parsed are JSON. The input is tried as ExtenderArgs and as
- * ExtenderBindingArgs. */
+ * from what was parsed are JSON; the job ids made from a pod's uid keep the
+ * daemon's id rules, whole (issue 20, defect 16). The input is tried as
+ * ExtenderArgs and as ExtenderBindingArgs. */
 #include "fuzz.h"
 
 #include <jansson.h>
 
 #include "service/extender.h"
+#include "service/extender_int.h"
+
+/* Every id svc_ext_job_id makes of uid is valid and whole (its buffer has
+ * room to spare: a cut would end it before the tag), and the same uid makes
+ * the same id (a restart finds its pod's instance). */
+static void check_ids(const char *uid)
+{
+    static const struct {
+        const char *tag;
+        int gen;
+    } K[] = { { NULL, 1 }, { NULL, 2 }, { "a", 2 }, { "a", 2147483647 } };
+    char id[SVC_EXT_ID_MAX + 32], again[SVC_EXT_ID_MAX];
+    size_t i;
+
+    for (i = 0; i < sizeof(K) / sizeof(K[0]); i++) {
+        svc_ext_job_id(uid, K[i].tag, K[i].gen, id, sizeof(id));
+        if (strlen(id) >= SVC_EXT_ID_MAX || !svc_id_valid(id))
+            abort();
+        svc_ext_job_id(uid, K[i].tag, K[i].gen, again, sizeof(again));
+        if (strcmp(id, again) != 0)
+            abort();
+    }
+}
 
 static void must_be_json(char *s)
 {
@@ -29,15 +53,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     svc_err_t err;
 
     memset(&err, 0, sizeof(err));
-    if (svc_ext_parse_args((const char *)data, size, &a, &err) == 0) {
+    /* odd sizes read the tenant from a label (--k8s-tenant-label), even
+     * ones from the namespace */
+    if (svc_ext_parse_args((const char *)data, size, size % 2 ? "team" : NULL, &a, &err) == 0) {
         svc_ext_verdict_t *v = calloc((size_t)a.nnodes + 1, sizeof(*v));
         int *scores = calloc((size_t)a.nnodes + 1, sizeof(*scores));
         int i;
 
         if (a.pod.uid == NULL || a.pod.name == NULL || a.pod.ns == NULL || a.pod.gang < 1)
             abort();
+        check_ids(a.pod.uid);
         if (a.pod.bad == NULL) {
-            char *body = svc_ext_job_body(&a.pod), *id = NULL, *canon = NULL;
+            /* without the tenant: the loop adds it only for a declared
+             * tenant, whose name is valid; a fuzzed namespace need not be */
+            char *body = svc_ext_job_body(&a.pod, false), *id = NULL, *canon = NULL;
             svc_req_t req;
             svc_err_t e2;
 

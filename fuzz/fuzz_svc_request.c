@@ -6,7 +6,8 @@
  * hold). The job's JSON, written
  * as text around the canonical body (svc_job_render), parses back with the
  * canonical request and its labels, and with the input as its reason
- * wherever the input is a string jansson takes. */
+ * wherever the input is a string jansson takes. An accepted body's id and
+ * profile keep the rules (docs/api.md, "Errors"): the rest is a 400. */
 #include "fuzz.h"
 
 #include "service/svc.h"
@@ -53,6 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (canon == NULL)
         abort();
+    if ((id != NULL && !svc_id_valid(id)) || (req.profile != NULL && !svc_profile_syntax(req.profile)))
+        abort();   /* an id or a profile the rules refuse ("..", "3g.") is a 400 */
     {
         char *want = canon_ref(&req);
 

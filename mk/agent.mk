@@ -1,14 +1,13 @@
 # mk/agent.mk - migsched-agent, the per-node executor (src/agent/,
-# docs/agent.md). It executes through migschedd's backends: the agent
-# compiles src/service/backend.c (and the agent backend it dispatches to,
-# the JSON text writer, the logger and the HTTP helpers) into itself rather
-# than copying them. Needs libmicrohttpd, jansson and libcurl
-# (scripts/deps/service.list).
+# docs/agent.md). It executes through the backends migschedd uses
+# (src/backend/, mk/backend.mk: the same sim, dry-run and nvml code), with
+# the daemons' shared plumbing (src/daemon/); it compiles nothing of
+# src/service/. Needs libmicrohttpd, jansson and libcurl
+# (scripts/deps/service.list). The archives are named by path: mk/backend.mk
+# and mk/nvml.mk sort after this file.
 AGENT_SRC := $(sort $(wildcard src/agent/*.c))
 AGENT_OBJ := $(AGENT_SRC:%.c=$(BUILD)/obj/%.o)
-AGENT_SVC_OBJ := $(BUILD)/obj/src/service/backend.o $(BUILD)/obj/src/service/backend_agent.o \
-                 $(BUILD)/obj/src/service/jtext.o \
-                 $(BUILD)/obj/src/service/log.o $(BUILD)/obj/src/service/http_util.o
+AGENT_ARCHIVES := $(BUILD)/libmsbackend.a $(BUILD)/libmsnvml.a $(BUILD)/libmsdaemon.a
 AGENT_BIN := $(BUILD)/migsched-agent
 AGENT_LIBS := -lmicrohttpd -ljansson -lcurl -lpthread
 
@@ -16,8 +15,8 @@ EXTRA_ALL += $(AGENT_BIN)
 
 $(AGENT_OBJ): CPPFLAGS += -D_DEFAULT_SOURCE
 
-$(AGENT_BIN): $(AGENT_OBJ) $(AGENT_SVC_OBJ) $(NVML_LIB) $(LIB)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(AGENT_SVC_OBJ) $(NVML_LIB) $(LIB) $(AGENT_LIBS) $(LDLIBS)
+$(AGENT_BIN): $(AGENT_OBJ) $(AGENT_ARCHIVES) $(BUILD)/libmigsched.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(AGENT_ARCHIVES) $(LIB) $(AGENT_LIBS) $(LDLIBS)
 
 # The request parser's libFuzzer harness (fuzz/fuzz_agent_request.c): only
 # req.c, which is pure.
@@ -34,7 +33,7 @@ AGENT_TEST_OBJ := $(filter-out $(BUILD)/obj/src/agent/main.o $(BUILD)/obj/src/ag
 EXTRA_TESTS  += $(AGENT_TEST)
 OWN_TEST_SRC += tests/agent/test_agent.c
 
-$(AGENT_TEST): tests/agent/test_agent.c $(AGENT_TEST_OBJ) $(AGENT_SVC_OBJ) $(NVML_LIB) $(LIB)
+$(AGENT_TEST): tests/agent/test_agent.c $(AGENT_TEST_OBJ) $(AGENT_ARCHIVES) $(BUILD)/libmigsched.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE $(CFLAGS_ALL) -MMD -MP -o $@ $< $(AGENT_TEST_OBJ) $(AGENT_SVC_OBJ) \
-	    $(NVML_LIB) $(LIB) -lcmocka $(AGENT_LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE $(CFLAGS_ALL) -MMD -MP -o $@ $< $(AGENT_TEST_OBJ) $(AGENT_ARCHIVES) \
+	    $(LIB) -lcmocka $(AGENT_LIBS) $(LDLIBS)

@@ -1,5 +1,5 @@
 # mk/fuzz.mk - libFuzzer harnesses (fuzz/fuzz_*.c) and the clang build of
-# the test suite. Needs clang and its libFuzzer runtime (scripts/deps/fuzz.list).
+# the test suite. Needs clang and its libFuzzer runtime (scripts/deps/test/fuzz.list).
 #
 #   make fuzz          build every harness in build-fuzz/fuzz/ (clang, ASan,
 #                      UBSan with float-cast-overflow, no recovery)

@@ -51,3 +51,9 @@ $(NVML_TEST): tests/nvml/test_nvml.c $(NVML_LIB) $(LIB) $(NVML_FAKE) $(NVML_FAKE
 	    -DMS_FAKE_NVML_R470_LIB='"$(abspath $(NVML_FAKE_R470))"' \
 	    -DMS_FAKE_NVML_BROKEN_LIB='"$(abspath $(NVML_FAKE_BROKEN))"' \
 	    -MMD -MP -o $@ $< $(NVML_LIB) $(LIB) -lcmocka $(LDLIBS)
+
+# mk/agent.mk sorts before this file, so its rules were read while
+# $(NVML_LIB) was still empty: the agent and its test linked the archive
+# without waiting for it (a parallel build could link a half-written one).
+# The dependency, stated where the archive's name is known:
+$(AGENT_BIN) $(AGENT_TEST): $(NVML_LIB)

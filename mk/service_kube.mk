@@ -27,26 +27,26 @@ $(SVC_BIN) $(BUILD)/fuzz/fuzz_svc_request: LDLIBS += $(KUBE_LIBS)
 EXT_TEST := $(BUILD)/tests/service/test_extender
 OWN_TEST_SRC += tests/service/test_extender.c
 EXTRA_TESTS += $(EXT_TEST)
-$(EXT_TEST): tests/service/test_extender.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
+$(EXT_TEST): tests/service/test_extender.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
-	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
+	    $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
 
 # The JSON text writer and a job's JSON against jansson
 # (tests/service/test_render.c): the same objects, cmocka.
 RENDER_TEST := $(BUILD)/tests/service/test_render
 OWN_TEST_SRC += tests/service/test_render.c
 EXTRA_TESTS += $(RENDER_TEST)
-$(RENDER_TEST): tests/service/test_render.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
+$(RENDER_TEST): tests/service/test_render.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
-	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
+	    $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
 
 # The extender's wire-format parser under libFuzzer (make fuzz).
-$(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
+$(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
-	    $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)
+	    $(SVC_FUZZ_OBJ) $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)
 
 # What one pod costs the extender at 1,000 and 5,000 nodes (filter,
 # prioritize, bind through the daemon's handlers; docs/performance.md):
@@ -54,16 +54,16 @@ $(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(
 # runs it once, small, to see that it works).
 EXT_BENCH := $(BUILD)/bench_extender
 EXTRA_TESTS += $(EXT_BENCH)
-$(EXT_BENCH): tests/service/bench_extender.c $(SVC_FUZZ_OBJ) $(NVML_LIB) $(LIB) $(KUBE_LIB)
+$(EXT_BENCH): tests/service/bench_extender.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
-	    $(NVML_LIB) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)
+	    $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)
 
 # The client's test (tests/service/test_kube.c): the archive, and
 # libmicrohttpd for the fake API server its list+watch test runs.
 KUBE_TEST := $(BUILD)/tests/service/test_kube
 OWN_TEST_SRC += tests/service/test_kube.c
 EXTRA_TESTS += $(KUBE_TEST)
-$(KUBE_TEST): tests/service/test_kube.c $(KUBE_LIB)
+$(KUBE_TEST): tests/service/test_kube.c $(KUBE_LIB) $(K8SCONF_LIB) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(KUBE_LIBS) -lmicrohttpd -lpthread -lcmocka $(LDLIBS)

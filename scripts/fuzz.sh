@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-30}
 case "$secs" in ''|*[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS]" >&2; exit 2 ;; esac
 if ! command -v "${FUZZ_CC:-clang}" >/dev/null 2>&1; then
-    echo "fuzz: clang not found (scripts/deps/fuzz.list; run scripts/deps.sh)"
+    echo "fuzz: clang not found (scripts/deps/test/fuzz.list; run scripts/deps.sh test)"
     echo "fuzz: 0 passed, 1 failed"
     exit 1
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The workload zoo and the deployment parameters derived from it
 # (docs/zoo.md). Writes report/zoo/{main,validate,fifo,queue,t,migration,
-# roomq,beta*}/ with zoo.md, CSV and SVG each (queue/ also disciplines.md); about
-# ten minutes on 2 shared cores after `make`.
+# roomq,nodes*,beta*}/ with zoo.md, CSV and SVG each (queue/ also
+# disciplines.md, nodes*/ nodes.md); about ten minutes on 2 shared cores
+# after `make`.
 #
 #   bash scripts/zoo.sh [OUT]        (default OUT = report/zoo)
 set -eu
@@ -42,6 +43,16 @@ done
 run migration --variants "${v#,}"
 # fa+'s queue-depth gate on make_room (room_queue_max, default 32)
 run roomq --variants fa+/roomq=8,fa+/roomq=16,fa+/roomq=24,fa+,fa+/roomq=64,fa+/roomq=128,fa+/roomq=1000000000,first-fit,best-fit,fgd,mfi
+# node-profile against static on nodes of 1, 2, 4 and 8 GPUs (node=N cuts
+# every workload's GPUs into nodes of N): the table of docs/policies.md
+v=""
+for n in 1 2 4 8; do
+    v="$v,static/node=$n,node-profile/node=$n"
+done
+for s0 in 1 11 21; do
+    run "nodes$s0" --seed0 "$s0" --variants "${v#,}"
+    bash scripts/zoo-nodes.sh "$out/nodes$s0/zoo.csv" > "$out/nodes$s0/nodes.md"
+done
 # interference: what migration buys when neighbours cost more
 for b in 0.2 0.5 1 2; do
     run "beta$b" --beta "$b" --variants fa+,fa+/nomig,fa,fa/nomig,fgd

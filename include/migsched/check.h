@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-#include "migsched/sched.h"
+#include "migsched/nodes.h"
 #include "migsched/trace.h"
 
 #define MS_CHECK_MAX_MSGS 8

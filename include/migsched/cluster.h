@@ -54,6 +54,8 @@ typedef struct ms_cluster {
     ms_index_mode_t index_mode;
     ms_gpu_t *gpus;            /* [ngpus] */
     ms_index_t *index;         /* NULL in scan mode */
+    uint64_t version;          /* changes with every op applied: a policy may
+                                * keep an answer while it is the same */
 } ms_cluster_t;
 
 typedef struct ms_cluster_cfg {
@@ -74,6 +76,13 @@ void ms_cluster_destroy(ms_cluster_t *c);   /* NULL-safe */
 int ms_cluster_next_in_state(const ms_cluster_t *c, ms_state_t s, int after);
 /* How many GPUs are in state s. */
 int ms_cluster_count_in_state(const ms_cluster_t *c, ms_state_t s);
+/* How many GPUs have room for profile k (a legal free start). O(1) with
+ * the bucket index, O(GPUs) without. */
+int ms_cluster_count_fit(const ms_cluster_t *c, int k);
+/* The states some GPU is in, ascending and distinct, into out (room for
+ * min(states of the geometry, GPUs)); their number. O(states) with the
+ * bucket index, O(GPUs log GPUs) without. */
+int ms_cluster_states_in_use(const ms_cluster_t *c, ms_state_t *out);
 
 /* Index of the instance at memory slice `start` on GPU g, or -1. */
 int ms_gpu_find_inst(const ms_gpu_t *gpu, int start);

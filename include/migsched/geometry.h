@@ -119,6 +119,16 @@ double ms_geom_profile_mem_gb(const ms_geom_t *g, int k);
 /* The smallest active profile with >= mem_gb and >= cslices compute
  * slices, by memory then compute (never +me/+gfx); -1 if none (fit.c). */
 int ms_geom_smallest_fit(const ms_geom_t *g, double mem_gb, int cslices);
+/* Three facts of the fit rule that policies, the scheduler and the
+ * importers share (fit.c):
+ * the active profile that fills a whole GPU (all compute, all memory
+ * slices), preferring a classic one; -1 if the set has none; */
+int ms_geom_full_profile(const ms_geom_t *g);
+/* the lowest legal start of active profile k; */
+int ms_geom_first_start(const ms_geom_t *g, int k);
+/* whether an instance of profile inst can run a job of profile job: at
+ * least as many compute slices and memory slices. */
+bool ms_geom_covers(const ms_geom_t *g, int inst, int job);
 /* Active profile index by name (product or generic); -1 if none active. */
 int  ms_geom_profile_find(const ms_geom_t *g, const char *name);
 /* Occupancy of profile k at start s: ((1 << msize) - 1) << s. */

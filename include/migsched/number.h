@@ -23,6 +23,10 @@ ms_status_t ms_number_double(const char *s, double *out);
  * MS_OK, MS_EPARSE (not an integer), MS_ERANGE (outside [lo, hi]). */
 ms_status_t ms_number_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
+/* s as a decimal integer in [0, hi] (seeds: up to UINT64_MAX): MS_OK,
+ * MS_EPARSE (not an integer), MS_ERANGE (negative, or above hi). */
+ms_status_t ms_number_uint(const char *s, uint64_t hi, uint64_t *out);
+
 /* Whether a double lies in [lo, hi] and converts to int64_t without
  * undefined behaviour: the guard every float-to-integer cast of input
  * goes through. NaN is never in range. */

@@ -21,7 +21,10 @@
 #include "migsched/job.h"
 #include "migsched/plan.h"
 
-#define MS_POLICY_ABI 1
+#define MS_POLICY_ABI 2   /* 2: flags and version() */
+
+/* ms_policy_ops_t.flags */
+#define MS_POLICY_PURE_PLACE 0x1u   /* see `flags` below */
 
 
 /* Every option of every policy; each policy reads the ones it knows. */
@@ -62,14 +65,8 @@ typedef struct ms_policy_cfg {
 } ms_policy_cfg_t;
 
 void ms_policy_cfg_defaults(ms_policy_cfg_t *cfg);
-/* Set one option by its name (the CLI's long option without dashes:
- * "lb-threshold", "max-moves", "no-migration", ...). A value outside the
- * option's range is MS_ERANGE, an unknown name MS_ENOENT; diag names the
- * option and its range. String values are borrowed. */
-ms_status_t ms_policy_cfg_set(ms_policy_cfg_t *cfg, const char *name, const char *value,
-                              ms_diag_t *diag);
-/* The i-th option name (and its one-line help), NULL past the last. */
-const char *ms_policy_cfg_option(int i, const char **help);
+/* The options are set by name through the one option table (options.h,
+ * ms_opt_set), which every face uses. */
 
 typedef struct ms_policy_ops {
     int abi;                 /* MS_POLICY_ABI */
@@ -104,6 +101,21 @@ typedef struct ms_policy_ops {
      * demand (node-profile). n_by_prof[k] = waiting jobs of profile k. */
     ms_status_t (*on_idle)(void *self, const ms_cluster_t *c, const int *n_by_prof,
                            double now, ms_plan_t *out);
+
+    /* What the scheduler may assume about place(), so that a queue pass
+     * costs O(what changed) (docs/sched.md, "Queue passes"). With
+     * MS_POLICY_PURE_PLACE, place() has no side effect, its answer depends
+     * only on the cluster, the job and version(), and an MS_ENOFIT stays one
+     * while the cluster only loses capacity (placements) and version() is
+     * unchanged: a job that did not fit is offered again only after an op
+     * that frees or creates capacity, or a new version(). Without the flag,
+     * every waiting class is offered to place() in every pass. */
+    uint32_t flags;
+    /* Optional (NULL: place() depends on the cluster and the job alone): a
+     * value that differs whenever place() may answer differently for the
+     * same cluster and job (new demand weights, ...). Called after every
+     * hook, so it must be O(1). */
+    uint64_t (*version)(void *self);
 } ms_policy_ops_t;
 
 /* The registry: every policy, in a fixed order. */

@@ -42,6 +42,17 @@ typedef uint64_t (*ms_rank_key_fn)(void *ctx, const ms_geom_t *g, ms_state_t s,
 ms_status_t ms_rank_build(ms_rank_t *r, const ms_geom_t *g, int k,
                           ms_rank_key_fn fn, void *ctx);
 void ms_rank_fini(ms_rank_t *r);   /* frees arrays; NULL-safe */
+/* Rebuild a built rank whose keys changed but whose candidates did not (fn
+ * excludes the same (state, start) pairs as at the last build: a policy
+ * whose keys are weights over the same fits). fn is called once per
+ * candidate, not per pair, and the candidates are re-sorted from their last
+ * order (O(n + the pairs that swapped)); the result is what ms_rank_build
+ * gives. A candidate that fn now excludes falls back to ms_rank_build. */
+ms_status_t ms_rank_rekey(ms_rank_t *r, const ms_geom_t *g, ms_rank_key_fn fn, void *ctx);
+/* The sorting half of ms_rank_rekey, for a caller that wrote the new keys
+ * itself (cands[i].key and key_of, for the same candidates): re-sort from
+ * the last order. */
+void ms_rank_resort(ms_rank_t *r);
 
 /* Best (gpu, start) for the rank's profile: MS_OK, or MS_ENOFIT. */
 ms_status_t ms_rank_find(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start);

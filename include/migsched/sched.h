@@ -48,55 +48,11 @@
 
 #include "migsched/cluster.h"
 #include "migsched/job.h"
+#include "migsched/nodes.h"
 #include "migsched/plan.h"
 #include "migsched/policy.h"
 
-/* --- nodes ------------------------------------------------------------- */
-
-/* How a node shares its GPUs. */
-typedef enum ms_node_mode {
-    MS_NODE_MIG = 0,        /* MIG instances (the policy decides) */
-    MS_NODE_TIMESLICE = 1,  /* up to `replicas` jobs share each GPU in time */
-    MS_NODE_WHOLE = 2       /* MIG off: one job per GPU, the whole GPU */
-} ms_node_mode_t;
-
-typedef struct ms_node_spec {
-    const char *name;       /* unique, non-empty */
-    const ms_geom_t *geom;  /* borrowed; its model and active profiles */
-    int ngpus;              /* >= 1 */
-    ms_node_mode_t mode;
-    int replicas;           /* timeslice: 1..MS_MAX_INST (0 = the policy cfg's) */
-} ms_node_spec_t;
-
-/* A parsed cluster description: "NAME=COUNTxMODEL[:mig|:timeslice=R|:whole]"
- * per node. Owns the geometries it created (one per distinct model). */
-typedef struct ms_cluster_spec ms_cluster_spec_t;
-
-ms_status_t ms_cluster_spec_create(ms_cluster_spec_t **out);
-void ms_cluster_spec_destroy(ms_cluster_spec_t *cs);           /* NULL-safe */
-/* Add one node from its text form; profile_set as for ms_geom_create (0 =
- * the classic set). diag names the part that is wrong. */
-ms_status_t ms_cluster_spec_add(ms_cluster_spec_t *cs, const char *text, uint32_t profile_set,
-                                ms_diag_t *diag);
-/* Read a cluster file: one node a line in the same syntax, '#' comments and
- * blank lines ignored; diag names file and line. */
-ms_status_t ms_cluster_spec_read_file(ms_cluster_spec_t *cs, const char *path,
-                                      uint32_t profile_set, ms_diag_t *diag);
-/* Add `count` nodes of one kind named PREFIX0, PREFIX1, ... (the
- * `--gpus N --gpus-per-node K --model M` shorthand). geom is borrowed. */
-ms_status_t ms_cluster_spec_add_group(ms_cluster_spec_t *cs, const char *prefix, int nodes,
-                                      const ms_geom_t *geom, int gpus_per_node,
-                                      ms_node_mode_t mode, int replicas);
-/* ngpus GPUs in nodes of gpus_per_node, the last node short if need be
- * (`--gpus 10 --gpus-per-node 4` is nodes of 4, 4 and 2). */
-ms_status_t ms_cluster_spec_add_gpus(ms_cluster_spec_t *cs, const char *prefix, int ngpus,
-                                     int gpus_per_node, const ms_geom_t *geom, ms_node_mode_t mode,
-                                     int replicas);
-int ms_cluster_spec_nnodes(const ms_cluster_spec_t *cs);
-const ms_node_spec_t *ms_cluster_spec_nodes(const ms_cluster_spec_t *cs);
-int ms_cluster_spec_ngpus(const ms_cluster_spec_t *cs);
-/* True when every node has one model and mode and the same GPU count. */
-bool ms_cluster_spec_homogeneous(const ms_cluster_spec_t *cs);
+/* --- nodes: ms_node_spec_t and the cluster description are nodes.h's --- */
 
 /* --- requests and jobs ------------------------------------------------- */
 
@@ -132,7 +88,25 @@ typedef struct ms_sched_req {
     const char *model;      /* constraint: only this model (NULL = any) */
     const char *node;       /* constraint: only this node (NULL = any) */
     ms_isolation_t isolation;
+    const char *tenant;     /* a declared tenant (ms_sched_tenant_set); NULL or
+                             * "" = the default tenant */
+    bool nonpreemptible;    /* never a preemption's victim (cfg.preempt); by
+                             * default every job may be one */
 } ms_sched_req_t;
+
+/* What a request resolves to on this cluster (ms_sched_resolve_req): per
+ * GPU model and sharing mode that can host it, the profile it gets there,
+ * and whether that is more than it asked for (a size rounded up, or
+ * another model's product name resolved by memory and compute share). */
+typedef struct ms_sched_resolution {
+    int n;
+    struct {
+        const char *model;          /* the model's canonical name */
+        ms_node_mode_t mode;
+        const char *profile;        /* the product name it gets */
+        bool rounded;
+    } on[64];
+} ms_sched_resolution_t;
 
 typedef enum ms_job_state {
     MS_JOB_QUEUED = 0,
@@ -165,6 +139,8 @@ typedef struct ms_sched_job_info {
     double submit_t, start_t, end_t;
     int priority, gang;
     bool migratable;
+    int tenant;             /* its tenant's index (ms_sched_tenant_info) */
+    int preemptions;        /* times it was stopped and queued again (cfg.preempt) */
 } ms_sched_job_info_t;
 
 /* --- plans as the executor sees them ----------------------------------- */
@@ -248,6 +224,27 @@ typedef struct ms_sched_cfg {
                                       * has no estimate_s (default 3600) */
     bool track_ops;                  /* ops stay pending until confirmed */
     bool no_room;                    /* place only: no make_room, no on_idle */
+    /* Preemption (docs/tenants.md, "Preemption"): when the head of the queue
+     * (a single-instance MIG job) fits nowhere, stop the cheapest set of
+     * running jobs on one GPU whose removal gives it a legal placement
+     * (ms_victims_gpu) and start it there; the victims go back to the queue
+     * at their old place and run their full duration again. A victim has a
+     * strictly lower priority (or, for a tenant below its guarantee, a
+     * priority not above the head's and a tenant over its guarantee), is
+     * preemptible, not a gang, and has run for preempt_grace_s at least;
+     * no victim's tenant is taken below its guarantee. Off by default. */
+    bool preempt;
+    double preempt_grace_s;          /* default 60 */
+    double preempt_after_s;          /* a head preempts once it has waited this
+                                      * long (seen at the next pass); default 0 */
+    int preempt_rate;                /* at most N preemptions in any 60 s; 0 = no limit
+                                      * (default 10) */
+    /* Tenants' virtual times decay with this half-life (Slurm's decayed
+     * usage; docs/tenants.md): past service counts less as it ages, and
+     * counts even across a time without demand. 0 (default): no decay,
+     * and a tenant that waits again after none starts at the least
+     * virtual time of the active tenants. */
+    double tenant_half_life_s;
     /* Optional allocator for everything the scheduler allocates itself
      * (not its policies' and clusters'): like realloc, and fn(ctx, p, 0)
      * frees p. NULL = libc. Tests fail the n-th allocation with it. */
@@ -257,15 +254,9 @@ typedef struct ms_sched_cfg {
 } ms_sched_cfg_t;
 
 void ms_sched_cfg_defaults(ms_sched_cfg_t *cfg);
-/* Set one option by name: the queue's ("queue", "backfill-bound",
- * "aging-rate", "default-estimate"; "inf" is accepted for backfill-bound)
- * or any of ms_policy_cfg_set's for cfg->pcfg. A value out of range is
- * MS_ERANGE, an unknown name MS_ENOENT; diag names the option and range. */
-ms_status_t ms_sched_cfg_set(ms_sched_cfg_t *cfg, const char *name, const char *value,
-                             ms_diag_t *diag);
-/* The i-th queue option name (and its help), NULL past the last (the
- * policy's are ms_policy_cfg_option's). */
-const char *ms_sched_cfg_option(int i, const char **help);
+/* The queue's options ("queue", "backfill-bound", "aging-rate",
+ * "default-estimate") are set by name through the one option table
+ * (options.h, ms_opt_set), with the policies'. */
 
 typedef struct ms_sched ms_sched_t;
 
@@ -281,6 +272,16 @@ void ms_sched_set_exec(ms_sched_t *s, const ms_sched_exec_t *exec);
  * MS_EINVAL: the request is malformed (diag names the field). */
 ms_status_t ms_sched_submit(ms_sched_t *s, const ms_sched_req_t *req, double now,
                             int32_t *slot, ms_diag_t *diag);
+/* Check a request and say what it resolves to, without submitting it (the
+ * call a service makes to answer a bad request with a 4xx, or to tell a
+ * user what a size became). MS_OK with *out filled; MS_EINVAL: malformed
+ * (diag names the field: an unknown model or node, a profile that is neither
+ * a size "3g" nor a product name "3g.20gb", ...); MS_ENOENT: a product name
+ * that no GPU model of this cluster has (diag's message names the nearest
+ * profiles, e.g. "5g.25gb"); MS_ENOFIT: no node could ever host it. Submit,
+ * reserve and node scores answer the same statuses for the same requests. */
+ms_status_t ms_sched_resolve_req(const ms_sched_t *s, const ms_sched_req_t *req,
+                                 ms_sched_resolution_t *out, ms_diag_t *diag);
 /* A running job ended (its instances are released), or a queued job is
  * withdrawn. */
 ms_status_t ms_sched_finished(ms_sched_t *s, int32_t slot, double now);
@@ -298,6 +299,11 @@ int32_t ms_sched_find(const ms_sched_t *s, const char *id);
 ms_status_t ms_sched_job(const ms_sched_t *s, int32_t slot, ms_sched_job_info_t *out);
 /* Slots in use (jobs not forgotten) are < this. */
 int32_t ms_sched_slots(const ms_sched_t *s);
+/* The slot the next new job (submit, reserve, adopt) will take: a driver
+ * that keys its own records by slot maps it before the call, whose plans
+ * already name it. A forgotten slot is taken again (the last forgotten
+ * first). */
+int32_t ms_sched_next_slot(const ms_sched_t *s);
 
 /* --- asynchronous execution (cfg.track_ops) ---------------------------- */
 
@@ -338,6 +344,122 @@ ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
 ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
                            const ms_sched_req_t *job, double now, ms_diag_t *diag);
 
+/* --- tenants (docs/tenants.md) ------------------------------------------ */
+
+/* A tenant: a team whose jobs share the cluster under a quota, cluster-wide,
+ * in compute slices (a 3g instance holds 3; a whole GPU of a whole-GPU or
+ * time-sliced node holds its model's compute slices; a gang holds its size
+ * times that). Tenant 0 is "default" (weight 1, guarantee 0, no limit): the
+ * tenant of every job that names none.
+ *   guarantee  a job whose tenant holds at most guarantee - its size is
+ *              offered before any job that would borrow (Kueue's nominal
+ *              quota, KAI's deserved quota);
+ *   limit      a job is never started if its tenant would then hold more
+ *              (Kueue's borrowing limit, as an absolute cap; < 0: none);
+ *   weight     between jobs that borrow, the tenant with the least
+ *              virtual time goes first: the compute slice-seconds its jobs
+ *              were charged over its weight, each job's estimate charged
+ *              at its start and corrected to its run at its end (start-time
+ *              fair queueing); a tenant that waits again after none starts
+ *              no earlier than the least of the active tenants'. At equal
+ *              virtual times, the smaller dominant share (the larger of its
+ *              slice and memory shares) over its weight, then the smaller
+ *              with its head started.
+ * Within a tenant, and between tenants of the same tier and share, the
+ * order is the one without tenants: priority (with aging), then
+ * submission. So with no tenant declared, or one tenant without a limit,
+ * the scheduler decides exactly as without tenants. */
+typedef struct ms_sched_tenant {
+    const char *name;        /* 1..63 bytes of [A-Za-z0-9._-] */
+    double weight;           /* > 0, <= 1e6 */
+    long guarantee;          /* compute slices, >= 0 */
+    long limit;              /* compute slices, >= guarantee; < 0: none */
+} ms_sched_tenant_t;
+
+typedef struct ms_sched_tenant_info {
+    const char *name;
+    double weight;
+    long guarantee, limit;
+    long usage;              /* compute slices its live jobs hold now */
+    double mem_gb;           /* memory they hold */
+    double share;            /* dominant share of the cluster (0..1) */
+    long running, waiting;   /* live jobs (starting, running, reserved); queued */
+} ms_sched_tenant_info_t;
+
+/* Declare a tenant or change one (the name finds it; "default" is tenant
+ * 0). Lowering a limit below the usage stops nothing: it holds new starts
+ * back. OUT idx (may be NULL). MS_EINVAL with diag naming the field. */
+ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *idx,
+                                ms_diag_t *diag);
+/* The index of a tenant by name, or -1. */
+int ms_sched_tenant_find(const ms_sched_t *s, const char *name);
+/* Tenants are 0 .. ms_sched_ntenants() - 1 (at least the default). */
+int ms_sched_ntenants(const ms_sched_t *s);
+ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_info_t *out);
+
+/* --- preemption by geometry (src/sched/victims.c) ----------------------- */
+
+/* What the caller knows of instance i of a GPU: whether its job may be
+ * stopped for the preemptor (lower priority, preemptible: the caller's
+ * rule) and the work stopping it loses (>= 0). Ignored for idle GIs. */
+typedef struct ms_victim_cand {
+    bool eligible;
+    double lost_s;
+} ms_victim_cand_t;
+
+typedef struct ms_victims {
+    uint32_t victims;        /* bit i: instance i runs a job that is stopped */
+    uint32_t remove;         /* bit i: instance i goes (victims and idle GIs in the way) */
+    int start;               /* where the preemptor's profile is then created */
+    int nvictims;
+    double lost_s;           /* the victims' lost work */
+} ms_victims_t;
+
+/* On one MIG GPU of geometry g (gpu as ms_cluster_t keeps it: inst[i].job
+ * < 0 is an idle GI), the cheapest set of running instances, all eligible
+ * (cand[0..ninst)), whose stopping, with any idle GIs removed, lets profile
+ * k be created at a legal start: fewest victims, then least lost work,
+ * then the lowest start. Freed slices are not enough: the start's memory
+ * slices must all be free and the state after it legal (compute, counts).
+ * MS_ENOFIT if no such set exists (e.g. a job that may not be stopped is in
+ * every start's way); MS_EINVAL for a bad argument or a time-sliced GPU.
+ * Pure: it reads the GPU and changes nothing. O(legal starts) state
+ * look-ups, plus a subset search where compute or counts bind. */
+ms_status_t ms_victims_gpu(const ms_geom_t *g, const ms_gpu_t *gpu, int k,
+                           const ms_victim_cand_t *cand, ms_victims_t *out);
+/* --- GPUs the scheduler must not place on ------------------------------ */
+
+/* Cordon (on) or uncordon (off) a global GPU: while cordoned nothing new
+ * is placed on it, by any policy, reservation or score. The view takes its
+ * free slices, idle GIs and free time slots with a fence (an internal job
+ * of the scheduler, with no id, that never moves or ends and that no plan
+ * names), so to every policy the GPU is full; the jobs running there go on
+ * and leave as usual, and the fence takes what they free. Idempotent. A
+ * service cordons a GPU that keeps failing and lifts it once the GPU
+ * answers again. */
+ms_status_t ms_sched_gpu_cordon(ms_sched_t *s, int32_t gpu, bool on, double now);
+/* Hold GIs that the hardware has and this scheduler does not own (another
+ * scheduler's instances, found when a create was refused): the view keeps
+ * their slices taken (with the same fence) until a later call lists them
+ * no more. gis (n <= MS_MAX_INST, profiles of the GPU's geometry at legal
+ * starts) replace the GPU's previous list; one that overlaps an instance
+ * of the view's own is not held. MIG GPUs only (others ignore the list). */
+ms_status_t ms_sched_gpu_hold(ms_sched_t *s, int32_t gpu, const ms_gi_t *gis, int n, double now);
+/* What the fence holds on a GPU: an instance whose job is slot is the
+ * fence's; of those, the GIs at the starts in view_only exist in the view
+ * alone (no hardware has them; on a time-sliced GPU every slot of the
+ * fence is the view's alone), those in foreign are the held GIs of
+ * ms_sched_gpu_hold, and the others are idle GIs of the view's own that a
+ * cordon holds. */
+typedef struct ms_sched_fence {
+    bool cordoned;
+    int32_t slot;           /* -1: no fence */
+    uint16_t view_only, foreign;
+} ms_sched_fence_t;
+
+/* Is the GPU fenced (cordoned, or holding GIs)? out (may be NULL) says how. */
+bool ms_sched_gpu_fenced(const ms_sched_t *s, int32_t gpu, ms_sched_fence_t *out);
+
 /* --- the view ---------------------------------------------------------- */
 
 typedef struct ms_sched_stats {
@@ -349,6 +471,19 @@ typedef struct ms_sched_stats {
     long migrations, migrations_bbm;
     long layout_switches;        /* node layouts changed by on_idle */
     long ops_done, ops_failed;
+    /* the work of scheduling passes, counted (tests assert on these, not on
+     * time): a pass offers each waiting class's head to the policy only
+     * when something happened that could let it start (docs/sched.md) */
+    long passes;                 /* scheduling passes */
+    long place_calls;            /* placement attempts of queued jobs: policy
+                                  * place() and restricted placement calls */
+    long skipped;                /* blocked heads not offered again: nothing
+                                  * that could unblock them happened */
+    long resv_evals;             /* GPUs (or nodes, for gangs) whose free-up
+                                  * time an EASY reservation computed */
+    long preemptions;            /* jobs stopped and queued again (cfg.preempt) */
+    double preempt_lost_s;       /* their run time lost (now - start), summed */
+    long preempt_searches;       /* victim searches (a blocked head, someone eligible) */
 } ms_sched_stats_t;
 
 void ms_sched_stats(const ms_sched_t *s, ms_sched_stats_t *out);

@@ -8,15 +8,18 @@
  * segment; a gang job one row per GPU. Rows come in the order segments end.
  *
  * The writer buffers rows and reports write errors at close. Its
- * ms_schedule_on_segment() matches ms_sim_cfg_t.on_segment, with the writer
- * as ctx.
+ * ms_schedule_on_segment() matches ms_sim_cfg_t.on_segment (sim.h), with
+ * the writer as ctx; the schedule knows segments (segment.h), not the
+ * simulator that makes them.
  */
 #ifndef MIGSCHED_SCHEDULE_H
 #define MIGSCHED_SCHEDULE_H
 
 #include <stdio.h>
 
-#include "migsched/sim.h"
+#include "migsched/nodes.h"
+#include "migsched/segment.h"
+#include "migsched/trace.h"
 
 typedef struct ms_schedule_writer ms_schedule_writer_t;
 

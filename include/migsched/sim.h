@@ -30,34 +30,57 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "migsched/policy.h"
 #include "migsched/sched.h"
+#include "migsched/segment.h"
 #include "migsched/trace.h"
 
-/* One execution segment of a job (a migrated job has several). */
-typedef struct ms_segment {
-    int32_t job;
-    int32_t gpu;
-    int8_t start;        /* -1 for time-slicing */
-    int8_t prof;         /* the instance's profile */
-    double begin_s, end_s;
-} ms_segment_t;
+/* Tenants the simulator declares (--tenant NAME:weight=W,guarantee=S,
+ * limit=S; sched.h has what they mean). A tenant the trace's tenant column
+ * names and this list does not is declared with weight 1, guarantee 0 and
+ * no limit. At most MS_SIM_MAX_TENANTS in all. */
+#define MS_SIM_MAX_TENANTS 16
+
+typedef struct ms_sim_tenant {
+    char name[64];
+    double weight;           /* default 1 */
+    long guarantee;          /* compute slices, default 0 */
+    long limit;              /* compute slices, -1 (default): none */
+} ms_sim_tenant_t;
+
+typedef struct ms_sim_tenants {
+    int n;
+    ms_sim_tenant_t t[MS_SIM_MAX_TENANTS];
+} ms_sim_tenants_t;
+
+/* What one tenant got in a run (ms_metrics_t.tenants). Shares are of the
+ * cluster's compute slices, time-averaged. */
+typedef struct ms_tenant_metrics {
+    char name[64];
+    double weight;
+    long guarantee, limit;
+    long jobs, completed;
+    double usage_share;          /* over the run (first arrival to the last event) */
+    double contended_share;      /* over the contended time: every tenant with
+                                  * jobs in the trace had one waiting */
+    double mean_wait_s, p99_wait_s, mean_jct_s;
+    long max_usage;              /* the most compute slices it held at once */
+} ms_tenant_metrics_t;
 
 typedef struct ms_sim_cfg {
-    const ms_policy_ops_t *policy;
-    ms_policy_cfg_t pcfg;
+    /* The scheduler the simulator drives, as every face configures it
+     * (sched.h): policy, pcfg (the policy's options), index_mode, the queue
+     * discipline (queue, backfill_bound_s, aging_rate, default_estimate_s)
+     * and, for a heterogeneous cluster, nodes/nnodes (they override
+     * ngpus/gpus_per_node when nnodes > 0: the trace's profiles are then
+     * requests resolved on each model). Defaults are
+     * ms_sched_cfg_defaults'. The simulator sets its own executor; exec
+     * and track_ops are ignored. */
+    ms_sched_cfg_t sched;
     int ngpus;
     int gpus_per_node;           /* 0 = all on one node */
-    /* A heterogeneous cluster (overrides ngpus/gpus_per_node when nnodes >
-     * 0): the trace's profiles are requests resolved on each model. */
-    const ms_node_spec_t *nodes;
-    int nnodes;
-    ms_index_mode_t index_mode;
-    ms_queue_mode_t queue;       /* default EASY, as the scheduler's */
-    double backfill_bound_s;     /* default 3600 */
-    double aging_rate;           /* priority points per hour waited (0 = off) */
-    double default_estimate_s;   /* for jobs without an estimate (default 3600) */
     double estimate_error;       /* sigma of log(estimate / duration), 0..3 (0 = exact) */
     uint64_t estimate_seed;      /* default 1 */
     bool no_estimates;           /* jobs carry no estimate */
@@ -77,9 +100,13 @@ typedef struct ms_sim_cfg {
      * (time-driven layout changes, e.g. node-profile's hysteresis);
      * 0 = pcfg.hysteresis_s, or 60 s if that is 0. */
     double idle_tick_s;
+    /* Tenants (the --tenant rows of the option table). */
+    ms_sim_tenants_t tenants;
 } ms_sim_cfg_t;
 
 void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg);
+
+#define MS_SIM_MAX_PRIOS 8
 
 typedef struct ms_metrics {
     double makespan_s;
@@ -94,6 +121,27 @@ typedef struct ms_metrics {
     double lower_bound_s;        /* algorithms.md §7 */
     long events;
     double wall_s;               /* filled by callers who time the run */
+    /* Tenants: filled when any is declared or the trace has a tenant column
+     * (ntenants 0 otherwise, and the JSON is as without tenants). */
+    int ntenants;
+    ms_tenant_metrics_t tenants[MS_SIM_MAX_TENANTS];
+    double contended_s;          /* time every tenant with jobs had one waiting */
+    double jain_index;           /* Jain's index over the tenants with jobs of
+                                  * contended_share / weight (usage_share / weight
+                                  * without contended time); 1 = equal */
+    /* Preemption and priorities (docs/tenants.md, "Preemption"): written when
+     * preemption is on or the trace has more than one priority (nprio > 1). */
+    bool preempt;
+    long preemptions;            /* runs stopped and queued again */
+    double lost_work_s;          /* their run time lost, summed (instance-seconds) */
+    double work_s;               /* the completed jobs' durations, summed */
+    int nprio;                   /* distinct priorities, highest first (at most
+                                  * MS_SIM_MAX_PRIOS; the rest are not listed) */
+    struct {
+        int priority;
+        long jobs;               /* completed */
+        double mean_wait_s, p99_wait_s, mean_jct_s;
+    } prio[MS_SIM_MAX_PRIOS];
 } ms_metrics_t;
 
 /* Run the whole trace. The geometry is the trace's. */
@@ -103,7 +151,8 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
 /* Makespan lower bound of a trace on ngpus GPUs (algorithms.md §7). */
 double ms_lower_bound(const ms_trace_t *t, int ngpus);
 
-/* Write metrics as one JSON object (with a trailing newline). */
+/* Write metrics as one JSON object (with a trailing newline):
+ * src/sim/metrics_json.c, beside the type. */
 void ms_metrics_write_json(FILE *f, const ms_metrics_t *m, const char *policy);
 
 #endif

@@ -2,6 +2,7 @@
  *
  * Format (header required, columns in any order, extra columns ignored):
  *   job_id,arrival_s,profile,duration_s[,gpus][,mem_gb][,model][,isolation][,priority]
+ *   [,tenant]
  * job_id is any non-empty token without commas; profile is a product
  * ("3g.20gb") or generic ("3g") name of the trace's model; gpus (or gang;
  * optional, default 1) asks for a gang of whole GPUs on one node. A row
@@ -10,6 +11,9 @@
  * heterogeneous cluster to its smallest profile with that memory. model
  * (only that model), isolation (any or mig) and priority (higher first) are
  * constraints, kept in ms_trace_t.req when the header has such a column.
+ * tenant (1..63 of [A-Za-z0-9._-]; empty: the default tenant) names the
+ * team a job belongs to (sched.h, tenants); a trace names at most
+ * MS_TRACE_MAX_TENANTS.
  * Rows need not be sorted; the trace is sorted by (arrival, row) after
  * reading.
  *
@@ -37,7 +41,11 @@ typedef struct ms_job_req {
     const ms_model_t *model;   /* only this model; NULL = any */
     uint8_t isolation;         /* ms_isolation_t: 0 any, 1 mig */
     int32_t priority;          /* higher first */
+    uint16_t tenant;           /* 0: none (the default tenant), else 1 + its
+                                * index in ms_trace_t.tenants */
 } ms_job_req_t;
+
+#define MS_TRACE_MAX_TENANTS 1000
 
 /* The largest arrival or duration a trace may hold: about 31.7 years. It
  * keeps every simulated time below 2^53 microseconds, so the schedule's six
@@ -51,6 +59,9 @@ typedef struct ms_trace {
     size_t *name_off;      /* [n] offset of job i's id in names */
     const ms_geom_t *geom; /* borrowed: profiles are this geometry's indices */
     ms_job_req_t *req;     /* [n] or NULL (no constraints); freed with the trace */
+    char **tenants;        /* [ntenants] the tenant column's names, in order of
+                            * first appearance; NULL without that column */
+    int ntenants;
 } ms_trace_t;
 
 /* Read a trace from f (name is used in diagnostics). Unknown profiles are an

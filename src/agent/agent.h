@@ -1,8 +1,8 @@
 /* agent.h - private to migsched-agent, the per-node executor (docs/agent.md).
  *
  * The agent serves one node's GPUs over HTTP/JSON. It executes through the
- * same backends as migschedd (src/service/backend.c: sim, dry-run, nvml),
- * numbering the node's GPUs from 0, and writes one CDI spec file per
+ * same backends as migschedd (src/backend/: sim, dry-run, nvml), numbering
+ * the node's GPUs from 0, and writes one CDI spec file per
  * instance. It keeps no state of its own: the backend's inventory (for nvml,
  * the hardware) is the truth, and the CDI directory is reconciled to it at
  * start-up and after every change.
@@ -21,8 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/backend.h"
+#include "daemon/daemon.h"
 #include "migsched/sched.h"
-#include "service/backend.h"
+
+typedef struct ag_dp_cfg ag_dp_cfg_t;   /* dp.h: the kubelet device plugin's options */
+typedef struct ag_dp ag_dp_t;
+typedef struct ag_dra_cfg ag_dra_cfg_t;  /* dra.h: the DRA driver's options */
 
 typedef struct ag_cfg {
     char *listen;                  /* HOST:PORT */
@@ -32,11 +37,17 @@ typedef struct ag_cfg {
     char *node_name;               /* for logs and made-up uuids (default: hostname) */
     char *cdi_dir;                 /* default /var/run/cdi */
     char *caps_root;               /* /proc/driver/nvidia/capabilities: MIG capability minors */
+    char *dev_root;                /* where the driver's /dev is on this host (CDI hostPath); NULL: / */
     char *token_file;
+    char *tls_cert, *tls_key;      /* HTTPS when both are given */
     char *sim_fail;
     double op_delay_s;
     long max_body;
+    int max_conns, max_conns_per_ip;
+    double header_timeout_s, body_timeout_s;   /* slow clients (src/daemon/http_guard.h) */
     bool allow_remote;
+    ag_dp_cfg_t *dp;               /* NULL: no device-plugin option given */
+    ag_dra_cfg_t *dra;             /* NULL: no DRA option given */
 } ag_cfg_t;
 
 /* Parse argv. 0 ok; 2 usage error (printed); -1 after --help. */
@@ -79,9 +90,11 @@ typedef struct ag_op {
 
 int ag_parse_create(const char *body, size_t len, ag_create_t *out, ag_err_t *e);
 int ag_parse_op(const char *body, size_t len, ag_op_t *out, ag_err_t *e);
-/* An instance uuid as the URL carries it: 1-47 of A-Z a-z 0-9 - _ . : */
+/* An instance uuid as the URL carries it: 1-47 of A-Z a-z 0-9 - _ . :, not
+ * "." or ".." */
 bool ag_uuid_valid(const char *s);
-/* A job id: "" or 1-127 of A-Z a-z 0-9 - _ . : (migschedd's id rule) */
+/* A job id: "" or 1-127 of A-Z a-z 0-9 - _ . :, not "." or ".." (migschedd's
+ * id rule) */
 bool ag_job_valid(const char *s);
 
 /* --- the agent --------------------------------------------------------- */
@@ -98,10 +111,11 @@ typedef struct ag {
     int ngpus;
     const ms_geom_t **geom;        /* [ngpus] */
     bool *mig;                     /* [ngpus] MIG enabled */
+    int replicas;                  /* a time-sliced node's shares per GPU; 0 otherwise */
     char (*model)[32];             /* [ngpus] model name */
     ms_cluster_spec_t *spec;       /* --node-spec's geometries */
     ms_geom_t **own;               /* discovered: one geometry per GPU */
-    svc_backend_t *be;
+    ms_backend_t *be;
     pthread_mutex_t mu;            /* every inventory read and change, the CDI dir, stats */
     ag_stats_t st;
     _Atomic uint64_t http[6];      /* answers by status class: [2] 2xx ... [5] 5xx */
@@ -129,9 +143,14 @@ int ag_reconcile(ag_t *a);
 /* Write the spec of every instance with a uuid whose file is missing
  * (all of them when rewrite), remove our spec files of instances that do
  * not exist (and stale temporary files). Counts into a->st. 0 or -1. */
-int ag_cdi_sync(ag_t *a, const svc_binst_t *inv, int n, bool rewrite);
+int ag_cdi_sync(ag_t *a, const ms_binst_t *inv, int n, bool rewrite);
 /* The spec of one instance (exposed for the tests' sake via the API). */
-json_t *ag_cdi_spec(const ag_t *a, const svc_binst_t *in);
+json_t *ag_cdi_spec(const ag_t *a, const ms_binst_t *in);
+/* Append the device nodes of instance in (a MIG instance, or a whole GPU
+ * or time-slice slot: start < 0) to the JSON array nodes. 0 or -1. */
+int ag_cdi_nodes(const ag_t *a, const ms_binst_t *in, json_t *nodes);
+/* Write text to DIR/name atomically (a temporary, fsync, rename): 0 or -1. */
+int ag_cdi_write_file(const ag_t *a, const char *name, const char *text);
 
 /* http.c */
 typedef struct ag_http ag_http_t;

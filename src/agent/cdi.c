@@ -1,4 +1,5 @@
-/* cdi.c - one CDI spec file per instance (docs/agent.md).
+/* cdi.c - one CDI spec file per instance (docs/agent.md). Runs on the
+ * thread that holds ag_t.mu: a connection's (ops.c), or main at start-up.
  *
  * CDI_DIR/migsched-<uuid>.json holds a spec of kind migsched.io/mig with one
  * device named by the instance's uuid, so a pod annotated
@@ -28,7 +29,6 @@
 
 #include "agent/agent.h"
 #include "core/fdio.h"
-#include "service/svc.h"
 
 #define PREFIX "migsched-"
 #define SUFFIX ".json"
@@ -57,47 +57,61 @@ static long cap_minor(const char *path)
     return v;
 }
 
-static int add_node(json_t *nodes, const char *path)
+/* One device node: its path in the container, and where it is on the host
+ * when --dev-root moves the driver's /dev (CDI hostPath). */
+static int add_node(const ag_t *a, json_t *nodes, const char *path)
 {
-    return json_array_append_new(nodes, json_pack("{s:s}", "path", path));
+    char host[600];
+
+    if (a->cfg->dev_root == NULL || a->cfg->dev_root[0] == '\0')
+        return json_array_append_new(nodes, json_pack("{s:s}", "path", path));
+    snprintf(host, sizeof(host), "%.400s%s", a->cfg->dev_root, path);
+    return json_array_append_new(nodes, json_pack("{s:s,s:s}", "path", path, "hostPath", host));
 }
 
-json_t *ag_cdi_spec(const ag_t *a, const svc_binst_t *in)
+int ag_cdi_nodes(const ag_t *a, const ms_binst_t *in, json_t *nodes)
 {
-    const ms_profile_t *p = ms_geom_profile(a->geom[in->gpu], in->prof);
-    json_t *nodes = json_array(), *env = json_array(), *spec;
     char buf[600], path[512];
     long m;
 
-    if (nodes == NULL || env == NULL)
-        goto fail;
     snprintf(buf, sizeof(buf), "/dev/nvidia%d", (int)in->gpu);
-    if (add_node(nodes, buf) != 0 || add_node(nodes, "/dev/nvidiactl") != 0 ||
-        add_node(nodes, "/dev/nvidia-uvm") != 0 || add_node(nodes, "/dev/nvidia-uvm-tools") != 0)
-        goto fail;
-    if (in->gi_id > 0 && a->cfg->caps_root != NULL) {
+    if (add_node(a, nodes, buf) != 0 || add_node(a, nodes, "/dev/nvidiactl") != 0 ||
+        add_node(a, nodes, "/dev/nvidia-uvm") != 0 || add_node(a, nodes, "/dev/nvidia-uvm-tools") != 0)
+        return -1;
+    if (in->start >= 0 && in->gi_id > 0 && a->cfg->caps_root != NULL) {
         snprintf(path, sizeof(path), "%.400s/gpu%d/mig/gi%u/access", a->cfg->caps_root, (int)in->gpu,
                  (unsigned)in->gi_id);
         if ((m = cap_minor(path)) >= 0) {
             snprintf(buf, sizeof(buf), "/dev/nvidia-caps/nvidia-cap%ld", m);
-            if (add_node(nodes, buf) != 0)
-                goto fail;
+            if (add_node(a, nodes, buf) != 0)
+                return -1;
         }
         snprintf(path, sizeof(path), "%.400s/gpu%d/mig/gi%u/ci%u/access", a->cfg->caps_root, (int)in->gpu,
                  (unsigned)in->gi_id, (unsigned)in->ci_id);
         if ((m = cap_minor(path)) >= 0) {
             snprintf(buf, sizeof(buf), "/dev/nvidia-caps/nvidia-cap%ld", m);
-            if (add_node(nodes, buf) != 0)
-                goto fail;
+            if (add_node(a, nodes, buf) != 0)
+                return -1;
         }
     }
+    return 0;
+}
+
+json_t *ag_cdi_spec(const ag_t *a, const ms_binst_t *in)
+{
+    const ms_profile_t *p = ms_geom_profile(a->geom[in->gpu], in->prof);
+    json_t *nodes = json_array(), *env = json_array(), *spec;
+    char buf[600];
+
+    if (nodes == NULL || env == NULL || ag_cdi_nodes(a, in, nodes) != 0)
+        goto fail;
     snprintf(buf, sizeof(buf), "NVIDIA_VISIBLE_DEVICES=%s", in->uuid);
     if (json_array_append_new(env, json_string(buf)) != 0)
         goto fail;
     snprintf(buf, sizeof(buf), "%d:%d", (int)in->gpu, (int)in->start);
     spec = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:[{s:s,s:{s:o,s:o}}]}", "cdiVersion", "0.6.0", "kind",
                      "migsched.io/mig", "annotations", "migsched.io/gpu-uuid",
-                     svc_backend_gpu_uuid(a->be, in->gpu), "migsched.io/profile", p->name,
+                     ms_backend_gpu_uuid(a->be, in->gpu), "migsched.io/profile", p->name,
                      "migsched.io/placement", buf, "devices", "name", in->uuid, "containerEdits", "env", env,
                      "deviceNodes", nodes);
     return spec;   /* json_pack's "o" steals env and nodes, even on failure */
@@ -107,30 +121,17 @@ fail:
     return NULL;
 }
 
-static int write_spec(ag_t *a, const svc_binst_t *in)
+int ag_cdi_write_file(const ag_t *a, const char *name, const char *text)
 {
-    char path[4096], tmp[4096], *text;
-    json_t *spec = ag_cdi_spec(a, in);
-    size_t len;
+    char path[4096], tmp[4096];
+    size_t len = strlen(text);
     int fd, rc = -1;
 
-    if (spec == NULL)
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->cfg->cdi_dir, name) >= sizeof(path) ||
+        (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", a->cfg->cdi_dir, name) >= sizeof(tmp))
         return -1;
-    text = json_dumps(spec, JSON_INDENT(2) | JSON_SORT_KEYS);
-    json_decref(spec);
-    if (text == NULL)
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
         return -1;
-    if ((size_t)snprintf(path, sizeof(path), "%s/" PREFIX "%s" SUFFIX, a->cfg->cdi_dir, in->uuid) >= sizeof(path) ||
-        (size_t)snprintf(tmp, sizeof(tmp), "%s/." PREFIX "%s" SUFFIX ".tmp", a->cfg->cdi_dir, in->uuid) >=
-            sizeof(tmp)) {
-        free(text);
-        return -1;
-    }
-    len = strlen(text);
-    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-        free(text);
-        return -1;
-    }
     if (ms__write_all(fd, text, len) == 0 && write(fd, "\n", 1) == 1 && fsync(fd) == 0)
         rc = 0;
     if (close(fd) != 0)
@@ -139,6 +140,23 @@ static int write_spec(ag_t *a, const svc_binst_t *in)
         rc = -1;
     if (rc != 0)
         unlink(tmp);
+    return rc;
+}
+
+static int write_spec(ag_t *a, const ms_binst_t *in)
+{
+    char name[256], *text;
+    json_t *spec = ag_cdi_spec(a, in);
+    int rc;
+
+    if (spec == NULL)
+        return -1;
+    text = json_dumps(spec, JSON_INDENT(2) | JSON_SORT_KEYS);
+    json_decref(spec);
+    if (text == NULL)
+        return -1;
+    snprintf(name, sizeof(name), PREFIX "%s" SUFFIX, in->uuid);
+    rc = ag_cdi_write_file(a, name, text);
     free(text);
     if (rc == 0)
         a->st.cdi_written++;
@@ -154,7 +172,7 @@ static bool exists(const char *dir, const char *uuid)
     return access(path, F_OK) == 0;
 }
 
-int ag_cdi_sync(ag_t *a, const svc_binst_t *inv, int n, bool rewrite)
+int ag_cdi_sync(ag_t *a, const ms_binst_t *inv, int n, bool rewrite)
 {
     DIR *d;
     struct dirent *de;
@@ -162,12 +180,12 @@ int ag_cdi_sync(ag_t *a, const svc_binst_t *inv, int n, bool rewrite)
 
     /* dry-run touches nothing, the CDI directory included: a runtime must
      * not be offered devices that do not exist */
-    if (strcmp(svc_backend_kind(a->be), "dry-run") == 0)
+    if (strcmp(ms_backend_name(a->be), "dry-run") == 0)
         return 0;
     for (i = 0; i < n; i++)
         if (inv[i].uuid[0] != '\0' && inv[i].start >= 0 && ag_uuid_valid(inv[i].uuid) &&
             (rewrite || !exists(a->cfg->cdi_dir, inv[i].uuid)) && write_spec(a, &inv[i]) != 0) {
-            svc_log("error", "cannot write a CDI spec file",
+            ms_log("error", "cannot write a CDI spec file",
                     json_pack("{s:s,s:s,s:s}", "dir", a->cfg->cdi_dir, "uuid", inv[i].uuid, "error", strerror(errno)));
             rc = -1;
         }

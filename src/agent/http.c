@@ -1,4 +1,6 @@
-/* http.c - the agent's HTTP/JSON API on libmicrohttpd (docs/agent.md).
+/* http.c - the agent's HTTP/JSON API on libmicrohttpd (docs/agent.md): the
+ * handlers run on libmicrohttpd's thread of their connection, ag_http_start
+ * and ag_http_stop on main.
  *
  *   GET    /healthz               {"ok": true}: the process runs
  *   GET    /metrics               Prometheus text
@@ -27,55 +29,43 @@
 #include <microhttpd.h>
 
 #include "agent/agent.h"
-#include "service/http_util.h"
-#include "service/svc.h"
+#include "daemon/http_guard.h"
+
 
 struct ag_http {
     struct MHD_Daemon *mhd;
     ag_t *a;
     atomic_int active;
+    ms_http_guard_t *guard;       /* slow clients' deadlines */
+    char *cert, *key;             /* TLS, or NULL */
 };
 
+/* libmicrohttpd's idle timeout; the guard holds a kept-alive connection to
+ * it, trickle or not */
+#define IDLE_S 75
+
 typedef struct rq {
-    svc_http_body_t b;             /* the request body */
+    ms_http_body_t b;             /* the request body */
 } rq_t;
 
+/* Start-up only: the agent does not reload its token (restart it). */
 int ag_token_load(ag_t *a)
 {
-    FILE *f;
-    char *t;
-    size_t n;
+    char err[512];
 
     if (a->cfg->token_file == NULL)
         return 0;
-    if ((f = fopen(a->cfg->token_file, "rb")) == NULL || (t = calloc(1, 4097)) == NULL) {
-        if (f != NULL)
-            fclose(f);
-        fprintf(stderr, "migsched-agent: --token-file %s: cannot read it\n", a->cfg->token_file);
+    if ((a->token = ms_http_token_read(a->cfg->token_file, &a->token_len, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "migsched-agent: --token-file: %s\n", err);
         return -1;
     }
-    n = fread(t, 1, 4096, f);
-    if (n == 4096 && fgetc(f) != EOF)
-        n = 0;   /* too long: refused below */
-    fclose(f);
-    t[n] = '\0';
-    while (n > 0 && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' ' || t[n - 1] == '\t'))
-        t[--n] = '\0';
-    if (n < 16 || strlen(t) != n) {
-        fprintf(stderr, "migsched-agent: --token-file %s: the token must be one line of 16 to 4096 characters\n",
-                a->cfg->token_file);
-        free(t);
-        return -1;
-    }
-    a->token = t;
-    a->token_len = n;
     return 0;
 }
 
 static bool token_ok(const ag_t *a, struct MHD_Connection *c)
 {
     return a->token == NULL ||
-           svc_http_bearer_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), a->token,
+           ms_http_bearer_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), a->token,
                               a->token_len);
 }
 
@@ -156,11 +146,11 @@ static enum MHD_Result route(ag_http_t *h, struct MHD_Connection *c, rq_t *r, co
             return send_err(h, c, 400, "invalid", "uuid", "an instance uuid: 1-47 of A-Z a-z 0-9 - _ . :");
         if (get) {
             /* one instance: the inventory's entry, 404 if none */
-            svc_binst_t *inv;
+            ms_binst_t *inv;
             int n, i;
 
             pthread_mutex_lock(&a->mu);
-            if (svc_backend_inventory(a->be, &inv, &n) != 0) {
+            if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK) {
                 pthread_mutex_unlock(&a->mu);
                 return send_err(h, c, 500, "backend", "", "out of memory");
             }
@@ -171,7 +161,7 @@ static enum MHD_Result route(ag_http_t *h, struct MHD_Connection *c, rq_t *r, co
                 json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:s,s:s}", "gpu", (int)inv[i].gpu, "profile",
                                       ms_geom_profile(a->geom[inv[i].gpu], inv[i].prof)->name, "start",
                                       (int)inv[i].start, "uuid", inv[i].uuid, "job", inv[i].job, "gpu_uuid",
-                                      svc_backend_gpu_uuid(a->be, inv[i].gpu));
+                                      ms_backend_gpu_uuid(a->be, inv[i].gpu));
 
                 body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
                 json_decref(o);
@@ -203,14 +193,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if ((r = calloc(1, sizeof(*r))) == NULL)
             return MHD_NO;
         *con_cls = r;
+        ms_http_guard_headers(c);   /* the body has its own deadline */
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        if (svc_http_body_add(&r->b, upload, *upload_size, (size_t)h->a->cfg->max_body) != 0)
+        if (ms_http_body_add(&r->b, upload, *upload_size, (size_t)h->a->cfg->max_body) != 0)
             return MHD_NO;
         *upload_size = 0;
         return MHD_YES;
     }
+    ms_http_guard_request(c);   /* in whole: an op may take the driver's seconds */
     atomic_fetch_add(&h->active, 1);
     ret = route(h, c, r, url, method);
     atomic_fetch_sub(&h->active, 1);
@@ -222,41 +214,114 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     rq_t *r = *con_cls;
 
     (void)cls;
-    (void)c;
     (void)toe;
+    ms_http_guard_completed(c);   /* kept alive: the next request's deadlines */
     if (r != NULL) {
-        svc_http_body_free(&r->b);
+        ms_http_body_free(&r->b);
         free(r);
         *con_cls = NULL;
     }
 }
 
+/* A TLS file (at most 1 MiB), or NULL after saying why, naming it. */
+static char *tls_file(const char *opt, const char *path)
+{
+    FILE *f;
+    char *s = NULL;
+    size_t n;
+    const char *why = NULL;
+
+    errno = 0;
+    if ((f = fopen(path, "rb")) == NULL)
+        why = strerror(errno != 0 ? errno : EIO);
+    else if ((s = malloc((1 << 20) + 1)) == NULL)
+        why = "out of memory";
+    else {
+        errno = 0;
+        n = fread(s, 1, 1 << 20, f);
+        if (ferror(f))
+            why = strerror(errno != 0 ? errno : EIO);
+        else if (n == 1 << 20 && fgetc(f) != EOF)
+            why = "larger than 1 MiB";
+        else
+            s[n] = '\0';
+    }
+    if (f != NULL)
+        fclose(f);
+    if (why != NULL) {
+        fprintf(stderr, "migsched-agent: %s %s: %s\n", opt, path, why);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void http_free(ag_http_t *h)
+{
+    ms_http_guard_stop(h->guard);
+    free(h->cert);
+    free(h->key);
+    free(h);
+}
+
 int ag_http_start(ag_t *a, ag_http_t **out)
 {
     ag_http_t *h = calloc(1, sizeof(*h));
+    const ag_cfg_t *cfg = a->cfg;
     struct sockaddr_in sa;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC;
+    struct MHD_OptionItem tls[4] = { { MHD_OPTION_END, 0, NULL } };
     int rc;
 
     *out = NULL;
     if (h == NULL)
         return -1;
     h->a = a;
-    if ((rc = svc_http_parse_listen(a->cfg->listen, a->cfg->allow_remote, &sa)) != 0) {
-        fprintf(stderr, "migsched-agent: --listen %s: %s\n", a->cfg->listen,
+    if ((rc = ms_http_parse_listen(cfg->listen, cfg->allow_remote, &sa)) != 0) {
+        fprintf(stderr, "migsched-agent: --listen %s: %s\n", cfg->listen,
                 rc == -2 ? "not a loopback address (give --allow-remote, and a --token-file)"
                          : "HOST:PORT with an IPv4 address or localhost");
-        free(h);
+        http_free(h);
+        return -1;
+    }
+    if ((cfg->tls_cert != NULL) != (cfg->tls_key != NULL)) {
+        fprintf(stderr, "migsched-agent: TLS needs both --tls-cert and --tls-key\n");
+        http_free(h);
+        return -1;
+    }
+    if (cfg->tls_cert != NULL) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            fprintf(stderr, "migsched-agent: this libmicrohttpd is built without TLS\n");
+            http_free(h);
+            return -1;
+        }
+        if ((h->cert = tls_file("--tls-cert", cfg->tls_cert)) == NULL ||
+            (h->key = tls_file("--tls-key", cfg->tls_key)) == NULL) {
+            http_free(h);
+            return -1;
+        }
+        flags |= MHD_USE_TLS;
+        tls[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert };
+        tls[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, h->key };
+        tls[2] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)MS_HTTP_TLS_PRIORITIES };
+        tls[3] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    }
+    if (ms_http_guard_start(&h->guard, cfg->header_timeout_s, cfg->body_timeout_s, (double)IDLE_S) != 0) {
+        fprintf(stderr, "migsched-agent: cannot start the HTTP deadline thread\n");
+        http_free(h);
         return -1;
     }
     h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                              MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 75u,
+                              MHD_OPTION_ARRAY, tls, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_conns,
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_conns_per_ip,
+                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_S,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_NOTIFY_COMPLETED,
-                              completed, h, MHD_OPTION_END);
+                              completed, h, MHD_OPTION_NOTIFY_CONNECTION, ms_http_guard_notify, h->guard,
+                              MHD_OPTION_URI_LOG_CALLBACK, ms_http_guard_uri, h->guard, MHD_OPTION_END);
     if (h->mhd == NULL) {
-        svc_log("error", "cannot listen", json_pack("{s:s}", "listen", a->cfg->listen));
-        free(h);
+        ms_log("error", "cannot listen", json_pack("{s:s}", "listen", cfg->listen));
+        http_free(h);
         return -1;
     }
     *out = h;
@@ -266,13 +331,13 @@ int ag_http_start(ag_t *a, ag_http_t **out)
 /* Stop accepting, let requests in progress finish (at most 5 s), stop. */
 void ag_http_stop(ag_http_t *h)
 {
-    double t0 = svc_mono();
+    double t0 = ms_clock_mono();
     MHD_socket s;
 
     if (h == NULL)
         return;
     s = MHD_quiesce_daemon(h->mhd);
-    while (atomic_load(&h->active) > 0 && svc_mono() - t0 < 5.0) {
+    while (atomic_load(&h->active) > 0 && ms_clock_mono() - t0 < 5.0) {
         struct timespec ts = { 0, 10000000L };
 
         nanosleep(&ts, NULL);
@@ -280,5 +345,5 @@ void ag_http_stop(ag_http_t *h)
     MHD_stop_daemon(h->mhd);
     if (s != MHD_INVALID_SOCKET)
         close(s);
-    free(h);
+    http_free(h);   /* the guard after the server: no connection is left */
 }

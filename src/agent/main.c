@@ -10,7 +10,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +21,13 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "service/svc.h"
+#include "agent/dp.h"
+#include "agent/dra.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: migsched-agent [--node-spec COUNTxMODEL[:mig|:whole]] [options]\n"
+            "usage: migsched-agent [--node-spec COUNTxMODEL[:mig|:timeslice=R|:whole]] [options]\n"
             "  --listen HOST:PORT     address (default 127.0.0.1:7071; loopback unless --allow-remote)\n"
             "  --backend KIND         nvml (default), sim, or dry-run\n"
             "  --node-spec SPEC       the node's GPUs, e.g. 4xA100-40GB (required with sim and dry-run;\n"
@@ -33,12 +36,21 @@ static void usage(FILE *f)
             "  --state-dir DIR        the backend's inventory file (default /var/lib/migsched-agent)\n"
             "  --cdi-dir DIR          CDI spec files (default /var/run/cdi)\n"
             "  --caps-root DIR        the driver's MIG capabilities (default /proc/driver/nvidia/capabilities)\n"
+            "  --dev-root DIR         the driver's device nodes are under DIR/dev on this host (CDI hostPath)\n"
             "  --token-file FILE      require 'Authorization: Bearer TOKEN' on everything but /healthz\n"
             "  --op-delay S           sim: seconds each op takes (default 0), 0..10\n"
             "  --sim-fail KIND:N      sim: every Nth op of KIND fails (create, destroy, start, move, stop, any)\n"
+            "  --tls-cert FILE --tls-key FILE   serve HTTPS (TLS 1.2 and 1.3)\n"
             "  --max-body BYTES       request bodies at most (default 65536)\n"
+            "  --max-conns N          connections at most (default 64), 4..10000\n"
+            "  --max-conns-per-ip N   connections from one client address at most (default 32)\n"
+            "  --header-timeout S     a request's line and headers must arrive within S of the\n"
+            "                         connection (default 10), 1..3600 s\n"
+            "  --body-timeout S       its body within S of its headers (default 30), 1..3600 s\n"
             "  --allow-remote         allow a non-loopback --listen address\n"
             "MIGSCHEDD_NVML_LIB names the NVML library to load (default libnvidia-ml.so.1).\n");
+    ag_dp_usage(f);
+    ag_dra_usage(f);
 }
 
 static int set_str(char **dst, const char *v)
@@ -68,8 +80,24 @@ static bool num(const char *v, double lo, double hi, double *out)
 int ag_cfg_parse(ag_cfg_t *c, int argc, char **argv)
 {
     static const char *const STR[] = { "listen", "backend", "node-spec", "node-name", "state-dir", "cdi-dir",
-                                       "caps-root", "token-file", "sim-fail", NULL };
-    char **dst[9];
+                                       "caps-root", "token-file", "sim-fail", "dev-root", "tls-cert", "tls-key",
+                                       NULL };
+    /* the numbers: name, range, the field */
+    static const struct {
+        const char *name;
+        double lo, hi;
+        size_t off;
+        bool integer;
+    } NUM[] = {
+        { "op-delay", 0, 10, offsetof(ag_cfg_t, op_delay_s), false },
+        { "max-body", 256, 64 << 20, offsetof(ag_cfg_t, max_body), true },
+        { "max-conns", 4, 10000, offsetof(ag_cfg_t, max_conns), true },
+        { "max-conns-per-ip", 1, 10000, offsetof(ag_cfg_t, max_conns_per_ip), true },
+        { "header-timeout", 1, 3600, offsetof(ag_cfg_t, header_timeout_s), false },
+        { "body-timeout", 1, 3600, offsetof(ag_cfg_t, body_timeout_s), false },
+        { NULL, 0, 0, 0, false },
+    };
+    char **dst[12];
     char host[256];
     int i, k;
 
@@ -83,7 +111,14 @@ int ag_cfg_parse(ag_cfg_t *c, int argc, char **argv)
     dst[6] = &c->caps_root;
     dst[7] = &c->token_file;
     dst[8] = &c->sim_fail;
+    dst[9] = &c->dev_root;
+    dst[10] = &c->tls_cert;
+    dst[11] = &c->tls_key;
     c->max_body = 65536;
+    c->max_conns = 64;
+    c->max_conns_per_ip = 32;
+    c->header_timeout_s = 10;
+    c->body_timeout_s = 30;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         double x;
@@ -101,6 +136,12 @@ int ag_cfg_parse(ag_cfg_t *c, int argc, char **argv)
             usage(stderr);
             return 2;
         }
+        if ((k = ag_dra_opt(c, a + 2, i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
+            if (k < 0)
+                return 2;
+            i += k - 1;
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "migsched-agent: %s needs a value\n", a);
             return 2;
@@ -112,20 +153,28 @@ int ag_cfg_parse(ag_cfg_t *c, int argc, char **argv)
                 return 2;
             continue;
         }
-        if (strcmp(a, "--op-delay") == 0) {
-            if (!num(argv[++i], 0, 10, &x)) {
-                fprintf(stderr, "migsched-agent: --op-delay must be seconds in [0, 10]\n");
+        for (k = 0; NUM[k].name != NULL && strcmp(NUM[k].name, a + 2) != 0; k++)
+            ;
+        if (NUM[k].name != NULL) {
+            char *field = (char *)c + NUM[k].off;
+
+            if (!num(argv[++i], NUM[k].lo, NUM[k].hi, &x) || (NUM[k].integer && x != floor(x))) {
+                fprintf(stderr, "migsched-agent: %s must be %s in [%g, %g]\n", a,
+                        NUM[k].integer ? "an integer" : "a number", NUM[k].lo, NUM[k].hi);
                 return 2;
             }
-            c->op_delay_s = x;
+            if (strcmp(NUM[k].name, "max-body") == 0)
+                *(long *)(void *)field = (long)x;
+            else if (NUM[k].integer)
+                *(int *)(void *)field = (int)x;
+            else
+                *(double *)(void *)field = x;
             continue;
         }
-        if (strcmp(a, "--max-body") == 0) {
-            if (!num(argv[++i], 256, 64 << 20, &x)) {
-                fprintf(stderr, "migsched-agent: --max-body must be bytes in [256, 67108864]\n");
+        if ((k = ag_dp_opt(c, a + 2, argv[i + 1])) != 0) {
+            if (k < 0)
                 return 2;
-            }
-            c->max_body = (long)x;
+            i++;
             continue;
         }
         fprintf(stderr, "migsched-agent: unknown option '%s'\n", a);
@@ -163,6 +212,11 @@ void ag_cfg_free(ag_cfg_t *c)
     free(c->caps_root);
     free(c->token_file);
     free(c->sim_fail);
+    free(c->dev_root);
+    free(c->tls_cert);
+    free(c->tls_key);
+    ag_dp_cfg_free(c);
+    ag_dra_cfg_free(c);
     memset(c, 0, sizeof(*c));
 }
 
@@ -197,9 +251,11 @@ int main(int argc, char **argv)
     ag_cfg_t cfg;
     ag_t a;
     ag_http_t *http = NULL;
-    svc_backend_cfg_t bc;
+    ag_dp_t *dp = NULL;
+    ag_dra_t *dra = NULL;
+    ms_backend_cfg_t bc;
     sigset_t set;
-    const char *err = "";
+    ms_diag_t why;
     int rc, lockfd = -1, sig;
 
     memset(&a, 0, sizeof(a));
@@ -240,8 +296,12 @@ int main(int argc, char **argv)
     bc.gpu_geom = a.geom;
     bc.gpu_mig = a.mig;
     bc.uuid_salt = a.salt;
-    if (svc_backend_open(&bc, &a.be, &err) != 0) {
-        fprintf(stderr, "migsched-agent: --backend %s: %s\n", cfg.backend, err);
+    if (ms_backend_open(&bc, &a.be, &why) != MS_OK) {
+        if (why.file[0] != '\0')
+            fprintf(stderr, "migsched-agent: --backend %s: %s line %ld: %s\n", cfg.backend, why.file, why.line,
+                    why.msg);
+        else
+            fprintf(stderr, "migsched-agent: --backend %s: %s\n", cfg.backend, why.msg);
         goto out;
     }
     if (ag_reconcile(&a) != 0) {
@@ -250,21 +310,25 @@ int main(int argc, char **argv)
     }
     if (ag_http_start(&a, &http) != 0)
         goto out;
+    if (ag_dp_start(&a, &dp) != 0 || ag_dra_start(&a, &dra) != 0)
+        goto out;
     if (cfg.allow_remote && a.token == NULL)
-        svc_log("warn", "--allow-remote without --token-file: anyone who reaches the port can create and "
+        ms_log("warn", "--allow-remote without --token-file: anyone who reaches the port can create and "
                         "destroy instances", NULL);
-    svc_log("info", "listening", json_pack("{s:s,s:s,s:s,s:i,s:s}", "listen", cfg.listen, "backend", cfg.backend,
+    ms_log("info", "listening", json_pack("{s:s,s:s,s:s,s:i,s:s}", "listen", cfg.listen, "backend", cfg.backend,
                                            "node", cfg.node_name, "gpus", a.ngpus, "cdi_dir", cfg.cdi_dir));
     for (;;) {
         if (sigwait(&set, &sig) != 0 || sig == SIGPIPE)
             continue;
-        svc_log("info", "stopping", json_pack("{s:i}", "signal", sig));
+        ms_log("info", "stopping", json_pack("{s:i}", "signal", sig));
         break;
     }
     rc = 0;
 out:
+    ag_dra_stop(dra);
+    ag_dp_stop(dp);
     ag_http_stop(http);
-    svc_backend_close(a.be);
+    ms_backend_close(a.be);
     ag_node_free(&a);
     free(a.token);
     pthread_mutex_destroy(&a.mu);

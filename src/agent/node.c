@@ -1,4 +1,5 @@
-/* node.c - the node's GPUs: from --node-spec COUNTxMODEL[:mig|:whole] (the
+/* node.c - the main thread, at start-up: the node's GPUs: from --node-spec
+ * COUNTxMODEL[:mig|:timeslice=R|:whole] (the
  * scheduler's node syntax without the name), or discovered from NVML (each
  * GPU's model from its name, MIG on or off as the driver reports it). The
  * agent never changes MIG mode: a GPU with MIG off is a whole GPU here, and
@@ -38,17 +39,16 @@ static int from_spec(ag_t *a)
     ms_diag_clear(&diag);
     if (ms_cluster_spec_add(a->spec, text, 0, &diag) != MS_OK) {
         fprintf(stderr, "migsched-agent: --node-spec %s: %s%s%s\n", a->cfg->node_spec, diag.field,
-                diag.field[0] ? ": " : "", diag.msg[0] ? diag.msg : "COUNTxMODEL[:mig|:whole]");
+                diag.field[0] ? ": " : "", diag.msg[0] ? diag.msg : "COUNTxMODEL[:mig|:timeslice=R|:whole]");
         free(text);
         return -1;
     }
     free(text);
     nd = ms_cluster_spec_nodes(a->spec);
-    if (nd[0].mode == MS_NODE_TIMESLICE) {
-        fprintf(stderr, "migsched-agent: --node-spec %s: a time-sliced node has no agent-made instances; "
-                        "give :mig or :whole\n", a->cfg->node_spec);
-        return -1;
-    }
+    /* a time-sliced node: whole GPUs (MIG off) whose slots migschedd tags
+     * with jobs; the replicas size its device-plugin slots (dp.h) */
+    if (nd[0].mode == MS_NODE_TIMESLICE)
+        a->replicas = nd[0].replicas > 0 ? nd[0].replicas : 1;
     if (alloc_gpus(a, nd[0].ngpus) != 0) {
         fprintf(stderr, "migsched-agent: out of memory\n");
         return -1;

@@ -1,6 +1,8 @@
-/* ops.c - what the agent's endpoints do, on the backend, under a->mu.
+/* ops.c - what the agent's endpoints do, on the backend, under a->mu, on
+ * the thread of the request's connection (ag_reconcile: main, at start-up).
  *
- * The backend (src/service/backend.c) executes; this file checks first what
+ * The backend (src/backend/, the same code as migschedd's) executes; this
+ * file checks first what
  * the sim would not (a legal start, free slices, MIG enabled: the sim
  * trusts its scheduler, the agent trusts no caller), makes retries
  * harmless, and keeps the CDI directory equal to the inventory after every
@@ -25,7 +27,6 @@
 #include <string.h>
 
 #include "agent/agent.h"
-#include "service/svc.h"
 
 static char *dump(json_t *o)
 {
@@ -41,16 +42,16 @@ static char *fail(const ag_err_t *e, int *status)
     return ag_err_body(e);
 }
 
-static json_t *inst_json(const ag_t *a, const svc_binst_t *in)
+static json_t *inst_json(const ag_t *a, const ms_binst_t *in)
 {
     const ms_profile_t *p = ms_geom_profile(a->geom[in->gpu], in->prof);
 
     return json_pack("{s:i,s:s,s:i,s:s,s:s,s:s}", "gpu", (int)in->gpu, "profile", p->name, "start",
                      (int)in->start, "uuid", in->uuid, "job", in->job, "gpu_uuid",
-                     svc_backend_gpu_uuid(a->be, in->gpu));
+                     ms_backend_gpu_uuid(a->be, in->gpu));
 }
 
-static json_t *insts_json(const ag_t *a, const svc_binst_t *inv, int n)
+static json_t *insts_json(const ag_t *a, const ms_binst_t *inv, int n)
 {
     json_t *arr = json_array();
     int i;
@@ -64,7 +65,7 @@ static json_t *insts_json(const ag_t *a, const svc_binst_t *inv, int n)
 }
 
 /* The index in inv of the MIG instance at (gpu, start), -1 none. */
-static int at(const svc_binst_t *inv, int n, int gpu, int start)
+static int at(const ms_binst_t *inv, int n, int gpu, int start)
 {
     int i;
 
@@ -85,7 +86,7 @@ static int profile_of(const ag_t *a, int gpu, const char *name, ag_err_t *e)
 }
 
 /* Can profile k be created at start on gpu, given the inventory? */
-static int placeable(const ag_t *a, const svc_binst_t *inv, int n, int gpu, int k, int start, ag_err_t *e)
+static int placeable(const ag_t *a, const ms_binst_t *inv, int n, int gpu, int k, int start, ag_err_t *e)
 {
     const ms_geom_t *g = a->geom[gpu];
     const ms_profile_t *p = ms_geom_profile(g, k);
@@ -117,48 +118,82 @@ static int placeable(const ag_t *a, const svc_binst_t *inv, int n, int gpu, int 
     return 0;
 }
 
+/* The backend's refusal of a placement, or of an op the instance's state
+ * does not allow (destroying one that runs a job, starting on one that is
+ * not idle), is the caller's problem (409); any other failure ours (500),
+ * with reason "gpu-lost" when the GPU failed (migschedd marks it
+ * unhealthy). */
+static void backend_failed(ms_status_t st, const ms_diag_t *why, ag_err_t *e)
+{
+    if (st == MS_ENOFIT)
+        ag_err_set(e, 409, "insufficient-resources", "", "%s", why->msg);
+    else if (ms_backend_fault(st, why) == MS_BF_GPU)
+        ag_err_set(e, 500, MS_BACKEND_GPU_LOST, "", "%s", why->msg);
+    else if (st == MS_ESTATE || st == MS_EEXIST || st == MS_ENOENT)
+        ag_err_set(e, 409, "conflict", "", "%s", why->msg);
+    else
+        ag_err_set(e, 500, "backend", "", "%s", why->msg);
+}
+
 static int run(ag_t *a, ms_op_kind_t kind, int gpu, int start, int prof, const char *job, ag_err_t *e)
 {
-    ms_op_t op;
-    const char *why = "";
+    ms_backend_op_t op;
+    ms_diag_t why;
+    ms_status_t st;
 
     memset(&op, 0, sizeof(op));
-    op.kind = kind;
-    op.gpu = gpu;
-    op.start = (int8_t)start;
-    op.prof = (int8_t)prof;
-    if (svc_backend_op(a->be, &op, job, prof >= 0 ? ms_geom_profile(a->geom[gpu], prof)->name : "", &why) == 0)
+    op.op.kind = kind;
+    op.op.gpu = gpu;
+    op.op.start = (int8_t)start;
+    op.op.prof = (int8_t)prof;
+    op.job = job;
+    op.profile = prof >= 0 ? ms_geom_profile(a->geom[gpu], prof)->name : "";
+    if ((st = ms_backend_run(a->be, &op, &why)) == MS_OK)
         return 0;
-    /* the hardware refusing a placement is the caller's problem, not ours */
-    if (strstr(why, "refused") != NULL)
-        ag_err_set(e, 409, "insufficient-resources", "", "%s", why);
-    else
-        ag_err_set(e, 500, "backend", "", "%s", why);
+    backend_failed(st, &why, e);
     return -1;
+}
+
+/* Destroy the instance whatever runs on it (DELETE, reap, a half-made
+ * create taken back). */
+static int destroy(ag_t *a, const ms_binst_t *in)
+{
+    ms_backend_op_t op;
+    ms_diag_t why;
+
+    memset(&op, 0, sizeof(op));
+    op.op.kind = MS_OP_DESTROY;
+    op.op.gpu = in->gpu;
+    op.op.start = in->start;
+    op.op.prof = in->prof;
+    op.job = in->job;
+    op.profile = ms_geom_profile(a->geom[in->gpu], in->prof)->name;
+    op.force = true;
+    return ms_backend_run(a->be, &op, &why) == MS_OK ? 0 : -1;
 }
 
 /* After a change: the CDI directory follows the inventory. */
 static void sync_cdi(ag_t *a)
 {
-    svc_binst_t *inv;
+    ms_binst_t *inv;
     int n;
 
-    if (svc_backend_inventory(a->be, &inv, &n) != 0)
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK)
         return;
     if (ag_cdi_sync(a, inv, n, false) != 0)
-        svc_log("error", "the CDI directory could not be brought in line with the inventory",
+        ms_log("error", "the CDI directory could not be brought in line with the inventory",
                 json_pack("{s:s}", "dir", a->cfg->cdi_dir));
     free(inv);
 }
 
 char *ag_inventory(ag_t *a, int *status)
 {
-    svc_binst_t *inv;
+    ms_binst_t *inv;
     json_t *gpus = json_array(), *o;
     int n, g;
 
     pthread_mutex_lock(&a->mu);
-    if (gpus == NULL || svc_backend_inventory(a->be, &inv, &n) != 0) {
+    if (gpus == NULL || ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK) {
         pthread_mutex_unlock(&a->mu);
         json_decref(gpus);
         *status = 500;
@@ -166,9 +201,9 @@ char *ag_inventory(ag_t *a, int *status)
     }
     for (g = 0; g < a->ngpus; g++)
         json_array_append_new(gpus, json_pack("{s:i,s:s,s:s,s:b}", "index", g, "uuid",
-                                              svc_backend_gpu_uuid(a->be, g), "model", a->model[g], "mig",
+                                              ms_backend_gpu_uuid(a->be, g), "model", a->model[g], "mig",
                                               a->mig[g]));
-    o = json_pack("{s:s,s:s,s:o,s:o}", "node", a->cfg->node_name, "backend", svc_backend_kind(a->be), "gpus",
+    o = json_pack("{s:s,s:s,s:o,s:o}", "node", a->cfg->node_name, "backend", ms_backend_name(a->be), "gpus",
                   gpus, "instances", insts_json(a, inv, n));
     free(inv);
     pthread_mutex_unlock(&a->mu);
@@ -178,7 +213,7 @@ char *ag_inventory(ag_t *a, int *status)
 
 char *ag_create(ag_t *a, const ag_create_t *rq, int *status)
 {
-    svc_binst_t *inv = NULL;
+    ms_binst_t *inv = NULL;
     ag_err_t e;
     char *body = NULL;
     int n = 0, k, i;
@@ -190,7 +225,7 @@ char *ag_create(ag_t *a, const ag_create_t *rq, int *status)
     }
     if ((k = profile_of(a, rq->gpu, rq->profile, &e)) < 0)
         goto err;
-    if (svc_backend_inventory(a->be, &inv, &n) != 0) {
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK) {
         ag_err_set(&e, 500, "backend", "", "out of memory");
         goto err;
     }
@@ -230,26 +265,26 @@ char *ag_create(ag_t *a, const ag_create_t *rq, int *status)
         goto err;
     }
     if (rq->job[0] != '\0' && run(a, MS_OP_START, rq->gpu, rq->start, k, rq->job, &e) != 0) {
-        svc_binst_t gone;
+        ms_binst_t gone;
 
         /* tagging failed: take the new GI away again, nothing half-made stays */
         memset(&gone, 0, sizeof(gone));
         gone.gpu = rq->gpu;
         gone.start = (int8_t)rq->start;
         gone.prof = (int8_t)k;
-        (void)svc_backend_destroy(a->be, &gone);
+        (void)destroy(a, &gone);
         a->st.create_failed++;
         goto err;
     }
 made:
     free(inv);
-    if (svc_backend_inventory(a->be, &inv, &n) != 0 || (i = at(inv, n, rq->gpu, rq->start)) < 0) {
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK || (i = at(inv, n, rq->gpu, rq->start)) < 0) {
         ag_err_set(&e, 500, "backend", "", "the new instance is not in the inventory");
         goto err;
     }
     (void)ag_cdi_sync(a, inv, n, false);
     a->st.created++;
-    svc_log("info", "created", json_pack("{s:i,s:s,s:i,s:s,s:s}", "gpu", rq->gpu, "profile", rq->profile, "start",
+    ms_log("info", "created", json_pack("{s:i,s:s,s:i,s:s,s:s}", "gpu", rq->gpu, "profile", rq->profile, "start",
                                          rq->start, "job", rq->job, "uuid", inv[i].uuid));
     *status = 201;
     body = dump(inst_json(a, &inv[i]));
@@ -264,13 +299,13 @@ out:
 
 char *ag_delete(ag_t *a, const char *uuid, int *status)
 {
-    svc_binst_t *inv = NULL;
+    ms_binst_t *inv = NULL;
     ag_err_t e;
     char *body;
     int n = 0, i;
 
     pthread_mutex_lock(&a->mu);
-    if (svc_backend_inventory(a->be, &inv, &n) != 0) {
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK) {
         ag_err_set(&e, 500, "backend", "", "out of memory");
         body = fail(&e, status);
         goto out;
@@ -283,7 +318,7 @@ char *ag_delete(ag_t *a, const char *uuid, int *status)
         body = dump(json_pack("{s:s,s:b,s:s}", "uuid", uuid, "deleted", 0, "why", "no such instance (already gone)"));
         goto out;
     }
-    if (svc_backend_destroy(a->be, &inv[i]) != 0) {
+    if (destroy(a, &inv[i]) != 0) {
         a->st.delete_failed++;
         ag_err_set(&e, 500, "backend", "", "destroying %s failed (see the agent's log)", uuid);
         body = fail(&e, status);
@@ -291,7 +326,7 @@ char *ag_delete(ag_t *a, const char *uuid, int *status)
     }
     a->st.deleted++;
     sync_cdi(a);
-    svc_log("info", "deleted", json_pack("{s:s,s:s}", "uuid", uuid, "job", inv[i].job));
+    ms_log("info", "deleted", json_pack("{s:s,s:s}", "uuid", uuid, "job", inv[i].job));
     *status = 200;
     body = dump(json_pack("{s:s,s:b,s:s}", "uuid", uuid, "deleted", 1, "job", inv[i].job));
 out:
@@ -301,7 +336,7 @@ out:
 }
 
 /* Is the op's effect already there? (a resent op) */
-static bool already(const svc_binst_t *inv, int n, const ag_op_t *rq, int k)
+static bool already(const ms_binst_t *inv, int n, const ag_op_t *rq, int k)
 {
     int i = at(inv, n, rq->gpu, rq->start), j;
 
@@ -331,7 +366,7 @@ static bool already(const svc_binst_t *inv, int n, const ag_op_t *rq, int k)
 
 char *ag_op(ag_t *a, const ag_op_t *rq, int *status)
 {
-    svc_binst_t *inv = NULL;
+    ms_binst_t *inv = NULL;
     ag_err_t e;
     char *body;
     int n = 0, k = -1, i;
@@ -341,14 +376,14 @@ char *ag_op(ag_t *a, const ag_op_t *rq, int *status)
         ag_err_set(&e, 400, "invalid", "gpu", "this node has GPUs 0..%d", a->ngpus - 1);
         goto err;
     }
-    if (svc_backend_inventory(a->be, &inv, &n) != 0) {
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK) {
         ag_err_set(&e, 500, "backend", "", "out of memory");
         goto err;
     }
     if (rq->profile[0] != '\0' && (k = profile_of(a, rq->gpu, rq->profile, &e)) < 0)
         goto err;
     if (rq->kind == AG_OP_REAP) {
-        svc_binst_t in;
+        ms_binst_t in;
 
         for (i = 0; i < n; i++)
             if (inv[i].gpu == rq->gpu && inv[i].start == rq->start &&
@@ -356,36 +391,38 @@ char *ag_op(ag_t *a, const ag_op_t *rq, int *status)
                 break;
         if (i < n) {
             in = inv[i];
-            if (svc_backend_destroy(a->be, &in) != 0) {
+            if (destroy(a, &in) != 0) {
                 ag_err_set(&e, 500, "backend", "", "destroying the instance at GPU %d start %d failed", rq->gpu,
                            rq->start);
                 goto err;
             }
         }
     } else if (!already(inv, n, rq, k)) {
-        ms_op_t op;
-        const char *why = "";
+        ms_backend_op_t op;
+        ms_diag_t why;
+        ms_status_t st;
 
         if (rq->kind == MS_OP_CREATE && placeable(a, inv, n, rq->gpu, k, rq->start, &e) != 0)
             goto err;
         memset(&op, 0, sizeof(op));
-        op.kind = rq->kind;
-        op.gpu = rq->gpu;
-        op.start = (int8_t)rq->start;
-        op.prof = (int8_t)(k >= 0 ? k : 0);
-        op.from_gpu = rq->from_gpu >= 0 ? rq->from_gpu : 0;
-        op.from_start = (int8_t)rq->from_start;
-        op.bbm = rq->bbm;
-        if (svc_backend_op(a->be, &op, rq->job, rq->profile, &why) != 0) {
-            ag_err_set(&e, strstr(why, "refused") != NULL ? 409 : 500,
-                       strstr(why, "refused") != NULL ? "insufficient-resources" : "backend", "", "%s", why);
+        op.op.kind = (uint8_t)rq->kind;
+        op.op.gpu = rq->gpu;
+        op.op.start = (int8_t)rq->start;
+        op.op.prof = (int8_t)(k >= 0 ? k : 0);
+        op.op.from_gpu = rq->from_gpu >= 0 ? rq->from_gpu : 0;
+        op.op.from_start = (int8_t)rq->from_start;
+        op.op.bbm = rq->bbm;
+        op.job = rq->job;
+        op.profile = rq->profile;
+        if ((st = ms_backend_run(a->be, &op, &why)) != MS_OK) {
+            backend_failed(st, &why, &e);
             goto err;
         }
     }
     a->st.ops_ok++;
     free(inv);
     inv = NULL;
-    if (svc_backend_inventory(a->be, &inv, &n) != 0) {
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK) {
         ag_err_set(&e, 500, "backend", "", "out of memory");
         goto err;
     }
@@ -404,19 +441,19 @@ out:
 
 int ag_reconcile(ag_t *a)
 {
-    svc_binst_t *inv;
+    ms_binst_t *inv;
     int n, rc;
     uint64_t w, r;
 
     pthread_mutex_lock(&a->mu);
-    if (svc_backend_inventory(a->be, &inv, &n) != 0) {
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK) {
         pthread_mutex_unlock(&a->mu);
         return -1;
     }
     w = a->st.cdi_written;
     r = a->st.cdi_removed;
     rc = ag_cdi_sync(a, inv, n, true);
-    svc_log(rc == 0 ? "info" : "error", "reconciled the CDI directory with the inventory",
+    ms_log(rc == 0 ? "info" : "error", "reconciled the CDI directory with the inventory",
             json_pack("{s:s,s:i,s:I,s:I}", "dir", a->cfg->cdi_dir, "instances", n, "written",
                       (json_int_t)(a->st.cdi_written - w), "removed", (json_int_t)(a->st.cdi_removed - r)));
     free(inv);
@@ -465,7 +502,7 @@ char *ag_metrics(ag_t *a)
 {
     size_t len = 0, cap = 4096;
     char *s = malloc(cap);
-    svc_binst_t *inv = NULL;
+    ms_binst_t *inv = NULL;
     ag_stats_t st;
     int n = 0, rc = 0, c;
 
@@ -474,7 +511,7 @@ char *ag_metrics(ag_t *a)
     s[0] = '\0';
     pthread_mutex_lock(&a->mu);
     st = a->st;
-    if (svc_backend_inventory(a->be, &inv, &n) != 0)
+    if (ms_backend_inventory(a->be, &inv, &n, NULL) != MS_OK)
         n = -1;
     pthread_mutex_unlock(&a->mu);
     free(inv);

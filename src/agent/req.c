@@ -1,6 +1,6 @@
 /* req.c - the agent's request bodies: strict JSON objects, every field
  * checked, unknown fields refused (a typo must not silently create the
- * wrong instance). Pure: no I/O, no globals. */
+ * wrong instance). Pure: no I/O, no globals; any thread. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +31,14 @@ char *ag_err_body(const ag_err_t *e)
     return s;
 }
 
+/* max of A-Z a-z 0-9 - _ . :, and not "." or ".." (path segments: no HTTP
+ * client can name them in a URL) */
 static bool idchars(const char *s, size_t max)
 {
     size_t n = 0;
+
+    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return false;
 
     for (; s[n] != '\0'; n++) {
         char c = s[n];

@@ -3,6 +3,7 @@
  * cmd_bench.c      options and orchestration (which cases run, in what order)
  * bench_place.c    placement latency and the migration search (the churn driver)
  * bench_sched.c    whole decisions through ms_sched on a heterogeneous cluster
+ * bench_queue.c    the cost of one event as the queue grows (steady states)
  * bench_sim.c      whole-simulation cases, each in a forked child (peak RSS)
  * bench_report.c   the tables on stdout and the JSON objects
  *
@@ -45,12 +46,24 @@ typedef struct bopts {
     long sim_jobs[MAX_LIST];
     int nsim;
     long sim_gpus;
+    const char *sim_policies[MAX_LIST];   /* the simulation cases' policies */
+    int nsimpol;
+    char *sim_policy_buf;
+    double sim_loads[MAX_LIST];
+    int nloads;
+    long queue_sizes[MAX_LIST];            /* the queue-depth section */
+    int nqsizes;
+    long queue_depths[MAX_LIST];
+    int nqdepths;
+    const char *queue_policies[MAX_LIST];
+    int nqpol;
+    char *queue_policy_buf;
     long scale_jobs;        /* 0: no scaling pair */
     long scale_small, scale_large;
     double load;
     double mean_s;
     uint64_t seed;
-    bool place, mig, sim;
+    bool place, mig, sim, queue;
 } bopts_t;
 
 /* --- results ------------------------------------------------------------ */
@@ -80,6 +93,8 @@ typedef struct mig_res {
 } mig_res_t;
 
 typedef struct sim_res {
+    char policy[32];
+    double load;
     long njobs, ngpus;
     int status;             /* ms_status_t of the child, or -1 if it died */
     double gen_s, sim_s;
@@ -88,6 +103,19 @@ typedef struct sim_res {
     double makespan_s, mean_wait_s, util;
     long rss_kb;            /* peak RSS of the child */
 } sim_res_t;
+
+typedef struct queue_res {
+    char policy[32];
+    long ngpus, depth;
+    int status;
+    double fill_s;
+    long events;
+    lat_t lat;                  /* per event */
+    double place_calls;         /* per event: placements offered to the policy */
+    double resv_evals;          /* per event: GPUs evaluated for reservations */
+    double skipped;             /* per event: blocked heads not offered */
+    long waiting, running;      /* at the end */
+} queue_res_t;
 
 typedef struct sched_res {
     char policy[40];
@@ -132,10 +160,19 @@ ms_status_t ms__bench_sched(const bopts_t *o, const ms_policy_ops_t *pol, bool n
 void ms__bench_sched_header(void);
 void ms__bench_sched_row(const sched_res_t *r, FILE *json, bool *first);
 
+/* --- bench_queue.c: one event at a queue depth ------------------------- */
+
+ms_status_t ms__bench_queue(const bopts_t *o, const ms_geom_t *g, const ms_policy_ops_t *pol,
+                            long ngpus, long depth, long iters, queue_res_t *r);
+void ms__bench_queue_header(void);
+void ms__bench_queue_row(const queue_res_t *r, const queue_res_t *none, FILE *json, bool *first);
+
 /* --- bench_sim.c: whole simulations ------------------------------------- */
 
-/* One simulation case in a forked child; r->status is -1 if the child died. */
-void ms__bench_sim(const bopts_t *o, const ms_geom_t *g, long njobs, long ngpus, sim_res_t *r);
+/* One simulation case in a forked child: `policy` at `load` (lognormal
+ * durations); r->status is -1 if the child died. */
+void ms__bench_sim(const bopts_t *o, const ms_geom_t *g, const char *policy, double load,
+                   long njobs, long ngpus, sim_res_t *r);
 
 /* --- bench_report.c: the tables and the JSON ---------------------------- */
 

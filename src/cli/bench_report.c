@@ -148,33 +148,34 @@ void ms__bench_mig_row(const mig_res_t *r, FILE *json, bool *first)
 
 void ms__bench_sim_header(const bopts_t *o)
 {
-    printf("\nSimulation: fa (every technique on), Poisson arrivals at load %.2f, uniform mix,\n"
-           "exponential durations (mean %.0f s), nodes of 8 GPUs; one forked child per case\n",
-           o->load, o->mean_s);
-    printf("%9s %7s %7s %8s %8s %10s %12s %8s %9s %8s %10s %6s\n", "jobs", "GPUs", "gen s",
-           "sim s", "cpu s", "events", "events/s", "RSS MB", "completed", "migr", "mean wait", "util");
+    printf("\nSimulation: Poisson arrivals, the classic profiles uniformly, lognormal durations\n"
+           "(mean %.0f s, sigma 1), nodes of 8 GPUs, each policy with its defaults and the default\n"
+           "queue; one forked child per case (peak RSS is the case's)\n", o->mean_s);
+    printf("%-9s %5s %9s %7s %7s %8s %8s %10s %12s %8s %9s %8s %10s %6s\n", "policy", "load",
+           "jobs", "GPUs", "gen s", "sim s", "cpu s", "events", "events/s", "RSS MB", "completed",
+           "migr", "mean wait", "util");
 }
 
 void ms__bench_sim_row(const sim_res_t *r, const char *tag, FILE *json, bool *first)
 {
     if (r->status != MS_OK) {
-        printf("%9ld %7ld  failed: %s\n", r->njobs, r->ngpus,
+        printf("%-9s %5.2f %9ld %7ld  failed: %s\n", r->policy, r->load, r->njobs, r->ngpus,
                r->status < 0 ? "child died" : ms_strerror((ms_status_t)r->status));
     } else {
-        printf("%9ld %7ld %7.2f %8.2f %8.2f %10ld %12.0f %8.1f %9ld %8ld %10.0f %6.3f\n",
-               r->njobs, r->ngpus, r->gen_s, r->sim_s, r->cpu_s, r->events,
+        printf("%-9s %5.2f %9ld %7ld %7.2f %8.2f %8.2f %10ld %12.0f %8.1f %9ld %8ld %10.0f %6.3f\n",
+               r->policy, r->load, r->njobs, r->ngpus, r->gen_s, r->sim_s, r->cpu_s, r->events,
                r->sim_s > 0 ? (double)r->events / r->sim_s : 0.0, (double)r->rss_kb / 1024.0,
                r->completed, r->migrations, r->mean_wait_s, r->util);
     }
     fflush(stdout);
     if (json != NULL) {
-        fprintf(json, "%s\n    {\"section\": \"simulate\", \"case\": \"%s\", \"policy\": \"fa\", "
-                      "\"jobs\": %ld, \"gpus\": %ld, \"status\": %d, \"gen_s\": %.4f, "
+        fprintf(json, "%s\n    {\"section\": \"simulate\", \"case\": \"%s\", \"policy\": \"%s\", "
+                      "\"load\": %.4f, \"jobs\": %ld, \"gpus\": %ld, \"status\": %d, \"gen_s\": %.4f, "
                       "\"sim_s\": %.4f, \"cpu_s\": %.4f, \"events\": %ld, \"events_per_s\": %.0f, "
                       "\"peak_rss_kb\": %ld, \"completed\": %ld, \"rejected\": %ld, "
                       "\"migrations\": %ld, \"makespan_s\": %.3f, \"mean_wait_s\": %.3f, "
                       "\"utilization\": %.4f}",
-                *first ? "" : ",", tag, r->njobs, r->ngpus, r->status, r->gen_s, r->sim_s,
+                *first ? "" : ",", tag, r->policy, r->load, r->njobs, r->ngpus, r->status, r->gen_s, r->sim_s,
                 r->cpu_s, r->events, r->sim_s > 0 ? (double)r->events / r->sim_s : 0.0, r->rss_kb,
                 r->completed, r->rejected, r->migrations, r->makespan_s, r->mean_wait_s,
                 r->util);
@@ -198,6 +199,45 @@ void ms__bench_scaling(const bopts_t *o, const sim_res_t *small, const sim_res_t
                       "\"large_gpus\": %ld, \"ratio\": %.4f, \"cpu_ratio\": %.4f}",
                 *first ? "" : ",", o->scale_jobs, o->scale_small, o->scale_large, ratio,
                 cratio);
+        *first = false;
+    }
+}
+
+void ms__bench_queue_header(void)
+{
+    printf("\nQueue depth: the cost of one event (an end or an arrival, with its scheduling pass)\n"
+           "with `depth` jobs waiting, the default queue (EASY after the 3600 s bound; the head\n"
+           "past it), A100-40GB in nodes of 8, lognormal durations (mean 600 s), exact estimates;\n"
+           "per event: placements offered to the policy, GPUs evaluated for reservations,\n"
+           "blocked heads skipped; x none: mean cost against depth 0\n");
+    printf("%-9s %7s %7s %8s %9s %9s %9s %8s %7s %8s %8s %8s %7s\n", "policy", "GPUs", "depth",
+           "events", "mean us", "p50 us", "p99 us", "x none", "offers", "resv", "skipped",
+           "waiting", "fill s");
+}
+
+void ms__bench_queue_row(const queue_res_t *r, const queue_res_t *none, FILE *json, bool *first)
+{
+    double x = none != NULL && none->status == MS_OK && none->lat.mean_us > 0
+                   ? r->lat.mean_us / none->lat.mean_us : 0.0;
+
+    if (r->status != MS_OK) {
+        printf("%-9s %7ld %7ld  failed: %s\n", r->policy, r->ngpus, r->depth,
+               ms_strerror((ms_status_t)r->status));
+        return;
+    }
+    printf("%-9s %7ld %7ld %8ld %9.3f %9.3f %9.3f %8.2f %7.2f %8.2f %8.2f %8ld %7.2f\n", r->policy,
+           r->ngpus, r->depth, r->events, r->lat.mean_us, r->lat.p50_us, r->lat.p99_us, x,
+           r->place_calls, r->resv_evals, r->skipped, r->waiting, r->fill_s);
+    fflush(stdout);
+    if (json != NULL) {
+        fprintf(json, "%s\n    {\"section\": \"queue\", \"policy\": \"%s\", \"gpus\": %ld, "
+                      "\"depth\": %ld, \"events\": %ld, \"mean_us\": %.4f, \"p50_us\": %.4f, "
+                      "\"p99_us\": %.4f, \"vs_empty\": %.4f, \"offers_per_event\": %.4f, "
+                      "\"resv_evals_per_event\": %.4f, \"skipped_per_event\": %.4f, "
+                      "\"waiting\": %ld, \"running\": %ld}",
+                *first ? "" : ",", r->policy, r->ngpus, r->depth, r->events, r->lat.mean_us,
+                r->lat.p50_us, r->lat.p99_us, x, r->place_calls, r->resv_evals, r->skipped,
+                r->waiting, r->running);
         *first = false;
     }
 }

@@ -2,12 +2,14 @@
  *
  * Each case runs in a forked child (so the peak RSS, from getrusage in the
  * child, is that case's), generating a Poisson trace in memory with
- * ms_trace_generate() and replaying it with ms_sim_run(), `fa` with its
- * defaults (every technique on). The child sends its sim_res_t back
- * through a pipe.
+ * ms_trace_generate() (the classic profiles uniformly, lognormal durations
+ * with sigma 1: `gen-trace --dist lognormal`) and replaying it with
+ * ms_sim_run(), the case's policy with its defaults and the default queue,
+ * nodes of 8 GPUs. The child sends its sim_res_t back through a pipe.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -45,9 +47,10 @@ static void sim_child(const bopts_t *o, const ms_geom_t *g, sim_res_t *r)
 
     memset(&gc, 0, sizeof(gc));
     gc.njobs = (size_t)r->njobs;
-    gc.load = o->load;
+    gc.load = r->load;
     gc.ngpus = (int)r->ngpus;
-    gc.dist = 0;
+    gc.dist = 2;
+    gc.sigma = 1.0;
     gc.mean_s = o->mean_s;
     gc.seed = o->seed;
     t0 = ms__bench_now_ns();
@@ -55,16 +58,16 @@ static void sim_child(const bopts_t *o, const ms_geom_t *g, sim_res_t *r)
     r->gen_s = (double)(ms__bench_now_ns() - t0) / 1e9;
     if (st == MS_OK) {
         ms_sim_cfg_defaults(&sc);
-        sc.policy = ms_policy_find("fa");
-        sc.pcfg.seed = o->seed;
+        sc.sched.policy = ms_policy_find(r->policy);
+        sc.sched.pcfg.seed = o->seed;
         sc.ngpus = (int)r->ngpus;
         sc.gpus_per_node = 8;
-        sc.index_mode = MS_INDEX_BUCKET;
+        sc.sched.index_mode = MS_INDEX_BUCKET;
         memset(&m, 0, sizeof(m));
         ms_diag_clear(&d);
         c0 = cpu_now();
         t0 = ms__bench_now_ns();
-        st = sc.policy == NULL ? MS_ENOENT : ms_sim_run(&sc, tr, &m, &d);
+        st = sc.sched.policy == NULL ? MS_ENOENT : ms_sim_run(&sc, tr, &m, &d);
         r->sim_s = (double)(ms__bench_now_ns() - t0) / 1e9;
         r->cpu_s = cpu_now() - c0;
         r->events = m.events;
@@ -81,7 +84,8 @@ static void sim_child(const bopts_t *o, const ms_geom_t *g, sim_res_t *r)
         r->rss_kb = ru.ru_maxrss;
 }
 
-void ms__bench_sim(const bopts_t *o, const ms_geom_t *g, long njobs, long ngpus, sim_res_t *r)
+void ms__bench_sim(const bopts_t *o, const ms_geom_t *g, const char *policy, double load,
+                   long njobs, long ngpus, sim_res_t *r)
 {
     int fds[2], wst = 0;
     pid_t pid;
@@ -89,6 +93,8 @@ void ms__bench_sim(const bopts_t *o, const ms_geom_t *g, long njobs, long ngpus,
     long got_n;
 
     memset(r, 0, sizeof(*r));
+    snprintf(r->policy, sizeof(r->policy), "%s", policy);
+    r->load = load;
     r->njobs = njobs;
     r->ngpus = ngpus;
     r->status = -1;

@@ -2,10 +2,12 @@
 #ifndef MIGSCHED_CLI_H
 #define MIGSCHED_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "migsched/geometry.h"
+#include "migsched/options.h"
 #include "migsched/status.h"
 #include "migsched/trace.h"
 
@@ -19,6 +21,7 @@ int ms_cli_frag(int argc, char **argv);
 int ms_cli_models(int argc, char **argv);
 int ms_cli_gen_trace(int argc, char **argv);
 int ms_cli_simulate(int argc, char **argv);
+int ms_cli_options(int argc, char **argv);
 int ms_cli_experiment(int argc, char **argv);
 int ms_cli_zoo(int argc, char **argv);
 int ms_cli_fgd_experiment(int argc, char **argv);
@@ -29,13 +32,7 @@ int ms_cli_bench(int argc, char **argv);
 int ms_cli_nvml_probe(int argc, char **argv);
 int ms_cli_k8s_config(int argc, char **argv);
 int ms_cli_advise(int argc, char **argv);
-/* clients of migschedd (src/client/client.c) */
-int ms_cli_status(int argc, char **argv);
-int ms_cli_submit(int argc, char **argv);
-int ms_cli_jobs(int argc, char **argv);
-int ms_cli_cancel(int argc, char **argv);
-int ms_cli_watch(int argc, char **argv);
-int ms_cli_bench_api(int argc, char **argv);
+/* the clients of migschedd are src/client/client.h's */
 
 /* Print "migsched <cmd>: <diag or status>" to stderr; returns exit code 1. */
 int ms_cli_fail(const char *cmd, ms_status_t st, const ms_diag_t *d);
@@ -61,6 +58,22 @@ bool ms_cli_opt_long(const char *cmd, const char *opt, const char *s, long lo, l
                      long *out);
 bool ms_cli_opt_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
                        double *out);
+/* The option table (options.h) on the command line (opts.c). */
+/* getopt_long's entries: the command's own (own, ending in a zero entry),
+ * then every table option of scopes (a mask of ms_opt_scope_t), booleans
+ * also as --no-NAME. A malloc'd array (free()), NULL when out of memory. */
+struct option *ms_cli_opts(const struct option *own, unsigned scopes);
+/* Whether getopt_long's code c is one of the table's. */
+bool ms_cli_opts_is(int c);
+/* Set the table option of code c to arg (optarg); false after printing
+ * "migsched cmd: --NAME: message" (the caller exits 2). */
+bool ms_cli_opts_set(const char *cmd, int c, const char *arg, const ms_opt_target_t *t);
+/* Set the table's option name (a command with its own getopt entry for
+ * it); false after printing the error as above. */
+bool ms_cli_opt_table(const char *cmd, const char *name, const char *arg,
+                      const ms_opt_target_t *t);
+/* The --help lines of the table's options of scopes. */
+void ms_cli_opts_help(FILE *f, unsigned scopes);
 /* Say why the usage is wrong: the stray argument, else msg. */
 void ms_cli_usage_error(const char *cmd, const char *stray, const char *msg);
 /* Read a trace from path, '-' meaning stdin. */

@@ -26,8 +26,9 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: migsched bench [options]\n"
         "\n"
-        "Placement latency per policy, index and cluster size; migration search\n"
-        "latency (fa); whole-simulation time, events/s and peak RSS.\n"
+        "Placement latency per policy, index and cluster size; whole decisions through\n"
+        "the scheduler; migration search latency (fa); the cost of one event as the\n"
+        "queue grows; whole-simulation time, events/s and peak RSS.\n"
         "\n"
         "  --quick               small sizes, few iterations (a few seconds)\n"
         "  --json OUT            also write every figure as JSON to OUT\n"
@@ -45,17 +46,24 @@ static void usage(FILE *f)
         "  --mig-sizes LIST      sizes for the migration search, each 1..10000000\n"
         "                        (default 1000,10000)\n"
         "  --mig-occupancy F     occupancy for the migration search, (0, 1] (default 0.9)\n"
+        "  --queue-sizes LIST    GPUs for the queue-depth cases, each 8..10000000\n"
+        "                        (default 1000,10000)\n"
+        "  --queue-depths LIST   jobs waiting, each 0..10000000 (default 0,10000,100000)\n"
+        "  --queue-policies LIST policies of the queue-depth cases (default fa+,best-fit)\n"
         "  --sim-jobs LIST       simulated jobs on --sim-gpus GPUs, each 1..10000000\n"
-        "                        (default 100000,1000000)\n"
+        "                        (default 1000000)\n"
         "  --sim-gpus N          GPUs for --sim-jobs, 1..10000000 (default 10000)\n"
+        "  --sim-policies LIST   policies of the simulations (default fa+,best-fit)\n"
+        "  --sim-loads LIST      offered loads of the simulations, each 1e-6..1000\n"
+        "                        (default 0.9,1.2)\n"
         "  --scale-jobs N        jobs for the scaling pair, 0..100000000 (default 100000;\n"
         "                        0 = none)\n"
         "  --scale-gpus A,B      the scaling pair's sizes, each 1..10000000\n"
         "                        (default 1000,10000)\n"
-        "  --load F              offered load of generated traces, 1e-6..1000 (default 0.9)\n"
-        "  --mean-s F            mean job duration, exponential, 0.001..1e8 (default 600)\n"
+        "  --load F              offered load of the scaling pair, 1e-6..1000 (default 0.9)\n"
+        "  --mean-s F            mean job duration, lognormal, 0.001..1e8 (default 600)\n"
         "  --seed N              seed, 0..2^63-1 (default 1)\n"
-        "  --no-place, --no-migration, --no-sim   skip a section\n");
+        "  --no-place, --no-migration, --no-queue, --no-sim   skip a section\n");
 }
 
 static bool parse_longs(const char *s, long *out, int *n, long lo, long hi)
@@ -76,24 +84,49 @@ static bool parse_longs(const char *s, long *out, int *n, long lo, long hi)
     return true;
 }
 
-static bool parse_names(bopts_t *o, const char *s)
+/* A comma list of names into names[] (pointing into *buf, owned). */
+static bool parse_names(char **buf, const char **names, int *n, const char *s)
 {
     char *tok, *save = NULL;
     size_t len = strlen(s) + 1;
 
-    free(o->policy_buf);
-    o->policy_buf = malloc(len);
-    if (o->policy_buf == NULL)
+    free(*buf);
+    *buf = malloc(len);
+    if (*buf == NULL)
         return false;
-    memcpy(o->policy_buf, s, len);
-    o->npolicies = 0;
-    for (tok = strtok_r(o->policy_buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        if (o->npolicies >= MAX_LIST)
+    memcpy(*buf, s, len);
+    *n = 0;
+    for (tok = strtok_r(*buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        if (*n >= MAX_LIST)
             return false;
-        o->policies[o->npolicies++] = tok;
+        names[(*n)++] = tok;
     }
-    return o->npolicies > 0;
+    return *n > 0;
+}
+
+static bool parse_doubles(const char *s, double *out, int *n, double lo, double hi)
+{
+    char buf[256], *tok, *save = NULL;
+    size_t len;
+
+    if (s == NULL || (len = strlen(s)) >= sizeof(buf))
+        return false;
+    memcpy(buf, s, len + 1);
+    *n = 0;
+    for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        double v;
+        if (*n >= MAX_LIST || !ms_cli_parse_double(tok, &v) || !(v >= lo && v <= hi))
+            return false;
+        out[(*n)++] = v;
+    }
+    return *n > 0;
+}
+
+static void free_opts(bopts_t *o)
+{
+    free(o->policy_buf);
+    free(o->sim_policy_buf);
+    free(o->queue_policy_buf);
 }
 
 static void defaults(bopts_t *o, bool quick)
@@ -113,7 +146,16 @@ static void defaults(bopts_t *o, bool quick)
     o->load = 0.9;
     o->mean_s = 600.0;
     o->seed = 1;
-    o->place = o->mig = o->sim = true;
+    o->place = o->mig = o->sim = o->queue = true;
+    o->sim_policies[0] = "fa+";
+    o->sim_policies[1] = "best-fit";
+    o->nsimpol = 2;
+    o->queue_policies[0] = "fa+";
+    o->queue_policies[1] = "best-fit";
+    o->nqpol = 2;
+    o->sim_loads[0] = 0.9;
+    o->sim_loads[1] = 1.2;
+    o->nloads = 2;
     if (quick) {
         o->sizes[0] = 100; o->sizes[1] = 1000; o->nsizes = 2;
         o->scan_max = 1000;
@@ -122,6 +164,8 @@ static void defaults(bopts_t *o, bool quick)
         o->mig_sizes[0] = 100; o->nmig = 1;
         o->sim_jobs[0] = 5000; o->nsim = 1;
         o->sim_gpus = 200;
+        o->queue_sizes[0] = 200; o->nqsizes = 1;
+        o->queue_depths[0] = 0; o->queue_depths[1] = 1000; o->nqdepths = 2;
         o->scale_jobs = 5000;
         o->scale_small = 50;
         o->scale_large = 500;
@@ -132,8 +176,11 @@ static void defaults(bopts_t *o, bool quick)
         o->iters = 20000;
         o->warmup = 5000;
         o->mig_sizes[0] = 1000; o->mig_sizes[1] = 10000; o->nmig = 2;
-        o->sim_jobs[0] = 100000; o->sim_jobs[1] = 1000000; o->nsim = 2;
+        o->sim_jobs[0] = 1000000; o->nsim = 1;
         o->sim_gpus = 10000;
+        o->queue_sizes[0] = 1000; o->queue_sizes[1] = 10000; o->nqsizes = 2;
+        o->queue_depths[0] = 0; o->queue_depths[1] = 10000; o->queue_depths[2] = 100000;
+        o->nqdepths = 3;
         o->scale_jobs = 100000;
         o->scale_small = 1000;
         o->scale_large = 10000;
@@ -171,6 +218,9 @@ static int parse_args(int argc, char **argv, bopts_t *o)
         } else if (strcmp(a, "--no-sim") == 0) {
             o->sim = false;
             continue;
+        } else if (strcmp(a, "--no-queue") == 0) {
+            o->queue = false;
+            continue;
         }
         if (v == NULL) {
             fprintf(stderr, "migsched bench: %s needs a value (or is unknown)\n", a);
@@ -191,7 +241,22 @@ static int parse_args(int argc, char **argv, bopts_t *o)
             if (!parse_longs(v, o->sim_jobs, &o->nsim, 1, 10000000))
                 goto bad;
         } else if (strcmp(a, "--policies") == 0) {
-            if (!parse_names(o, v))
+            if (!parse_names(&o->policy_buf, o->policies, &o->npolicies, v))
+                goto bad;
+        } else if (strcmp(a, "--sim-policies") == 0) {
+            if (!parse_names(&o->sim_policy_buf, o->sim_policies, &o->nsimpol, v))
+                goto bad;
+        } else if (strcmp(a, "--queue-policies") == 0) {
+            if (!parse_names(&o->queue_policy_buf, o->queue_policies, &o->nqpol, v))
+                goto bad;
+        } else if (strcmp(a, "--sim-loads") == 0) {
+            if (!parse_doubles(v, o->sim_loads, &o->nloads, 1e-6, 1000))
+                goto bad;
+        } else if (strcmp(a, "--queue-sizes") == 0) {
+            if (!parse_longs(v, o->queue_sizes, &o->nqsizes, 8, 10000000))
+                goto bad;
+        } else if (strcmp(a, "--queue-depths") == 0) {
+            if (!parse_longs(v, o->queue_depths, &o->nqdepths, 0, 10000000))
                 goto bad;
         } else if (strcmp(a, "--index") == 0) {
             o->idx_bucket = strstr(v, "bucket") != NULL;
@@ -349,30 +414,55 @@ static int run_mig(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *first
     return 0;
 }
 
+static int run_queue(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *first)
+{
+    int pi, si, di;
+
+    ms__bench_queue_header();
+    for (pi = 0; pi < o->nqpol; pi++) {
+        const ms_policy_ops_t *pol = ms_policy_find(o->queue_policies[pi]);
+
+        if (pol == NULL) {
+            printf("%-9s unknown policy\n", o->queue_policies[pi]);
+            continue;
+        }
+        for (si = 0; si < o->nqsizes; si++) {
+            queue_res_t none, r;
+
+            memset(&none, 0, sizeof(none));
+            none.status = -1;
+            for (di = 0; di < o->nqdepths; di++) {
+                (void)ms__bench_queue(o, g, pol, o->queue_sizes[si], o->queue_depths[di],
+                                      o->iters, &r);
+                if (o->queue_depths[di] == 0)
+                    none = r;
+                ms__bench_queue_row(&r, &none, json, first);
+            }
+        }
+    }
+    return 0;
+}
+
 static int run_sims(const bopts_t *o, const ms_geom_t *g, FILE *json, bool *first)
 {
     sim_res_t big, small, r;
-    bool have_big = false;
-    int i;
+    int i, p, l;
 
     ms__bench_sim_header(o);
-    memset(&big, 0, sizeof(big));
-    for (i = 0; i < o->nsim; i++) {
-        ms__bench_sim(o, g, o->sim_jobs[i], o->sim_gpus, &r);
-        ms__bench_sim_row(&r, "size", json, first);
-        if (o->scale_jobs > 0 && r.njobs == o->scale_jobs && r.ngpus == o->scale_large) {
-            big = r;
-            have_big = true;
-        }
-    }
-    if (o->scale_jobs <= 0)
+    for (p = 0; p < o->nsimpol; p++)
+        for (l = 0; l < o->nloads; l++)
+            for (i = 0; i < o->nsim; i++) {
+                ms__bench_sim(o, g, o->sim_policies[p], o->sim_loads[l], o->sim_jobs[i],
+                              o->sim_gpus, &r);
+                ms__bench_sim_row(&r, "size", json, first);
+            }
+    if (o->scale_jobs <= 0 || o->nsimpol == 0)
         return 0;
-    ms__bench_sim(o, g, o->scale_jobs, o->scale_small, &small);
+    /* the same jobs on two cluster sizes, the first policy, at --load */
+    ms__bench_sim(o, g, o->sim_policies[0], o->load, o->scale_jobs, o->scale_small, &small);
     ms__bench_sim_row(&small, "scale-small", json, first);
-    if (!have_big) {
-        ms__bench_sim(o, g, o->scale_jobs, o->scale_large, &big);
-        ms__bench_sim_row(&big, "scale-large", json, first);
-    }
+    ms__bench_sim(o, g, o->sim_policies[0], o->load, o->scale_jobs, o->scale_large, &big);
+    ms__bench_sim_row(&big, "scale-large", json, first);
     ms__bench_scaling(o, &small, &big, json, first);
     return 0;
 }
@@ -389,23 +479,23 @@ int ms_cli_bench(int argc, char **argv)
 
     rc = parse_args(argc, argv, &o);
     if (rc >= 0) {
-        free(o.policy_buf);
+        free_opts(&o);
         return rc;
     }
     m = ms_model_find(o.model);
     if (m == NULL) {
         fprintf(stderr, "migsched bench: unknown model '%s'\n", o.model);
-        free(o.policy_buf);
+        free_opts(&o);
         return 2;
     }
     if ((st = ms_geom_create(m, 0, &g)) != MS_OK) {
-        free(o.policy_buf);
+        free_opts(&o);
         return ms_cli_fail("bench", st, NULL);
     }
     if (o.json != NULL && (json = fopen(o.json, "w")) == NULL) {
         fprintf(stderr, "migsched bench: cannot write %s: %s\n", o.json, strerror(errno));
         ms_geom_destroy(g);
-        free(o.policy_buf);
+        free_opts(&o);
         return 1;
     }
     ms__bench_preamble(&o, m->name, json);
@@ -415,6 +505,8 @@ int ms_cli_bench(int argc, char **argv)
         run_sched(&o, json, &first);
     if (o.mig)
         run_mig(&o, g, json, &first);
+    if (o.queue)
+        run_queue(&o, g, json, &first);
     if (o.sim)
         run_sims(&o, g, json, &first);
     if (json != NULL) {
@@ -425,6 +517,6 @@ int ms_cli_bench(int argc, char **argv)
         }
     }
     ms_geom_destroy(g);
-    free(o.policy_buf);
+    free_opts(&o);
     return rc < 0 ? 0 : rc;
 }

@@ -52,7 +52,8 @@ static void usage(FILE *f)
         "                (default 20; --quick: --seeds)\n"
         "  --mean S      mean job duration, 0.001..1e8 seconds (default 600)\n"
         "  --sigma X     lognormal sigma of durations, 0.01..5 (default 1.0)\n"
-        "  --beta B      interference per other busy instance, 0..10 (default 0.05)\n"
+        "  --beta B      interference per other busy instance, 0..10 (default 0.05;\n"
+        "                the option table's, `migsched options`)\n"
         "  --queue Q     easy | backfill | fifo (default easy; docs/sched.md)\n"
         "  --quick       a tiny run (seconds), for tests\n"
         "  --scenario S  ablation (default) or platform: seed 002's mixed platform, MIG and\n"
@@ -102,6 +103,8 @@ int ms_cli_experiment(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     ms_experiment_cfg_t cfg;
+    ms_sim_cfg_t sc;           /* --beta and --queue through the option table */
+    ms_opt_target_t t = ms_opt_target_sim(&sc);
     ms_experiment_t *x = NULL;
     progress_t pg;
     ms_diag_t d;
@@ -113,6 +116,7 @@ int ms_cli_experiment(int argc, char **argv)
     bool out_given = false;
 
     ms_experiment_cfg_defaults(&cfg);
+    ms_sim_cfg_defaults(&sc);
     ms_diag_clear(&d);
     optind = 1;
     while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
@@ -143,15 +147,14 @@ int ms_cli_experiment(int argc, char **argv)
                 return 2;
             break;
         case 'b':
-            if (!ms_cli_opt_double("experiment", "beta", optarg, 0, 10, &cfg.beta))
+            if (!ms_cli_opt_table("experiment", "beta", optarg, &t))
                 return 2;
+            cfg.beta = sc.beta;
             break;
         case 'Q':
-            if (ms_queue_mode_parse(optarg, &cfg.queue) != MS_OK) {
-                fprintf(stderr, "migsched experiment: --queue: '%s' is not one of easy, "
-                                "backfill, fifo\n", optarg);
+            if (!ms_cli_opt_table("experiment", "queue", optarg, &t))
                 return 2;
-            }
+            cfg.queue = sc.sched.queue;
             break;
         case 'q': cfg.quick = true; break;
         case 'h': usage(stdout); return 0;

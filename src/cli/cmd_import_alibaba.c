@@ -247,35 +247,143 @@ static const char *const M_NAME[NM] = {
     "unalloc_compute_pct", "unalloc_mem_pct", "unalloc_gpu_pct", "fragcost", "failed_pods_pct"
 };
 
+/* The MIG policies to fill with: all, or the one --policy names. Returns
+ * -1 to go on, else the exit code. */
+static int pick_policies(const char *name, const ms_policy_ops_t **pols, int *npol)
+{
+    int nall;
+    const ms_policy_ops_t *const *all = ms_policies(&nall);
+    const ms_policy_ops_t *p;
+
+    *npol = 0;
+    if (strcmp(name, "all") == 0) {
+        for (int i = 0; i < nall && *npol < 64; i++)
+            if (all[i]->share == MS_SHARE_MIG)
+                pols[(*npol)++] = all[i];
+        return -1;
+    }
+    if ((p = ms_policy_find(name)) == NULL) {
+        fprintf(stderr, "migsched import-alibaba: unknown policy '%s'\n", name);
+        return 2;
+    }
+    if (p->share != MS_SHARE_MIG) {
+        fprintf(stderr, "migsched import-alibaba: policy '%s' does not use MIG; the fill "
+                "experiment measures MIG slices\n", name);
+        return 2;
+    }
+    pols[(*npol)++] = p;
+    return -1;
+}
+
+static void json_head(FILE *jf, const opts_t *o, const ms_geom_t *g, int ngpus, int gpn,
+                      const uint64_t *seeds, int nseeds)
+{
+    fprintf(jf, "{\"experiment\":\"alibaba-mig-fill\",\"pods\":\"");
+    for (const char *p = o->pods; *p != '\0'; p++)
+        fprintf(jf, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
+    fprintf(jf, "\",\"model\":\"%s\",\"mapping\":\"%s\",\"ngpus\":%d,\"gpus_per_node\":%d,"
+            "\"node_mode\":\"%s\",\"tune\":%.4f,\"make_room\":%s,\"seeds\":[",
+            ms_geom_model(g)->name, ms_ali_mapping_name(o->mapping), ngpus, gpn,
+            o->nodes != NULL ? ms_ali_node_mode_name(o->node_mode) : "none", o->tune,
+            o->no_room ? "false" : "true");
+    for (int s = 0; s < nseeds; s++)
+        fprintf(jf, "%s%llu", s ? "," : "", (unsigned long long)seeds[s]);
+    fprintf(jf, "],\"policies\":[");
+}
+
+/* Each metric at 100 % arrived over the seeds' curves (vals: scratch of
+ * nseeds). */
+static void fill_stats(const ms_ali_curve_t *curves, int nseeds, double *vals, stat1_t *sm)
+{
+    for (int m = 0; m < NM; m++) {
+        for (int s = 0; s < nseeds; s++) {
+            const ms_ali_curve_t *c = &curves[s];
+            switch (m) {
+            case M_COMP: vals[s] = at100(c, c->unalloc_compute_pct, c->final_unalloc_compute_pct); break;
+            case M_MEM: vals[s] = at100(c, c->unalloc_mem_pct, c->final_unalloc_mem_pct); break;
+            case M_GPU: vals[s] = at100(c, c->unalloc_gpu_pct, c->final_unalloc_gpu_pct); break;
+            case M_FRAG: vals[s] = at100(c, c->fragcost, c->final_fragcost); break;
+            default:
+                vals[s] = at100(c, c->failed_pct,
+                                c->ngpu_pods ? 100.0 * (double)c->nfailed / (double)c->ngpu_pods : 0);
+            }
+        }
+        sm[m] = stats(vals, nseeds);
+    }
+}
+
+/* One policy's object of the --json file. */
+static void json_policy(FILE *jf, bool first, const char *name, const stat1_t *sm,
+                        const ms_ali_curve_t *curves, const uint64_t *seeds, int nseeds)
+{
+    fprintf(jf, "%s{\"policy\":\"%s\",\"at_100\":{", first ? "" : ",", name);
+    for (int m = 0; m < NM; m++)
+        fprintf(jf, "%s\"%s\":{\"mean\":%.4f,\"sd\":%.4f,\"median\":%.4f}", m ? "," : "",
+                M_NAME[m], sm[m].mean, sm[m].sd, sm[m].median);
+    fprintf(jf, "},\"runs\":[");
+    for (int s = 0; s < nseeds; s++) {
+        const ms_ali_curve_t *c = &curves[s];
+
+        fprintf(jf, "%s{\"seed\":%llu,\"pods\":%zu,\"gpu_pods\":%zu,\"failed\":%zu,"
+                "\"rejected\":%zu,\"moves\":%ld,\"arrived_pct\":%.4f,\"mapped_pct\":%.4f,"
+                "\"final\":{\"unalloc_compute_pct\":%.4f,\"unalloc_mem_pct\":%.4f,"
+                "\"unalloc_gpu_pct\":%.4f,\"fragcost\":%.6f},\"curve\":{",
+                s ? "," : "", (unsigned long long)seeds[s], c->npods, c->ngpu_pods,
+                c->nfailed, c->nrejected, c->moves, c->arrived_pct, c->mapped_pct,
+                c->final_unalloc_compute_pct, c->final_unalloc_mem_pct,
+                c->final_unalloc_gpu_pct, c->final_fragcost);
+        json_curve(jf, "unalloc_compute_pct", c, c->unalloc_compute_pct);
+        fputc(',', jf);
+        json_curve(jf, "unalloc_mem_pct", c, c->unalloc_mem_pct);
+        fputc(',', jf);
+        json_curve(jf, "unalloc_gpu_pct", c, c->unalloc_gpu_pct);
+        fputc(',', jf);
+        json_curve(jf, "fragcost", c, c->fragcost);
+        fputc(',', jf);
+        json_curve(jf, "failed_pct", c, c->failed_pct);
+        fprintf(jf, "}}");
+    }
+    fprintf(jf, "]}");
+}
+
+/* Fill with every seed under one policy: 0 or the exit code. */
+static int fill_policy(const opts_t *o, const ms_geom_t *g, const ms_ali_pods_t *pods,
+                       const ms_policy_ops_t *pol, int ngpus, int gpn, const uint64_t *seeds,
+                       int nseeds, ms_ali_curve_t *curves)
+{
+    ms_ali_fill_cfg_t fc;
+
+    ms_ali_fill_cfg_defaults(&fc);
+    fc.policy = pol;
+    fc.mapping = o->mapping;
+    fc.ngpus = ngpus;
+    fc.gpus_per_node = gpn;
+    fc.tune = o->tune;
+    fc.make_room = !o->no_room;
+    for (int s = 0; s < nseeds; s++) {
+        ms_diag_t d;
+        ms_status_t st;
+
+        ms_diag_clear(&d);
+        fc.seed = seeds[s];
+        if ((st = ms_ali_fill_run(pods, g, &fc, &curves[s], &d)) != MS_OK)
+            return ms_cli_fail("import-alibaba", st, &d);
+    }
+    return 0;
+}
+
 static int run_fill(const opts_t *o, const ms_geom_t *g, const ms_ali_pods_t *pods, int ngpus,
                     int gpn, const uint64_t *seeds, int nseeds)
 {
-    const ms_policy_ops_t *const *all;
     const ms_policy_ops_t *pols[64];
-    int npol = 0, nall, rc = 0;
+    int npol = 0, rc;
     ms_ali_curve_t *curves = NULL;
     double *vals = NULL;
     FILE *jf = NULL;
 
-    all = ms_policies(&nall);
-    if (strcmp(o->policy, "all") == 0) {
-        for (int i = 0; i < nall && npol < 64; i++)
-            if (all[i]->share == MS_SHARE_MIG)
-                pols[npol++] = all[i];
-    } else {
-        const ms_policy_ops_t *p = ms_policy_find(o->policy);
-
-        if (p == NULL) {
-            fprintf(stderr, "migsched import-alibaba: unknown policy '%s'\n", o->policy);
-            return 2;
-        }
-        if (p->share != MS_SHARE_MIG) {
-            fprintf(stderr, "migsched import-alibaba: policy '%s' does not use MIG; the fill "
-                    "experiment measures MIG slices\n", o->policy);
-            return 2;
-        }
-        pols[npol++] = p;
-    }
+    if ((rc = pick_policies(o->policy, pols, &npol)) >= 0)
+        return rc;
+    rc = 0;
     curves = calloc((size_t)nseeds, sizeof(*curves));
     vals = calloc((size_t)nseeds, sizeof(*vals));
     if (curves == NULL || vals == NULL) {
@@ -285,24 +393,13 @@ static int run_fill(const opts_t *o, const ms_geom_t *g, const ms_ali_pods_t *po
         return 1;
     }
     if (o->json != NULL) {
-        jf = fopen(o->json, "w");
-        if (jf == NULL) {
+        if ((jf = fopen(o->json, "w")) == NULL) {
             fprintf(stderr, "migsched import-alibaba: cannot write %s\n", o->json);
             free(curves);
             free(vals);
             return 1;
         }
-        fprintf(jf, "{\"experiment\":\"alibaba-mig-fill\",\"pods\":\"");
-        for (const char *p = o->pods; *p != '\0'; p++)
-            fprintf(jf, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
-        fprintf(jf, "\",\"model\":\"%s\",\"mapping\":\"%s\",\"ngpus\":%d,\"gpus_per_node\":%d,"
-                "\"node_mode\":\"%s\",\"tune\":%.4f,\"make_room\":%s,\"seeds\":[",
-                ms_geom_model(g)->name, ms_ali_mapping_name(o->mapping), ngpus, gpn,
-                o->nodes != NULL ? ms_ali_node_mode_name(o->node_mode) : "none", o->tune,
-                o->no_room ? "false" : "true");
-        for (int s = 0; s < nseeds; s++)
-            fprintf(jf, "%s%llu", s ? "," : "", (unsigned long long)seeds[s]);
-        fprintf(jf, "],\"policies\":[");
+        json_head(jf, o, g, ngpus, gpn, seeds, nseeds);
     }
     printf("MIG fill: %s, %s mapping, %d x %s (%d per node), tune %.2f, %d seed(s)\n",
            o->pods, ms_ali_mapping_name(o->mapping), ngpus, ms_geom_model(g)->name, gpn,
@@ -311,79 +408,18 @@ static int run_fill(const opts_t *o, const ms_geom_t *g, const ms_ali_pods_t *po
     printf("%-14s %16s %16s %16s %14s %14s\n", "policy", "unalloc compute%", "unalloc memory%",
            "unalloc GPUs%", "FragCost", "failed pods%");
     for (int pi = 0; pi < npol && rc == 0; pi++) {
-        ms_ali_fill_cfg_t fc;
         stat1_t sm[NM];
 
-        ms_ali_fill_cfg_defaults(&fc);
-        fc.policy = pols[pi];
-        fc.mapping = o->mapping;
-        fc.ngpus = ngpus;
-        fc.gpus_per_node = gpn;
-        fc.tune = o->tune;
-        fc.make_room = !o->no_room;
-        for (int s = 0; s < nseeds; s++) {
-            ms_diag_t d;
-            ms_status_t st;
-
-            ms_diag_clear(&d);
-            fc.seed = seeds[s];
-            if ((st = ms_ali_fill_run(pods, g, &fc, &curves[s], &d)) != MS_OK) {
-                rc = ms_cli_fail("import-alibaba", st, &d);
-                break;
-            }
-        }
-        if (rc != 0)
+        if ((rc = fill_policy(o, g, pods, pols[pi], ngpus, gpn, seeds, nseeds, curves)) != 0)
             break;
-        for (int m = 0; m < NM; m++) {
-            for (int s = 0; s < nseeds; s++) {
-                const ms_ali_curve_t *c = &curves[s];
-                switch (m) {
-                case M_COMP: vals[s] = at100(c, c->unalloc_compute_pct, c->final_unalloc_compute_pct); break;
-                case M_MEM: vals[s] = at100(c, c->unalloc_mem_pct, c->final_unalloc_mem_pct); break;
-                case M_GPU: vals[s] = at100(c, c->unalloc_gpu_pct, c->final_unalloc_gpu_pct); break;
-                case M_FRAG: vals[s] = at100(c, c->fragcost, c->final_fragcost); break;
-                default:
-                    vals[s] = at100(c, c->failed_pct,
-                                    c->ngpu_pods ? 100.0 * (double)c->nfailed / (double)c->ngpu_pods : 0);
-                }
-            }
-            sm[m] = stats(vals, nseeds);
-        }
+        fill_stats(curves, nseeds, vals, sm);
         printf("%-14s %9.2f +- %4.2f %9.2f +- %4.2f %9.2f +- %4.2f %7.4f+-%.4f %7.2f +- %4.2f\n",
                pols[pi]->name, sm[M_COMP].mean, sm[M_COMP].sd, sm[M_MEM].mean, sm[M_MEM].sd,
                sm[M_GPU].mean, sm[M_GPU].sd, sm[M_FRAG].mean, sm[M_FRAG].sd,
                sm[M_FAILPCT].mean, sm[M_FAILPCT].sd);
         fflush(stdout);
-        if (jf == NULL)
-            continue;
-        fprintf(jf, "%s{\"policy\":\"%s\",\"at_100\":{", pi ? "," : "", pols[pi]->name);
-        for (int m = 0; m < NM; m++)
-            fprintf(jf, "%s\"%s\":{\"mean\":%.4f,\"sd\":%.4f,\"median\":%.4f}", m ? "," : "",
-                    M_NAME[m], sm[m].mean, sm[m].sd, sm[m].median);
-        fprintf(jf, "},\"runs\":[");
-        for (int s = 0; s < nseeds; s++) {
-            const ms_ali_curve_t *c = &curves[s];
-
-            fprintf(jf, "%s{\"seed\":%llu,\"pods\":%zu,\"gpu_pods\":%zu,\"failed\":%zu,"
-                    "\"rejected\":%zu,\"moves\":%ld,\"arrived_pct\":%.4f,\"mapped_pct\":%.4f,"
-                    "\"final\":{\"unalloc_compute_pct\":%.4f,\"unalloc_mem_pct\":%.4f,"
-                    "\"unalloc_gpu_pct\":%.4f,\"fragcost\":%.6f},\"curve\":{",
-                    s ? "," : "", (unsigned long long)seeds[s], c->npods, c->ngpu_pods,
-                    c->nfailed, c->nrejected, c->moves, c->arrived_pct, c->mapped_pct,
-                    c->final_unalloc_compute_pct, c->final_unalloc_mem_pct,
-                    c->final_unalloc_gpu_pct, c->final_fragcost);
-            json_curve(jf, "unalloc_compute_pct", c, c->unalloc_compute_pct);
-            fputc(',', jf);
-            json_curve(jf, "unalloc_mem_pct", c, c->unalloc_mem_pct);
-            fputc(',', jf);
-            json_curve(jf, "unalloc_gpu_pct", c, c->unalloc_gpu_pct);
-            fputc(',', jf);
-            json_curve(jf, "fragcost", c, c->fragcost);
-            fputc(',', jf);
-            json_curve(jf, "failed_pct", c, c->failed_pct);
-            fprintf(jf, "}}");
-        }
-        fprintf(jf, "]}");
+        if (jf != NULL)
+            json_policy(jf, pi == 0, pols[pi]->name, sm, curves, seeds, nseeds);
     }
     if (jf != NULL) {
         int bad;
@@ -402,7 +438,8 @@ static int run_fill(const opts_t *o, const ms_geom_t *g, const ms_ali_pods_t *po
 
 /* ---- main --------------------------------------------------------------- */
 
-int ms_cli_import_alibaba(int argc, char **argv)
+/* The command line into o: -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, opts_t *o)
 {
     static const struct option lopts[] = {
         { "pods", required_argument, NULL, 'P' },
@@ -425,6 +462,72 @@ int ms_cli_import_alibaba(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
+    int c;
+
+    o->model = "A100-40GB";
+    o->profiles = "";
+    o->policy = "all";
+    o->seeds = "42-51";
+    o->gpn = 8;
+    o->time_scale = 1.0;
+    o->tune = 1.3;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'P': o->pods = optarg; break;
+        case 'N': o->nodes = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'm': o->model = optarg; break;
+        case 'p': o->profiles = optarg; break;
+        case 'M':
+            if (ms_ali_mapping_parse(optarg, &o->mapping) != MS_OK) {
+                fprintf(stderr, "migsched import-alibaba: --mapping is compute or memory\n");
+                return 2;
+            }
+            break;
+        case 'n':
+            if (ms_ali_node_mode_parse(optarg, &o->node_mode) != MS_OK) {
+                fprintf(stderr, "migsched import-alibaba: --node-mode is regroup or whole\n");
+                return 2;
+            }
+            break;
+        case 'G':
+            if (!ms_cli_opt_long("import-alibaba", "gpus-per-node", optarg, 1, 1024, &o->gpn))
+                return 2;
+            break;
+        case 'g':
+            if (!ms_cli_opt_long("import-alibaba", "gpus", optarg, 1, 1000000, &o->gpus))
+                return 2;
+            break;
+        case 't':
+            if (!ms_cli_opt_double("import-alibaba", "time-scale", optarg, 1e-6, 1e6,
+                                   &o->time_scale))
+                return 2;
+            break;
+        case 'c': o->cluster_out = optarg; break;
+        case 'f': o->fill = true; break;
+        case 'y': o->policy = optarg; break;
+        case 's': o->seeds = optarg; break;
+        case 'T':
+            if (!ms_cli_opt_double("import-alibaba", "tune", optarg, 0, 100, &o->tune))
+                return 2;
+            break;
+        case 'R': o->no_room = true; break;
+        case 'j': o->json = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc || o->pods == NULL || (!o->fill && o->out == NULL) ||
+        (o->fill && o->nodes == NULL && o->gpus == 0)) {
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+int ms_cli_import_alibaba(int argc, char **argv)
+{
     opts_t o;
     const ms_model_t *m;
     ms_geom_t *g = NULL;
@@ -435,71 +538,14 @@ int ms_cli_import_alibaba(int argc, char **argv)
     ms_diag_t d;
     ms_status_t st;
     uint64_t *seeds = NULL;
-    int nseeds = 0, c, rc;
+    int nseeds = 0, rc;
 
     memset(&o, 0, sizeof(o));
     memset(&pods, 0, sizeof(pods));
     memset(&nodes, 0, sizeof(nodes));
-    o.model = "A100-40GB";
-    o.profiles = "";
-    o.policy = "all";
-    o.seeds = "42-51";
-    o.gpn = 8;
-    o.time_scale = 1.0;
-    o.tune = 1.3;
     ms_diag_clear(&d);
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-        switch (c) {
-        case 'P': o.pods = optarg; break;
-        case 'N': o.nodes = optarg; break;
-        case 'o': o.out = optarg; break;
-        case 'm': o.model = optarg; break;
-        case 'p': o.profiles = optarg; break;
-        case 'M':
-            if (ms_ali_mapping_parse(optarg, &o.mapping) != MS_OK) {
-                fprintf(stderr, "migsched import-alibaba: --mapping is compute or memory\n");
-                return 2;
-            }
-            break;
-        case 'n':
-            if (ms_ali_node_mode_parse(optarg, &o.node_mode) != MS_OK) {
-                fprintf(stderr, "migsched import-alibaba: --node-mode is regroup or whole\n");
-                return 2;
-            }
-            break;
-        case 'G':
-            if (!ms_cli_opt_long("import-alibaba", "gpus-per-node", optarg, 1, 1024, &o.gpn))
-                return 2;
-            break;
-        case 'g':
-            if (!ms_cli_opt_long("import-alibaba", "gpus", optarg, 1, 1000000, &o.gpus))
-                return 2;
-            break;
-        case 't':
-            if (!ms_cli_opt_double("import-alibaba", "time-scale", optarg, 1e-6, 1e6,
-                                   &o.time_scale))
-                return 2;
-            break;
-        case 'c': o.cluster_out = optarg; break;
-        case 'f': o.fill = true; break;
-        case 'y': o.policy = optarg; break;
-        case 's': o.seeds = optarg; break;
-        case 'T':
-            if (!ms_cli_opt_double("import-alibaba", "tune", optarg, 0, 100, &o.tune))
-                return 2;
-            break;
-        case 'R': o.no_room = true; break;
-        case 'j': o.json = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind != argc || o.pods == NULL || (!o.fill && o.out == NULL) ||
-        (o.fill && o.nodes == NULL && o.gpus == 0)) {
-        usage(stderr);
-        return 2;
-    }
+    if ((rc = parse_args(argc, argv, &o)) >= 0)
+        return rc;
     if (o.fill) {
         seeds = malloc(MAX_SEEDS * sizeof(*seeds));
         if (seeds == NULL) {

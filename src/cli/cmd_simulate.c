@@ -1,14 +1,13 @@
 /* cmd_simulate.c - `migsched simulate`: replay a trace on a simulated MIG
  * cluster with one policy; print a summary, optionally write the schedule
- * CSV and the metrics JSON. Exit codes: 0 ok, 1 input error, 2 usage. */
-#include <getopt.h>
+ * CSV and the metrics JSON. Policy, queue and simulator options come from
+ * the one option table (options.h, opts.c). Exit codes: 0 ok, 1 input
+ * error, 2 usage. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <limits.h>
 
 #include "cli/cli.h"
 #include "migsched/research/report.h"
@@ -16,6 +15,7 @@
 #include "migsched/sim.h"
 
 #define C "simulate"
+#define ALL_SCOPES (MS_OPT_POLICY | MS_OPT_QUEUE | MS_OPT_SIM)
 
 static void usage(FILE *f)
 {
@@ -24,51 +24,24 @@ static void usage(FILE *f)
 
     fprintf(f,
         "usage: migsched simulate --trace T.csv (--gpus N | --node SPEC ...) [--policy P] [options]\n"
-        "  --trace FILE        job trace CSV (job_id,arrival_s,profile,duration_s[,gpus]);\n"
-        "                      '-' = stdin\n"
-        "  --gpus N            number of GPUs (one model, --model), 1..1000000\n"
-        "  --node SPEC         a node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole], repeated:\n"
-        "                      a heterogeneous cluster (the schedule gains node,model)\n"
-        "  --cluster FILE      nodes from a file, one SPEC a line ('#' comments)\n"
-        "  --policy P          placement policy (see below; default fa+, this project's own)\n"
-        "  --model M           GPU model (default A100-40GB)\n"
-        "  --profiles LIST     active profile set (default: the classic ones)\n"
-        "  --gpus-per-node K   GPUs per node, 1..1000000 (default: all on one node)\n"
-        "  --lb-threshold T    fa: Lazy if busy/compute < T, 0..1 (default 0.4)\n"
-        "  --no-balance        fa: no conditional load balancing\n"
-        "  --no-dynamic        fa: static layout instead of dynamic partitioning\n"
-        "  --no-migration      fa: no migration\n"
-        "  --max-moves N       fa: migrations per trigger, 0..1000000 (default 4)\n"
-        "  --room-queue-max N  fa+: move jobs for a waiting one only while at most N\n"
-        "                      wait, 0..1000000000 (default 32)\n"
-        "  --static-layout L   static layout, e.g. 4g+2g+1g or 7g;4g+3g (cycled per GPU)\n"
-        "  --replicas R        timeslice: jobs per GPU, 1..%d (default 4)\n"
-        "  --hysteresis S      node-profile: seconds a node keeps a layout, 0..1e9\n"
-        "                      (default 300)\n"
-        "  --beta B            interference per other running instance, 0..10\n"
-        "                      (default 0.05)\n"
-        "  --create-s S        GI creation delay, 0..1e9 seconds (default 2)\n"
-        "  --migrate-s S       migration pause, 0..1e9 seconds (default 10)\n"
-        "  --queue Q           easy | backfill | fifo (default easy: backfill, and after\n"
-        "                      --backfill-bound only what keeps the head's reservation)\n"
-        "  --backfill-bound S  backfill: the head may be passed for S seconds at most,\n"
-        "                      0..1e9 or inf (default 3600)\n"
-        "  --aging-rate R      priority points a job gains per hour waited; a job passes\n"
-        "                      the head only within 1 point of it, 0..1e6 (default 0: off)\n"
-        "  --estimate-error E  easy: estimates are duration x exp(E x N(0,1)), 0..3\n"
-        "                      (default 0: exact)\n"
-        "  --estimate-seed S   seed of the estimate errors (default 1)\n"
-        "  --no-estimates      jobs carry no estimate (easy uses --default-estimate)\n"
-        "  --default-estimate S  easy: run time of a job without estimate, (0, 1e12]\n"
-        "                      seconds (default 3600)\n"
-        "  --index I           bucket | scan (default bucket; same schedule)\n"
-        "  --seed S            policy seed, any 64-bit integer (default 0)\n"
-        "  --schedule-out FILE schedule CSV, one row per segment ('-' = stdout)\n"
-        "  --metrics-out FILE  metrics JSON ('-' = stdout)\n"
-        "  --out DIR           a run directory for `migsched report --runs DIR`:\n"
-        "                      DIR/schedule.csv, DIR/metrics.json, DIR/trace.csv\n"
-        "  --quiet             no summary\n"
-        "policies:", MS_MAX_INST);
+        "  --trace FILE          job trace CSV (job_id,arrival_s,profile,duration_s[,gpus]);\n"
+        "                        '-' = stdin\n"
+        "  --gpus N              number of GPUs (one model, --model), 1..1000000\n"
+        "  --node SPEC           a node NAME=COUNTxMODEL[:mig|:timeslice=R|:whole], repeated:\n"
+        "                        a heterogeneous cluster (the schedule gains node,model)\n"
+        "  --cluster FILE        nodes from a file, one SPEC a line ('#' comments)\n"
+        "  --policy P            placement policy (see below; default fa+, this project's own)\n"
+        "  --model M             GPU model (default A100-40GB)\n"
+        "  --profiles LIST       active profile set (default: the classic ones)\n"
+        "  --gpus-per-node K     GPUs per node, 1..1000000 (default: all on one node)\n"
+        "  --schedule-out FILE   schedule CSV, one row per segment ('-' = stdout)\n"
+        "  --metrics-out FILE    metrics JSON ('-' = stdout)\n"
+        "  --out DIR             a run directory for `migsched report --runs DIR`:\n"
+        "                        DIR/schedule.csv, DIR/metrics.json, DIR/trace.csv\n"
+        "  --quiet               no summary\n"
+        "queue, policy and simulator options (`migsched options`; a flag X is also --no-X):\n");
+    ms_cli_opts_help(f, ALL_SCOPES);
+    fprintf(f, "policies:");
     for (i = 0; i < n; i++)
         fprintf(f, " %s", all[i]->name);
     fprintf(f, "\n");
@@ -115,13 +88,13 @@ static void summary(const ms_sim_cfg_t *cfg, const ms_model_t *m, const ms_metri
 {
     double gap = x->lower_bound_s > 0 ? 100.0 * (x->makespan_s / x->lower_bound_s - 1.0) : 0;
 
-    if (cfg->nnodes > 0)
+    if (cfg->sched.nnodes > 0)
         printf("policy %s on %d nodes: %ld jobs, %ld completed, %ld rejected\n",
-               cfg->policy->name, cfg->nnodes, x->jobs_total, x->jobs_completed,
+               cfg->sched.policy->name, cfg->sched.nnodes, x->jobs_total, x->jobs_completed,
                x->jobs_rejected);
     else
         printf("policy %s on %d x %s: %ld jobs, %ld completed, %ld rejected\n",
-               cfg->policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
+               cfg->sched.policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
                x->jobs_rejected);
     if (x->jobs_completed + x->jobs_rejected < x->jobs_total)
         printf("warning: %ld jobs never started (no placement ever fitted)\n",
@@ -139,15 +112,51 @@ static void summary(const ms_sim_cfg_t *cfg, const ms_model_t *m, const ms_metri
     printf("simulated     %ld events in %.3f s\n", x->events, x->wall_s);
 }
 
-int ms_cli_simulate(int argc, char **argv)
+/* What the command line names besides the option table's settings. */
+typedef struct sim_args {
+    const char *trace_path, *model, *profiles, *pname;
+    const char *sched_path, *metrics_path, *out_dir;
+    char *own_sched, *own_metrics;   /* DIR/schedule.csv, DIR/metrics.json */
+    long gpus;
+    bool model_given, quiet;
+    ms_cluster_spec_t *cs;           /* --node, --cluster */
+} sim_args_t;
+
+static void args_free(sim_args_t *a)
 {
-    enum {
-        O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_LBT, O_NOBAL,
-        O_NODYN, O_NOMIG, O_MAXMOVES, O_ROOMQ, O_LAYOUT, O_REPLICAS, O_HYST, O_BETA, O_CREATE,
-        O_MIGRATE, O_QUEUE, O_BOUND, O_INDEX, O_SEED, O_SCHED, O_METRICS, O_QUIET, O_HELP,
-        O_OUT, O_NODE, O_CLUSTER, O_AGING, O_ESTERR, O_ESTSEED, O_NOEST, O_DEFEST
-    };
-    static const struct option opts[] = {
+    ms_cluster_spec_destroy(a->cs);
+    free(a->own_sched);
+    free(a->own_metrics);
+}
+
+/* A --node or --cluster: 0, or the exit code after saying why. */
+static int add_nodes(sim_args_t *a, bool file, const char *arg)
+{
+    ms_diag_t d;
+    ms_status_t st;
+
+    ms_diag_clear(&d);
+    if (a->cs == NULL && ms_cluster_spec_create(&a->cs) != MS_OK) {
+        fprintf(stderr, "migsched simulate: out of memory\n");
+        return 1;
+    }
+    st = file ? ms_cluster_spec_read_file(a->cs, arg, 0, &d) : ms_cluster_spec_add(a->cs, arg, 0, &d);
+    if (st == MS_OK)
+        return 0;
+    if (!file) {
+        fprintf(stderr, "migsched simulate: --node: %s\n", d.msg);
+        return 2;
+    }
+    return ms_cli_fail(C, st, &d);
+}
+
+/* The command line into cfg and a. Returns -1 to go on, else the exit code
+ * (0 after --help). */
+static int parse_args(int argc, char **argv, ms_sim_cfg_t *cfg, sim_args_t *a)
+{
+    enum { O_TRACE = 256, O_GPUS, O_POLICY, O_MODEL, O_PROFILES, O_GPN, O_SCHED, O_METRICS,
+           O_QUIET, O_HELP, O_OUT, O_NODE, O_CLUSTER };
+    static const struct option own[] = {
         { "trace", required_argument, NULL, O_TRACE },
         { "node", required_argument, NULL, O_NODE },
         { "cluster", required_argument, NULL, O_CLUSTER },
@@ -156,27 +165,6 @@ int ms_cli_simulate(int argc, char **argv)
         { "model", required_argument, NULL, O_MODEL },
         { "profiles", required_argument, NULL, O_PROFILES },
         { "gpus-per-node", required_argument, NULL, O_GPN },
-        { "lb-threshold", required_argument, NULL, O_LBT },
-        { "no-balance", no_argument, NULL, O_NOBAL },
-        { "no-dynamic", no_argument, NULL, O_NODYN },
-        { "no-migration", no_argument, NULL, O_NOMIG },
-        { "max-moves", required_argument, NULL, O_MAXMOVES },
-        { "room-queue-max", required_argument, NULL, O_ROOMQ },
-        { "static-layout", required_argument, NULL, O_LAYOUT },
-        { "replicas", required_argument, NULL, O_REPLICAS },
-        { "hysteresis", required_argument, NULL, O_HYST },
-        { "beta", required_argument, NULL, O_BETA },
-        { "create-s", required_argument, NULL, O_CREATE },
-        { "migrate-s", required_argument, NULL, O_MIGRATE },
-        { "queue", required_argument, NULL, O_QUEUE },
-        { "backfill-bound", required_argument, NULL, O_BOUND },
-        { "aging-rate", required_argument, NULL, O_AGING },
-        { "estimate-error", required_argument, NULL, O_ESTERR },
-        { "estimate-seed", required_argument, NULL, O_ESTSEED },
-        { "no-estimates", no_argument, NULL, O_NOEST },
-        { "default-estimate", required_argument, NULL, O_DEFEST },
-        { "index", required_argument, NULL, O_INDEX },
-        { "seed", required_argument, NULL, O_SEED },
         { "schedule-out", required_argument, NULL, O_SCHED },
         { "metrics-out", required_argument, NULL, O_METRICS },
         { "quiet", no_argument, NULL, O_QUIET },
@@ -184,304 +172,258 @@ int ms_cli_simulate(int argc, char **argv)
         { "help", no_argument, NULL, O_HELP },
         { NULL, 0, NULL, 0 },
     };
-    const char *trace_path = NULL, *model = "A100-40GB", *profiles = "", *pname = NULL;
-    const char *sched_path = NULL, *metrics_path = NULL, *out_dir = NULL;
-    char *own_sched = NULL, *own_metrics = NULL;
-    long v, gpus = 0;
-    int c, rc = 0, quiet = 0;
-    const ms_model_t *m;
-    ms_geom_t *g = NULL;
-    ms_trace_t *t = NULL;
-    ms_sim_cfg_t cfg;
-    ms_metrics_t x;
-    ms_diag_t d;
-    ms_status_t st;
-    FILE *sf = NULL;
-    run_ctx_t r;
-    double t0;
-    ms_cluster_spec_t *cs = NULL;
-    bool model_given = false;
+    ms_opt_target_t t = ms_opt_target_sim(cfg);
+    struct option *opts = ms_cli_opts(own, ALL_SCOPES);
+    int c, rc = -1;
+    long v;
 
-    ms_diag_clear(&d);
-    ms_sim_cfg_defaults(&cfg);
-    memset(&r, 0, sizeof(r));
-    r.last_pct = -1;
+    if (opts == NULL) {
+        fprintf(stderr, "migsched simulate: out of memory\n");
+        return 1;
+    }
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        bool ok = true;
-
+    while (rc < 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case O_TRACE: trace_path = optarg; break;
-        case O_GPUS: ok = ms_cli_opt_long(C, "gpus", optarg, 1, 1000000, &gpus); break;
-        case O_POLICY: pname = optarg; break;
-        case O_MODEL: model = optarg; model_given = true; break;
+        case O_TRACE: a->trace_path = optarg; break;
+        case O_GPUS: rc = ms_cli_opt_long(C, "gpus", optarg, 1, 1000000, &a->gpus) ? -1 : 2; break;
+        case O_POLICY: a->pname = optarg; break;
+        case O_MODEL: a->model = optarg; a->model_given = true; break;
         case O_NODE:
         case O_CLUSTER:
-            if (cs == NULL && ms_cluster_spec_create(&cs) != MS_OK) {
-                fprintf(stderr, "migsched simulate: out of memory\n");
-                return 1;
-            }
-            st = c == O_NODE ? ms_cluster_spec_add(cs, optarg, 0, &d)
-                             : ms_cluster_spec_read_file(cs, optarg, 0, &d);
-            if (st != MS_OK) {
-                ms_cluster_spec_destroy(cs);
-                if (c == O_NODE) {
-                    fprintf(stderr, "migsched simulate: --node: %s\n", d.msg);
-                    return 2;
-                }
-                return ms_cli_fail("simulate", st, &d);
-            }
+            rc = add_nodes(a, c == O_CLUSTER, optarg);
+            rc = rc != 0 ? rc : -1;
             break;
-        case O_PROFILES: profiles = optarg; break;
+        case O_PROFILES: a->profiles = optarg; break;
         case O_GPN:
-            ok = ms_cli_opt_long(C, "gpus-per-node", optarg, 1, 1000000, &v);
-            cfg.gpus_per_node = (int)v;
-            break;
-        case O_LBT:
-            ok = ms_cli_opt_double(C, "lb-threshold", optarg, 0, 1, &cfg.pcfg.lb_threshold);
-            break;
-        case O_NOBAL: cfg.pcfg.balance = false; break;
-        case O_NODYN: cfg.pcfg.dynamic = false; break;
-        case O_NOMIG: cfg.pcfg.migration = false; break;
-        case O_MAXMOVES:
-            ok = ms_cli_opt_long(C, "max-moves", optarg, 0, 1000000, &v);
-            cfg.pcfg.max_moves = (int)v;
-            break;
-        case O_ROOMQ:
-            ok = ms_cli_opt_long(C, "room-queue-max", optarg, 0, 1000000000, &v);
-            cfg.pcfg.room_queue_max = (int)v;
-            break;
-        case O_LAYOUT: cfg.pcfg.static_layout = optarg; break;
-        case O_REPLICAS:
-            ok = ms_cli_opt_long(C, "replicas", optarg, 1, MS_MAX_INST, &v);
-            cfg.pcfg.replicas = (int)v;
-            break;
-        case O_HYST:
-            ok = ms_cli_opt_double(C, "hysteresis", optarg, 0, 1e9, &cfg.pcfg.hysteresis_s);
-            break;
-        case O_BETA: ok = ms_cli_opt_double(C, "beta", optarg, 0, 10, &cfg.beta); break;
-        case O_CREATE: ok = ms_cli_opt_double(C, "create-s", optarg, 0, 1e9, &cfg.create_s); break;
-        case O_MIGRATE:
-            ok = ms_cli_opt_double(C, "migrate-s", optarg, 0, 1e9, &cfg.migrate_s);
-            break;
-        case O_QUEUE: ok = ms_queue_mode_parse(optarg, &cfg.queue) == MS_OK; break;
-        case O_BOUND:
-            if (strcmp(optarg, "inf") == 0)
-                cfg.backfill_bound_s = INFINITY;
+            if (ms_cli_opt_long(C, "gpus-per-node", optarg, 1, 1000000, &v))
+                cfg->gpus_per_node = (int)v;
             else
-                ok = ms_cli_opt_double(C, "backfill-bound", optarg, 0, 1e9, &cfg.backfill_bound_s);
+                rc = 2;
             break;
-        case O_AGING:
-            ok = ms_cli_opt_double(C, "aging-rate", optarg, 0, 1e6, &cfg.aging_rate);
-            break;
-        case O_ESTERR:
-            ok = ms_cli_opt_double(C, "estimate-error", optarg, 0, 3, &cfg.estimate_error);
-            break;
-        case O_ESTSEED:
-            ok = ms_cli_opt_long(C, "estimate-seed", optarg, 0, LONG_MAX, &v);
-            cfg.estimate_seed = (uint64_t)v;
-            break;
-        case O_NOEST: cfg.no_estimates = true; break;
-        case O_DEFEST:
-            ok = ms_cli_opt_double(C, "default-estimate", optarg, 1e-6, 1e12,
-                                   &cfg.default_estimate_s);
-            break;
-        case O_INDEX:
-            if (strcmp(optarg, "bucket") == 0)
-                cfg.index_mode = MS_INDEX_BUCKET;
-            else if (strcmp(optarg, "scan") == 0)
-                cfg.index_mode = MS_INDEX_SCAN;
-            else
-                ok = false;
-            break;
-        case O_SEED:
-            ok = ms_cli_opt_long(C, "seed", optarg, LONG_MIN, LONG_MAX, &v);
-            cfg.pcfg.seed = (uint64_t)v;
-            break;
-        case O_SCHED: sched_path = optarg; break;
-        case O_METRICS: metrics_path = optarg; break;
-        case O_QUIET: quiet = 1; break;
-        case O_OUT: out_dir = optarg; break;
-        case O_HELP: usage(stdout); ms_cluster_spec_destroy(cs); return 0;
-        default: usage(stderr); ms_cluster_spec_destroy(cs); return 2;
-        }
-        if (!ok) {
-            if (c == O_QUEUE || c == O_INDEX)
-                fprintf(stderr, "migsched simulate: --%s: '%s' is not one of %s\n",
-                        c == O_QUEUE ? "queue" : "index", optarg,
-                        c == O_QUEUE ? "backfill, fifo, easy" : "bucket, scan");
-            ms_cluster_spec_destroy(cs);
-            return 2;
+        case O_SCHED: a->sched_path = optarg; break;
+        case O_METRICS: a->metrics_path = optarg; break;
+        case O_QUIET: a->quiet = true; break;
+        case O_OUT: a->out_dir = optarg; break;
+        case O_HELP: usage(stdout); rc = 0; break;
+        default:
+            if (ms_cli_opts_is(c))
+                rc = ms_cli_opts_set(C, c, optarg, &t) ? -1 : 2;
+            else {
+                usage(stderr);
+                rc = 2;
+            }
         }
     }
-    if (pname == NULL)
-        pname = "fa+";   /* the zoo's best on every workload (docs/zoo.md) */
-    if (optind != argc || trace_path == NULL || (gpus <= 0) == (cs == NULL)) {
+    free(opts);
+    if (rc >= 0)
+        return rc;
+    if (optind != argc || a->trace_path == NULL || (a->gpus <= 0) == (a->cs == NULL)) {
         ms_cli_usage_error(C, optind != argc ? argv[optind] : NULL,
                            "--trace and one of --gpus and --node/--cluster are required");
         usage(stderr);
-        ms_cluster_spec_destroy(cs);
         return 2;
     }
-    if (out_dir != NULL) {
-        size_t n = strlen(out_dir) + 16;
+    return -1;
+}
 
-        if (sched_path != NULL || metrics_path != NULL) {
-            fprintf(stderr, "migsched simulate: --out writes the schedule and the metrics; "
-                            "leave off --schedule-out and --metrics-out\n");
-            ms_cluster_spec_destroy(cs);
-            return 2;
-        }
-        own_sched = malloc(n);
-        own_metrics = malloc(n);
-        if (own_sched == NULL || own_metrics == NULL || ms_report_mkdirs(out_dir) != MS_OK) {
-            fprintf(stderr, "migsched simulate: cannot create the directory '%s'\n", out_dir);
-            free(own_sched);
-            free(own_metrics);
-            ms_cluster_spec_destroy(cs);
-            return 1;
-        }
-        snprintf(own_sched, n, "%s/schedule.csv", out_dir);
-        snprintf(own_metrics, n, "%s/metrics.json", out_dir);
-        sched_path = own_sched;
-        metrics_path = own_metrics;
+/* --out DIR: the schedule and the metrics go into it. 0 or the exit code. */
+static int out_dir(sim_args_t *a)
+{
+    size_t n;
+
+    if (a->out_dir == NULL)
+        return 0;
+    if (a->sched_path != NULL || a->metrics_path != NULL) {
+        fprintf(stderr, "migsched simulate: --out writes the schedule and the metrics; "
+                        "leave off --schedule-out and --metrics-out\n");
+        return 2;
     }
-    if (cs != NULL) {
-        cfg.nodes = ms_cluster_spec_nodes(cs);
-        cfg.nnodes = ms_cluster_spec_nnodes(cs);
-        gpus = ms_cluster_spec_ngpus(cs);
+    n = strlen(a->out_dir) + 16;
+    a->own_sched = malloc(n);
+    a->own_metrics = malloc(n);
+    if (a->own_sched == NULL || a->own_metrics == NULL || ms_report_mkdirs(a->out_dir) != MS_OK) {
+        fprintf(stderr, "migsched simulate: cannot create the directory '%s'\n", a->out_dir);
+        return 1;
+    }
+    snprintf(a->own_sched, n, "%s/schedule.csv", a->out_dir);
+    snprintf(a->own_metrics, n, "%s/metrics.json", a->out_dir);
+    a->sched_path = a->own_sched;
+    a->metrics_path = a->own_metrics;
+    return 0;
+}
+
+/* No output may overwrite the trace or the other output. 0 or 2. */
+static int check_paths(const sim_args_t *a)
+{
+    if (a->sched_path != NULL && (ms_cli_same_file(a->sched_path, a->trace_path) ||
+                                  (a->metrics_path != NULL &&
+                                   ms_cli_same_file(a->sched_path, a->metrics_path)))) {
+        fprintf(stderr, "migsched simulate: --schedule-out '%s' is the trace or the metrics "
+                        "file; it would overwrite it\n", a->sched_path);
+        return 2;
+    }
+    if (a->metrics_path != NULL && ms_cli_same_file(a->metrics_path, a->trace_path)) {
+        fprintf(stderr, "migsched simulate: --metrics-out '%s' is the trace; it would "
+                        "overwrite it\n", a->metrics_path);
+        return 2;
+    }
+    if (a->sched_path != NULL && a->metrics_path != NULL && strcmp(a->sched_path, "-") == 0 &&
+        strcmp(a->metrics_path, "-") == 0) {
+        fprintf(stderr, "migsched simulate: --schedule-out and --metrics-out cannot both be "
+                        "stdout\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* The trace beside its run (DIR/trace.csv), for the report's wait times. */
+static int copy_trace(const sim_args_t *a, const ms_trace_t *t)
+{
+    size_t n = strlen(a->out_dir) + 16;
+    char *tp = malloc(n);
+    FILE *tf;
+    ms_diag_t d;
+    int rc = 0;
+
+    if (tp == NULL)
+        return ms_cli_fail(C, MS_ENOMEM, NULL);
+    snprintf(tp, n, "%s/trace.csv", a->out_dir);
+    if (!ms_cli_same_file(tp, a->trace_path)) {   /* else the run's own trace: there */
+        tf = fopen(tp, "w");
+        if (tf == NULL || ms_trace_write(tf, t) != MS_OK || fclose(tf) != 0) {
+            ms_diag_clear(&d);
+            ms_diag_set(&d, tp, 0, "out", "cannot write the trace copy");
+            rc = ms_cli_fail(C, MS_EIO, &d);
+        }
+    }
+    free(tp);
+    return rc;
+}
+
+static int write_metrics(const char *path, const ms_metrics_t *x, const char *policy)
+{
+    FILE *mf = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    ms_diag_t d;
+
+    ms_diag_clear(&d);
+    if (mf == NULL) {
+        ms_diag_set(&d, path, 0, "metrics-out", "cannot create the file");
+        return ms_cli_fail(C, MS_EIO, &d);
+    }
+    ms_metrics_write_json(mf, x, policy);
+    if (mf != stdout ? fclose(mf) != 0 : fflush(mf) != 0) {
+        ms_diag_set(&d, path, 0, "metrics-out", "write failed");
+        return ms_cli_fail(C, MS_EIO, &d);
+    }
+    return 0;
+}
+
+/* Run the trace with the schedule written as it goes; then the metrics and
+ * the summary. 0 or the exit code. */
+static int run(const sim_args_t *a, ms_sim_cfg_t *cfg, const ms_model_t *m, const ms_trace_t *t)
+{
+    FILE *sf = NULL;
+    run_ctx_t r;
+    ms_metrics_t x;
+    ms_diag_t d;
+    ms_status_t st;
+    double t0;
+
+    ms_diag_clear(&d);
+    memset(&r, 0, sizeof(r));
+    r.last_pct = -1;
+    if (a->sched_path != NULL) {
+        sf = strcmp(a->sched_path, "-") == 0 ? stdout : fopen(a->sched_path, "w");
+        if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK ||
+            (a->cs != NULL &&
+             ms_schedule_writer_set_nodes(r.w, cfg->sched.nodes, cfg->sched.nnodes) != MS_OK)) {
+            (void)ms_schedule_writer_close(r.w);
+            if (sf != NULL && sf != stdout)
+                fclose(sf);
+            ms_diag_set(&d, a->sched_path, 0, "schedule-out", "cannot create the file");
+            return ms_cli_fail(C, MS_EIO, &d);
+        }
+    }
+    r.bar = isatty(STDERR_FILENO) && t->n >= 200000;
+    cfg->ctx = &r;
+    cfg->on_segment = on_segment;
+    cfg->on_progress = on_progress;
+    t0 = now_s();
+    st = ms_sim_run(cfg, t, &x, &d);
+    x.wall_s = now_s() - t0;
+    if (r.w != NULL) {
+        ms_status_t cst = ms_schedule_writer_close(r.w);
+
+        if (sf != stdout ? fclose(sf) != 0 : fflush(sf) != 0)
+            cst = MS_EIO;
+        if (st == MS_OK && cst != MS_OK) {
+            ms_diag_set(&d, a->sched_path, 0, "schedule-out", "write failed");
+            st = cst;
+        }
+    }
+    if (st != MS_OK)
+        return ms_cli_fail(C, st, &d);
+    if (a->metrics_path != NULL && write_metrics(a->metrics_path, &x, cfg->sched.policy->name) != 0)
+        return 1;
+    if (!a->quiet && !(a->metrics_path != NULL && strcmp(a->metrics_path, "-") == 0) &&
+        !(a->sched_path != NULL && strcmp(a->sched_path, "-") == 0))
+        summary(cfg, m, &x);
+    return 0;
+}
+
+int ms_cli_simulate(int argc, char **argv)
+{
+    sim_args_t a;
+    ms_sim_cfg_t cfg;
+    ms_geom_t *g = NULL;
+    ms_trace_t *t = NULL;
+    ms_diag_t d;
+    ms_status_t st;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.model = "A100-40GB";
+    a.profiles = "";
+    a.pname = "fa+";   /* the zoo's best on every workload (docs/zoo.md) */
+    ms_sim_cfg_defaults(&cfg);
+    ms_diag_clear(&d);
+    if ((rc = parse_args(argc, argv, &cfg, &a)) >= 0 || (rc = out_dir(&a)) != 0)
+        goto out;
+    if (a.cs != NULL) {
+        cfg.sched.nodes = ms_cluster_spec_nodes(a.cs);
+        cfg.sched.nnodes = ms_cluster_spec_nnodes(a.cs);
+        a.gpus = ms_cluster_spec_ngpus(a.cs);
         /* the trace's profile names are read on the first node's model
          * unless --model says otherwise; each node resolves them its way */
-        if (!model_given)
-            model = ms_geom_model(cfg.nodes[0].geom)->name;
+        if (!a.model_given)
+            a.model = ms_geom_model(cfg.sched.nodes[0].geom)->name;
     }
-    cfg.ngpus = (int)gpus;
-    cfg.pcfg.migrate_cost_s = cfg.migrate_s;   /* fa+ weighs a move by what it costs */
-    cfg.pcfg.interference_beta = cfg.beta;
-    cfg.policy = ms_policy_find(pname);
-    if (cfg.policy == NULL) {
-        fprintf(stderr, "migsched simulate: unknown policy '%s'\n", pname);
+    cfg.ngpus = (int)a.gpus;
+    if ((cfg.sched.policy = ms_policy_find(a.pname)) == NULL) {
+        fprintf(stderr, "migsched simulate: unknown policy '%s'\n", a.pname);
         usage(stderr);
         rc = 2;
         goto out;
     }
-    if ((rc = ms_cli_geom("simulate", model, profiles, &g)) != 0)
+    if ((rc = ms_cli_geom(C, a.model, a.profiles, &g)) != 0)
         goto out;
-    m = ms_geom_model(g);
-    if (cfg.pcfg.static_layout != NULL &&
-        (st = ms_policy_layout_check(g, cfg.pcfg.static_layout, &d)) != MS_OK) {
-        ms_cli_fail("simulate", st, &d);
+    if (cfg.sched.pcfg.static_layout != NULL &&
+        (st = ms_policy_layout_check(g, cfg.sched.pcfg.static_layout, &d)) != MS_OK) {
+        ms_cli_fail(C, st, &d);
         rc = 2;   /* an option value: usage */
         goto out;
     }
-    if (sched_path != NULL && (ms_cli_same_file(sched_path, trace_path) ||
-                               (metrics_path != NULL &&
-                                ms_cli_same_file(sched_path, metrics_path)))) {
-        fprintf(stderr, "migsched simulate: --schedule-out '%s' is the trace or the metrics "
-                        "file; it would overwrite it\n", sched_path);
-        rc = 2;
+    if ((rc = check_paths(&a)) != 0)
+        goto out;
+    if ((st = ms_cli_read_trace(a.trace_path, g, &t, &d)) != MS_OK) {
+        rc = ms_cli_fail(C, st, &d);
         goto out;
     }
-    if (metrics_path != NULL && ms_cli_same_file(metrics_path, trace_path)) {
-        fprintf(stderr, "migsched simulate: --metrics-out '%s' is the trace; it would "
-                        "overwrite it\n", metrics_path);
-        rc = 2;
-        goto out;
-    }
-    if (sched_path != NULL && metrics_path != NULL && strcmp(sched_path, "-") == 0 &&
-        strcmp(metrics_path, "-") == 0) {
-        fprintf(stderr, "migsched simulate: --schedule-out and --metrics-out cannot both be "
-                        "stdout\n");
-        rc = 2;
-        goto out;
-    }
-    if ((st = ms_cli_read_trace(trace_path, g, &t, &d)) != MS_OK) {
-        rc = ms_cli_fail("simulate", st, &d);
-        goto out;
-    }
-    if (out_dir != NULL) {   /* the trace beside its run, for the report's wait times */
-        size_t n = strlen(out_dir) + 16;
-        char *tp = malloc(n);
-        FILE *tf = NULL;
-
-        if (tp != NULL) {
-            snprintf(tp, n, "%s/trace.csv", out_dir);
-            if (ms_cli_same_file(tp, trace_path))
-                tf = NULL;   /* the run's own trace: already there */
-            else if ((tf = fopen(tp, "w")) == NULL || ms_trace_write(tf, t) != MS_OK ||
-                     fclose(tf) != 0) {
-                ms_diag_set(&d, tp, 0, "out", "cannot write the trace copy");
-                free(tp);
-                rc = ms_cli_fail("simulate", MS_EIO, &d);
-                goto out;
-            }
-        }
-        free(tp);
-        if (tp == NULL) {
-            rc = ms_cli_fail("simulate", MS_ENOMEM, NULL);
-            goto out;
-        }
-    }
-    if (sched_path != NULL) {
-        sf = strcmp(sched_path, "-") == 0 ? stdout : fopen(sched_path, "w");
-        if (sf == NULL || ms_schedule_writer_open(sf, t, &r.w) != MS_OK ||
-            (cs != NULL && ms_schedule_writer_set_nodes(r.w, cfg.nodes, cfg.nnodes) != MS_OK)) {
-            ms_diag_set(&d, sched_path, 0, "schedule-out", "cannot create the file");
-            rc = ms_cli_fail("simulate", MS_EIO, &d);
-            goto out;
-        }
-    }
-    r.bar = isatty(STDERR_FILENO) && t->n >= 200000;
-    cfg.ctx = &r;
-    cfg.on_segment = on_segment;
-    cfg.on_progress = on_progress;
-
-    t0 = now_s();
-    st = ms_sim_run(&cfg, t, &x, &d);
-    x.wall_s = now_s() - t0;
-    if (st != MS_OK) {
-        rc = ms_cli_fail("simulate", st, &d);
-        goto out;
-    }
-    if (r.w != NULL) {
-        st = ms_schedule_writer_close(r.w);
-        r.w = NULL;
-        if (sf != stdout ? fclose(sf) != 0 : fflush(sf) != 0)
-            st = MS_EIO;
-        sf = NULL;
-        if (st != MS_OK) {
-            ms_diag_set(&d, sched_path, 0, "schedule-out", "write failed");
-            rc = ms_cli_fail("simulate", st, &d);
-            goto out;
-        }
-    }
-    if (metrics_path != NULL) {
-        FILE *mf = strcmp(metrics_path, "-") == 0 ? stdout : fopen(metrics_path, "w");
-
-        if (mf == NULL) {
-            ms_diag_set(&d, metrics_path, 0, "metrics-out", "cannot create the file");
-            rc = ms_cli_fail("simulate", MS_EIO, &d);
-            goto out;
-        }
-        ms_metrics_write_json(mf, &x, cfg.policy->name);
-        if (mf != stdout ? fclose(mf) != 0 : fflush(mf) != 0) {
-            ms_diag_set(&d, metrics_path, 0, "metrics-out", "write failed");
-            rc = ms_cli_fail("simulate", MS_EIO, &d);
-            goto out;
-        }
-    }
-    if (!quiet && !(metrics_path != NULL && strcmp(metrics_path, "-") == 0) &&
-        !(sched_path != NULL && strcmp(sched_path, "-") == 0))
-        summary(&cfg, m, &x);
+    if (a.out_dir == NULL || (rc = copy_trace(&a, t)) == 0)
+        rc = run(&a, &cfg, ms_geom_model(g), t);
 out:
-    if (r.w != NULL)
-        (void)ms_schedule_writer_close(r.w);
-    if (sf != NULL && sf != stdout)
-        fclose(sf);
     ms_trace_free(t);
     ms_geom_destroy(g);
-    ms_cluster_spec_destroy(cs);
-    free(own_sched);
-    free(own_metrics);
-    return rc;
+    args_free(&a);
+    return rc < 0 ? 0 : rc;
 }

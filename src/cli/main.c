@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "client/client.h"
 #include "migsched/version.h"
 
 static const ms_cli_cmd_t COMMANDS[] = {
@@ -10,6 +11,7 @@ static const ms_cli_cmd_t COMMANDS[] = {
     { "models", "list GPU models, profiles and state-table facts", ms_cli_models },
     { "gen-trace", "generate a synthetic job trace (Poisson arrivals)", ms_cli_gen_trace },
     { "simulate", "replay a trace on a simulated MIG cluster", ms_cli_simulate },
+    { "options", "every policy, queue and simulator option: range, default, help", ms_cli_options },
     { "experiment", "the ablation experiment on one 4xA100 node (the demo)", ms_cli_experiment },
     { "zoo", "the workload zoo: every policy on many workload shapes", ms_cli_zoo },
     { "fgd-experiment", "FGD's fill experiment on the Alibaba openb trace", ms_cli_fgd_experiment },

@@ -6,6 +6,8 @@
  * time.
  */
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,19 @@
 
 #include <curl/curl.h>
 
-#include "cli/cli.h"
+#include "client/client.h"
+#include "migsched/number.h"
+
+/* An option value in [lo, hi], in the library's number syntax (number.h). */
+static bool num(const char *s, long lo, long hi, long *out)
+{
+    int64_t v;
+
+    if (ms_number_int(s, lo, hi, &v) != MS_OK)
+        return false;
+    *out = (long)v;
+    return true;
+}
 
 typedef struct worker {
     const char *server, *prefix, *profile;
@@ -229,11 +243,9 @@ int ms_cli_bench_api(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--server") == 0 && i + 1 < argc)
             server = argv[++i];
-        else if (strcmp(argv[i], "--clients") == 0 && i + 1 < argc && ms_cli_parse_long(argv[i + 1], &clients) &&
-                 clients >= 1 && clients <= 1024)
+        else if (strcmp(argv[i], "--clients") == 0 && i + 1 < argc && num(argv[i + 1], 1, 1024, &clients))
             i++;
-        else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc && ms_cli_parse_long(argv[i + 1], &total) &&
-                 total >= 1 && total <= 10000000)
+        else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc && num(argv[i + 1], 1, 10000000, &total))
             i++;
         else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
             profile = argv[++i];

@@ -8,6 +8,8 @@
  *   3 the server cannot be reached; 4 no such job (404).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +17,28 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "cli/cli.h"
+#include "client/client.h"
 #include "migsched/frag.h"
+#include "migsched/number.h"
 #include "migsched/slicemap.h"
 
 enum { EX_OK = 0, EX_REFUSED = 1, EX_USAGE = 2, EX_UNREACHABLE = 3, EX_NOTFOUND = 4 };
+
+/* Option values in the library's one number syntax (number.h). */
+static bool parse_long(const char *s, long *out)
+{
+    int64_t v;
+
+    if (ms_number_int(s, LONG_MIN, LONG_MAX, &v) != MS_OK)
+        return false;
+    *out = (long)v;
+    return true;
+}
+
+static bool parse_double(const char *s, double *out)
+{
+    return ms_number_double(s, out) == MS_OK;
+}
 
 typedef struct conn {
     const char *server;
@@ -253,12 +272,42 @@ static void print_status(json_t *o)
         ms_geom_destroy(gc.g[e]);
 }
 
+/* The tenants' table (GET /v1/tenants, docs/tenants.md). */
+static void print_tenants(json_t *a)
+{
+    json_t *t;
+    size_t i;
+
+    if (json_array_size(a) == 0)
+        return;
+    printf("tenants:\n  %-20s %7s %9s %7s %7s %7s %7s %7s\n", "name", "weight", "guarantee", "limit", "usage",
+           "share", "running", "waiting");
+    json_array_foreach(a, i, t) {
+        json_t *lim = json_object_get(t, "limit_slices");
+        char limit[24];
+
+        if (json_is_integer(lim))
+            snprintf(limit, sizeof(limit), "%lld", (long long)json_integer_value(lim));
+        else
+            snprintf(limit, sizeof(limit), "-");
+        printf("  %-20s %7g %9lld %7s %7lld %7.3f %7lld %7lld%s\n", jstr(t, "name", "?"),
+               json_number_value(json_object_get(t, "weight")),
+               (long long)json_integer_value(json_object_get(t, "guarantee_slices")), limit,
+               (long long)json_integer_value(json_object_get(t, "usage_slices")),
+               json_number_value(json_object_get(t, "share")),
+               (long long)json_integer_value(json_object_get(t, "running")),
+               (long long)json_integer_value(json_object_get(t, "waiting")),
+               json_is_false(json_object_get(t, "declared")) ? "  (no longer declared)" : "");
+    }
+}
+
 int ms_cli_status(int argc, char **argv)
 {
     conn_t c;
-    json_t *o;
+    json_t *o, *ten = NULL;
     long code;
     int i, rc, r;
+    bool as_json = false;
 
     conn_init(&c, "status");
     for (i = 1; i < argc; i++) {
@@ -266,15 +315,35 @@ int ms_cli_status(int argc, char **argv)
             conn_free(&c);
             return EX_USAGE;
         }
+        if (r == 0 && strcmp(argv[i], "--json") == 0) {
+            as_json = true;
+            continue;
+        }
         if (r == 0) {
-            fprintf(stderr, "usage: migsched status [--server URL]\n");
+            fprintf(stderr, "usage: migsched status [--server URL] [--json]\n");
             conn_free(&c);
             return strcmp(argv[i], "--help") == 0 ? 0 : EX_USAGE;
         }
     }
     code = request(&c, "GET", "/v1/cluster", NULL, 30, &o);
-    if ((rc = verdict(&c, code, o)) == EX_OK)
-        print_status(o);
+    if ((rc = verdict(&c, code, o)) == EX_OK) {
+        /* a daemon from before tenants answers 404: the status without them */
+        if (request(&c, "GET", "/v1/tenants", NULL, 30, &ten) == 200 && json_is_object(ten))
+            json_object_set(o, "tenants", json_object_get(ten, "tenants"));
+        if (as_json) {
+            char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+            if (s == NULL)
+                rc = EX_REFUSED;
+            else
+                printf("%s\n", s);
+            free(s);
+        } else {
+            print_status(o);
+            print_tenants(json_object_get(o, "tenants"));
+        }
+    }
+    json_decref(ten);
     json_decref(o);
     conn_free(&c);
     return rc;
@@ -308,15 +377,15 @@ int ms_cli_submit(int argc, char **argv)
             goto usage;
         i++;
         if (strcmp(a, "--id") == 0 || strcmp(a, "--profile") == 0 || strcmp(a, "--model") == 0 ||
-            strcmp(a, "--isolation") == 0)
+            strcmp(a, "--isolation") == 0 || strcmp(a, "--tenant") == 0)
             json_object_set_new(req, a + 2, json_string(v));
-        else if (strcmp(a, "--mem-gb") == 0 && ms_cli_parse_double(v, &x))
+        else if (strcmp(a, "--mem-gb") == 0 && parse_double(v, &x))
             json_object_set_new(req, "mem_gb", json_real(x));
-        else if (strcmp(a, "--duration") == 0 && ms_cli_parse_double(v, &x))
+        else if (strcmp(a, "--duration") == 0 && parse_double(v, &x))
             json_object_set_new(req, "duration_s", json_real(x));
-        else if (strcmp(a, "--estimate") == 0 && ms_cli_parse_double(v, &x))
+        else if (strcmp(a, "--estimate") == 0 && parse_double(v, &x))
             json_object_set_new(req, "estimate_s", json_real(x));
-        else if ((strcmp(a, "--gang") == 0 || strcmp(a, "--priority") == 0) && ms_cli_parse_long(v, &n))
+        else if ((strcmp(a, "--gang") == 0 || strcmp(a, "--priority") == 0) && parse_long(v, &n))
             json_object_set_new(req, a + 2, json_integer(n));
         else if (strcmp(a, "--label") == 0 && strchr(v, '=') != NULL) {
             char key[64];
@@ -350,6 +419,7 @@ int ms_cli_submit(int argc, char **argv)
 usage:
     fprintf(stderr, "usage: migsched submit (--profile P | --mem-gb N) [--id ID] [--model M] [--isolation any|mig]\n"
                     "       [--gang N] [--priority N] [--migratable] [--duration S] [--estimate S] [--label K=V]...\n"
+                    "       [--tenant NAME]\n"
                     "       [--server URL] [--token-file FILE]\n");
     rc = EX_USAGE;
 out:
@@ -398,7 +468,7 @@ int ms_cli_jobs(int argc, char **argv)
             state = argv[++i];
         else if (strcmp(argv[i], "--label") == 0 && i + 1 < argc)
             label = argv[++i];
-        else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc && ms_cli_parse_long(argv[i + 1], &limit))
+        else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc && parse_long(argv[i + 1], &limit))
             i++;
         else {
             fprintf(stderr, "usage: migsched jobs [--state S] [--label K=V] [--limit N] [--all] [--server URL]\n");
@@ -502,9 +572,9 @@ int ms_cli_watch(int argc, char **argv)
             job = argv[++i];
         else if (strcmp(argv[i], "--until") == 0 && i + 1 < argc)
             until = argv[++i];
-        else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc && ms_cli_parse_long(argv[i + 1], &since) && since >= 0)
+        else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc && parse_long(argv[i + 1], &since) && since >= 0)
             i++;
-        else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc && ms_cli_parse_long(argv[i + 1], &count) && count > 0)
+        else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc && parse_long(argv[i + 1], &count) && count > 0)
             i++;
         else {
             fprintf(stderr, "usage: migsched watch [--job ID] [--until STATE] [--since N] [--count N] [--server URL]\n"

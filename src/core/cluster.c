@@ -57,7 +57,7 @@ int ms_cluster_next_in_state(const ms_cluster_t *c, ms_state_t s, int after)
     int g;
 
     if (c->index != NULL)
-        return s < ms_geom_nstates(c->geom) ? ms__index_next(c->index, s, after) : -1;
+        return s < c->index->nstates ? ms__index_next(c->index, s, after) : -1;
     for (g = after + 1; g < c->ngpus; g++)
         if (c->gpus[g].state == s)
             return g;
@@ -69,10 +69,50 @@ int ms_cluster_count_in_state(const ms_cluster_t *c, ms_state_t s)
     int g, n = 0;
 
     if (c->index != NULL)
-        return s < ms_geom_nstates(c->geom) ? c->index->count[s] : 0;
+        return s < c->index->nstates ? c->index->count[s] : 0;
     for (g = 0; g < c->ngpus; g++)
         n += c->gpus[g].state == s;
     return n;
+}
+
+int ms_cluster_count_fit(const ms_cluster_t *c, int k)
+{
+    int g, n = 0;
+
+    if (k < 0 || k >= ms_geom_nprofiles(c->geom))
+        return 0;
+    if (c->index != NULL && k < MS_MAX_PROFILES)
+        return c->index->nfit[k];
+    for (g = 0; g < c->ngpus; g++)
+        n += ms_state_fit(c->geom, c->gpus[g].state, k) != 0;
+    return n;
+}
+
+static int cmp_state(const void *a, const void *b)
+{
+    ms_state_t x = *(const ms_state_t *)a, y = *(const ms_state_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+int ms_cluster_states_in_use(const ms_cluster_t *c, ms_state_t *out)
+{
+    int s, g, n = 0, k = 0;
+
+    if (c->index != NULL && c->index->nstates <= c->ngpus) {
+        for (s = 0; s < c->index->nstates; s++)
+            if (c->index->count[s] > 0)
+                out[n++] = (ms_state_t)s;
+        return n;
+    }
+    /* fewer GPUs than states (or no index): sort the GPUs' states */
+    for (g = 0; g < c->ngpus; g++)
+        out[n++] = c->gpus[g].state;
+    qsort(out, (size_t)n, sizeof(*out), cmp_state);
+    for (g = 0; g < n; g++)
+        if (k == 0 || out[g] != out[k - 1])
+            out[k++] = out[g];
+    return k;
 }
 
 int ms_gpu_find_inst(const ms_gpu_t *gpu, int start)

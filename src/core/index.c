@@ -78,7 +78,7 @@ int ms__index_has(const struct ms_index *ix, ms_state_t s, int g)
     return (int)((b[g >> 6] >> (g & 63)) & 1u);
 }
 
-int ms__index_next(const struct ms_index *ix, ms_state_t s, int after)
+int ms__index_next_slow(const struct ms_index *ix, ms_state_t s, int after)
 {
     const uint64_t *b = ix->bits + (size_t)s * (size_t)ix->nwords;
     const uint64_t *sm = ix->summary + (size_t)s * (size_t)ix->nsum;

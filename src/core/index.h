@@ -30,7 +30,14 @@ ms_status_t ms__index_create(const ms_geom_t *g, int ngpus, struct ms_index **ou
 void ms__index_destroy(struct ms_index *ix);
 void ms__index_add(struct ms_index *ix, ms_state_t s, int g);
 void ms__index_del(struct ms_index *ix, ms_state_t s, int g);
-int ms__index_next(const struct ms_index *ix, ms_state_t s, int after);
+int ms__index_next_slow(const struct ms_index *ix, ms_state_t s, int after);
+/* The lowest GPU in state s above `after`, or -1. Inline: an empty state
+ * (most of them, most of the time) answers without a call; the ranked
+ * searches ask this for every candidate they walk past. */
+static inline int ms__index_next(const struct ms_index *ix, ms_state_t s, int after)
+{
+    return ix->count[s] == 0 ? -1 : ms__index_next_slow(ix, s, after);
+}
 int ms__index_has(const struct ms_index *ix, ms_state_t s, int g);
 
 #endif

@@ -157,6 +157,7 @@ ms_status_t ms_cluster_apply_op(ms_cluster_t *c, const ms_op_t *op)
 
     if (!gpu_ok(c, op->gpu))
         return MS_ESTATE;
+    c->version++;
     gpu = &c->gpus[op->gpu];
     switch (op->kind) {
     case MS_OP_CREATE:

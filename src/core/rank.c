@@ -3,6 +3,7 @@
 
 #include "core/index.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,52 @@ ms_status_t ms_rank_build(ms_rank_t *r, const ms_geom_t *g, int k,
     r->n = n;
     qsort(r->cands, (size_t)n, sizeof(*r->cands), cand_cmp);
     return MS_OK;
+}
+
+/* a before b in rank order */
+static inline bool cand_before(const ms_rank_cand_t *a, const ms_rank_cand_t *b)
+{
+    return a->key < b->key ||
+           (a->key == b->key && (a->state < b->state || (a->state == b->state && a->start < b->start)));
+}
+
+ms_status_t ms_rank_rekey(ms_rank_t *r, const ms_geom_t *g, ms_rank_key_fn fn, void *ctx)
+{
+    int i;
+
+    if (r->cands == NULL || r->width != ms_geom_width(g))
+        return ms_rank_build(r, g, r->prof, fn, ctx);
+    for (i = 0; i < r->n; i++) {
+        ms_rank_cand_t *cd = &r->cands[i];
+        uint64_t key = fn(ctx, g, cd->state, r->prof, cd->start);
+
+        if (key == UINT64_MAX)
+            return ms_rank_build(r, g, r->prof, fn, ctx);
+        cd->key = key;
+        r->key_of[(size_t)cd->state * (size_t)r->width + (size_t)cd->start] = key;
+    }
+    ms_rank_resort(r);
+    return MS_OK;
+}
+
+void ms_rank_resort(ms_rank_t *r)
+{
+    int i, k;
+    long moves = 0;
+
+    /* insertion sort from the last order: the keys move a little when the
+     * weights do; qsort when they moved a lot (the order is total, so both
+     * give the same array) */
+    for (i = 1; i < r->n && moves <= 8L * r->n; i++) {
+        ms_rank_cand_t x = r->cands[i];
+
+        for (k = i; k > 0 && cand_before(&x, &r->cands[k - 1]); k--)
+            r->cands[k] = r->cands[k - 1];
+        r->cands[k] = x;
+        moves += i - k;
+    }
+    if (i < r->n)
+        qsort(r->cands, (size_t)r->n, sizeof(*r->cands), cand_cmp);
 }
 
 void ms_rank_fini(ms_rank_t *r)
@@ -112,7 +159,7 @@ static ms_status_t find_bucket(const ms_rank_t *r, const ms_cluster_t *c, int *g
 
         if (bg >= 0 && cd->key != key)
             break;
-        g = ms_cluster_next_in_state(c, cd->state, -1);
+        g = ms__index_next(c->index, cd->state, -1);   /* states of the geometry: in range */
         if (g < 0)
             continue;
         if (bg < 0 || g < bg || (g == bg && cd->start < bs)) {

@@ -5,6 +5,7 @@
  */
 #include "migsched/trace.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 static void fmt_num(char *buf, size_t n, double v)
@@ -18,13 +19,15 @@ ms_status_t ms_trace_write(FILE *f, const ms_trace_t *t)
 {
     size_t i;
     int gang = 0;
+    bool tenant = t != NULL && t->ntenants > 0 && t->req != NULL;
 
     if (f == NULL || t == NULL)
         return MS_EINVAL;
     for (i = 0; i < t->n; i++)
         if (t->jobs[i].gang > 1)
             gang = 1;
-    if (fprintf(f, "job_id,arrival_s,profile,duration_s%s\n", gang ? ",gpus" : "") < 0)
+    if (fprintf(f, "job_id,arrival_s,profile,duration_s%s%s\n", gang ? ",gpus" : "",
+                tenant ? ",tenant" : "") < 0)
         return MS_EIO;
     for (i = 0; i < t->n; i++) {
         const ms_job_t *j = &t->jobs[i];
@@ -32,12 +35,16 @@ ms_status_t ms_trace_write(FILE *f, const ms_trace_t *t)
 
         fmt_num(a, sizeof(a), j->arrival);
         fmt_num(d, sizeof(d), j->duration);
+        fprintf(f, "%s,%s,%s,%s", ms_trace_name(t, i), a, ms_geom_profile(t->geom, j->prof)->name,
+                d);
         if (gang)
-            fprintf(f, "%s,%s,%s,%s,%d\n", ms_trace_name(t, i), a,
-                    ms_geom_profile(t->geom, j->prof)->name, d, (int)j->gang);
-        else
-            fprintf(f, "%s,%s,%s,%s\n", ms_trace_name(t, i), a,
-                    ms_geom_profile(t->geom, j->prof)->name, d);
+            fprintf(f, ",%d", (int)j->gang);
+        if (tenant) {
+            int k = t->req[i].tenant;
+
+            fprintf(f, ",%s", k > 0 && k <= t->ntenants ? t->tenants[k - 1] : "");
+        }
+        fputc('\n', f);
     }
     if (fflush(f) != 0 || ferror(f))
         return MS_EIO;

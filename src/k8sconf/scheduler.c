@@ -76,9 +76,11 @@ ms_status_t ms_k8s_write_scheduler_config(FILE *f, const ms_k8s_sched_opts_t *o)
             "  - schedulerName: default-scheduler\n"
             "  - schedulerName: migsched\n"
             "# Extenders are top level and shared by all profiles; managedResources makes\n"
-            "# only pods that ask for a migsched.io resource go to it, and\n"
-            "# ignoredByScheduler leaves their accounting to migschedd (no node\n"
-            "# advertises these resources).\n"
+            "# only pods that ask for a migsched.io resource go to it. Each GPU node's\n"
+            "# migsched-agent advertises them as device-plugin slots (upper bounds:\n"
+            "# migschedd decides), so ignoredByScheduler: false only keeps pods off\n"
+            "# nodes whose agent is not serving, where no container could get its\n"
+            "# instance (docs/kubernetes.md, \"Delivery\").\n"
             "extenders:\n"
             "  - urlPrefix: \"%s\"\n"
             "    filterVerb: filter\n"
@@ -91,9 +93,9 @@ ms_status_t ms_k8s_write_scheduler_config(FILE *f, const ms_k8s_sched_opts_t *o)
             "    managedResources:\n",
             o->kubeconfig, o->leader_elect ? "true" : "false", o->extender_url);
     for (i = 0; i < n; i++)
-        fprintf(f, "      - {name: migsched.io/mig-%s, ignoredByScheduler: true}\n", res[i]);
-    fprintf(f, "      - {name: migsched.io/mem-gb, ignoredByScheduler: true}\n"
-               "      - {name: migsched.io/gpu-share, ignoredByScheduler: true}\n");
+        fprintf(f, "      - {name: migsched.io/mig-%s, ignoredByScheduler: false}\n", res[i]);
+    fprintf(f, "      - {name: migsched.io/mem-gb, ignoredByScheduler: false}\n"
+               "      - {name: migsched.io/gpu-share, ignoredByScheduler: false}\n");
     free(res);
     return ferror(f) ? MS_EIO : MS_OK;
 }

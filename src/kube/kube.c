@@ -1,6 +1,8 @@
-/* kube.c - the API-server client of kube.h: credentials, requests, and
- * list+watch with bookmarks, backoff and relist on 410 Gone. */
-#include "kube/kube.h"
+/* kube.c - the API-server client of kube.h: where the credentials come
+ * from (in-cluster, a kubeconfig through kubeconfig.c, or a URL and token
+ * file), requests, and list+watch with bookmarks, backoff and relist on
+ * 410 Gone. */
+#include "kube/kube_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,23 +13,9 @@
 #include <time.h>
 
 #include <curl/curl.h>
-#include <yaml.h>
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
-#define MAX_FILE (1 << 20)
 #define MAX_RESP (256 << 20)   /* a list of many pods */
-
-struct ms_kube {
-    char *server;
-    char *token;               /* a fixed token (kubeconfig's token), or NULL */
-    char *token_file;          /* re-read at every request */
-    char *ca_file;
-    char *ca_blob;             /* PEM bytes (certificate-authority-data) */
-    size_t ca_blob_len;
-    bool insecure;
-    CURLSH *share;
-    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
-};
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static void global_init(void)
@@ -35,8 +23,7 @@ static void global_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t len, const char *fmt, ...)
+void ms__kube_set_err(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;
 
@@ -45,250 +32,6 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, len, fmt, ap);
     va_end(ap);
-}
-
-static char *slurp(const char *path, size_t *n_out)
-{
-    FILE *f = fopen(path, "rb");
-    char *s;
-    size_t n;
-
-    if (f == NULL)
-        return NULL;
-    if ((s = malloc(MAX_FILE + 1)) == NULL) {
-        fclose(f);
-        return NULL;
-    }
-    n = fread(s, 1, MAX_FILE, f);
-    if (ferror(f) || (n == MAX_FILE && fgetc(f) != EOF)) {
-        fclose(f);
-        free(s);
-        return NULL;
-    }
-    fclose(f);
-    s[n] = '\0';
-    if (n_out != NULL)
-        *n_out = n;
-    return s;
-}
-
-static void trim_end(char *s)
-{
-    size_t n = strlen(s);
-
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
-}
-
-/* --- kubeconfig: YAML into JSON (scalars stay strings) ------------------ */
-
-static json_t *yaml_node_json(yaml_document_t *doc, yaml_node_t *n, int depth)
-{
-    json_t *o;
-
-    if (n == NULL || depth > 32)
-        return NULL;
-    switch (n->type) {
-    case YAML_SCALAR_NODE:
-        return json_stringn((const char *)n->data.scalar.value, n->data.scalar.length);
-    case YAML_SEQUENCE_NODE: {
-        yaml_node_item_t *it;
-
-        if ((o = json_array()) == NULL)
-            return NULL;
-        for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-            json_t *v = yaml_node_json(doc, yaml_document_get_node(doc, *it), depth + 1);
-
-            if (v != NULL)
-                json_array_append_new(o, v);
-        }
-        return o;
-    }
-    case YAML_MAPPING_NODE: {
-        yaml_node_pair_t *p;
-
-        if ((o = json_object()) == NULL)
-            return NULL;
-        for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(doc, p->key);
-            json_t *v = yaml_node_json(doc, yaml_document_get_node(doc, p->value), depth + 1);
-            char key[256];
-
-            if (k == NULL || k->type != YAML_SCALAR_NODE || v == NULL || k->data.scalar.length >= sizeof(key)) {
-                json_decref(v);
-                continue;
-            }
-            memcpy(key, k->data.scalar.value, k->data.scalar.length);
-            key[k->data.scalar.length] = '\0';
-            json_object_set_new(o, key, v);
-        }
-        return o;
-    }
-    default:
-        return NULL;
-    }
-}
-
-static json_t *yaml_load(const char *text, size_t len, char *err, size_t errlen, const char *path)
-{
-    yaml_parser_t p;
-    yaml_document_t doc;
-    json_t *o = NULL;
-
-    if (!yaml_parser_initialize(&p))
-        return NULL;
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&p, &doc)) {
-        char where[64];
-
-        snprintf(where, sizeof(where), "line %lu", (unsigned long)p.problem_mark.line + 1);
-        set_err(err, errlen, "%s: not YAML (%s)", path, where);
-        yaml_parser_delete(&p);
-        return NULL;
-    }
-    o = yaml_node_json(&doc, yaml_document_get_root_node(&doc), 0);
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&p);
-    return o;
-}
-
-/* The element of list (kubeconfig's clusters, users, contexts) named name,
- * its member `member`. */
-static json_t *named(json_t *list, const char *name, const char *member)
-{
-    size_t i;
-    json_t *e;
-
-    if (!json_is_array(list) || name == NULL)
-        return NULL;
-    json_array_foreach(list, i, e) {
-        const char *n = json_string_value(json_object_get(e, "name"));
-
-        if (n != NULL && strcmp(n, name) == 0)
-            return json_object_get(e, member);
-    }
-    return NULL;
-}
-
-static int b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-static char *b64decode(const char *s, size_t *outlen)
-{
-    size_t n = strlen(s), o = 0;
-    char *out = malloc(n / 4 * 3 + 4);
-    unsigned acc = 0;
-    int bits = 0;
-
-    if (out == NULL)
-        return NULL;
-    for (; *s; s++) {
-        int v;
-
-        if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ')
-            continue;
-        if ((v = b64val((unsigned char)*s)) < 0) {
-            free(out);
-            return NULL;
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    out[o] = '\0';
-    *outlen = o;
-    return out;
-}
-
-static char *rel_path(const char *base, const char *p)
-{
-    const char *slash = strrchr(base, '/');
-    size_t n;
-    char *s;
-
-    if (p[0] == '/' || slash == NULL)
-        return strdup(p);
-    n = (size_t)(slash - base) + 1 + strlen(p) + 1;
-    if ((s = malloc(n)) != NULL)
-        snprintf(s, n, "%.*s/%s", (int)(slash - base), base, p);
-    return s;
-}
-
-static int from_kubeconfig(ms_kube_t *k, const char *path, char *err, size_t errlen)
-{
-    size_t len;
-    char *text = slurp(path, &len);
-    json_t *o, *ctx, *cl, *us, *v;
-    const char *cur, *s;
-    int rc = -1;
-
-    if (text == NULL) {
-        set_err(err, errlen, "--kubeconfig %s: %s", path, strerror(errno ? errno : EIO));
-        return -1;
-    }
-    o = yaml_load(text, len, err, errlen, path);
-    free(text);
-    if (!json_is_object(o)) {
-        if (o != NULL)
-            set_err(err, errlen, "%s: %s", path, "not a kubeconfig (a mapping)");
-        json_decref(o);
-        return -1;
-    }
-    cur = json_string_value(json_object_get(o, "current-context"));
-    ctx = named(json_object_get(o, "contexts"), cur, "context");
-    if (!json_is_object(ctx)) {
-        set_err(err, errlen, "%s: current-context names no context", path);
-        goto out;
-    }
-    cl = named(json_object_get(o, "clusters"), json_string_value(json_object_get(ctx, "cluster")), "cluster");
-    us = named(json_object_get(o, "users"), json_string_value(json_object_get(ctx, "user")), "user");
-    if (!json_is_object(cl) || (s = json_string_value(json_object_get(cl, "server"))) == NULL) {
-        set_err(err, errlen, "%s: the context's cluster has no server", path);
-        goto out;
-    }
-    if ((k->server = strdup(s)) == NULL)
-        goto out;
-    if ((s = json_string_value(json_object_get(cl, "certificate-authority"))) != NULL &&
-        (k->ca_file = rel_path(path, s)) == NULL)
-        goto out;
-    if ((s = json_string_value(json_object_get(cl, "certificate-authority-data"))) != NULL &&
-        (k->ca_blob = b64decode(s, &k->ca_blob_len)) == NULL) {
-        set_err(err, errlen, "%s: certificate-authority-data is not base64", path);
-        goto out;
-    }
-    v = json_object_get(cl, "insecure-skip-tls-verify");
-    k->insecure = v != NULL && json_string_value(v) != NULL && strcmp(json_string_value(v), "true") == 0;
-    if (json_is_object(us)) {
-        if (json_object_get(us, "client-certificate") != NULL ||
-            json_object_get(us, "client-certificate-data") != NULL) {
-            set_err(err, errlen, "%s: client certificates are not supported; use a token", path);
-            goto out;
-        }
-        if ((s = json_string_value(json_object_get(us, "token"))) != NULL && (k->token = strdup(s)) == NULL)
-            goto out;
-        if ((s = json_string_value(json_object_get(us, "tokenFile"))) != NULL &&
-            (k->token_file = rel_path(path, s)) == NULL)
-            goto out;
-    }
-    rc = 0;
-out:
-    json_decref(o);
-    return rc;
 }
 
 static void lock_cb(CURL *h, curl_lock_data data, curl_lock_access a, void *ctx)
@@ -321,7 +64,7 @@ int ms_kube_open(const ms_kube_cfg_t *cfg, ms_kube_t **out, char *err, size_t er
         pthread_mutex_init(&k->locks[i], NULL);
     if (cfg->api != NULL) {
         if (strncmp(cfg->api, "https://", 8) != 0 && strncmp(cfg->api, "http://", 7) != 0) {
-            set_err(err, errlen, "--kube-api %s: an http:// or https:// URL", cfg->api);
+            ms__kube_set_err(err, errlen, "--kube-api %s: an http:// or https:// URL", cfg->api);
             goto fail;
         }
         if ((k->server = strdup(cfg->api)) == NULL ||
@@ -329,7 +72,7 @@ int ms_kube_open(const ms_kube_cfg_t *cfg, ms_kube_t **out, char *err, size_t er
             (cfg->ca_file != NULL && (k->ca_file = strdup(cfg->ca_file)) == NULL))
             goto fail;
     } else if (cfg->kubeconfig != NULL) {
-        if (from_kubeconfig(k, cfg->kubeconfig, err, errlen) != 0)
+        if (ms__kube_from_kubeconfig(k, cfg->kubeconfig, err, errlen) != 0)
             goto fail;
     } else {
         const char *h = getenv("KUBERNETES_SERVICE_HOST"), *p = getenv("KUBERNETES_SERVICE_PORT");
@@ -337,7 +80,7 @@ int ms_kube_open(const ms_kube_cfg_t *cfg, ms_kube_t **out, char *err, size_t er
         size_t n;
 
         if (h == NULL || p == NULL) {
-            set_err(err, errlen, "not in a cluster (no KUBERNETES_SERVICE_HOST/PORT): give --kubeconfig or --kube-api");
+            ms__kube_set_err(err, errlen, "not in a cluster (no KUBERNETES_SERVICE_HOST/PORT): give --kubeconfig or --kube-api");
             goto fail;
         }
         n = strlen(h) + strlen(p) + 16;
@@ -350,17 +93,19 @@ int ms_kube_open(const ms_kube_cfg_t *cfg, ms_kube_t **out, char *err, size_t er
         snprintf(k->token_file, n, "%s/token", dir);
         snprintf(k->ca_file, n, "%s/ca.crt", dir);
     }
-    trim_end(k->server);
+    ms__kube_trim_end(k->server);
     while (strlen(k->server) > 0 && k->server[strlen(k->server) - 1] == '/')
         k->server[strlen(k->server) - 1] = '\0';
     if (k->token_file != NULL) {
-        char *t = slurp(k->token_file, NULL);
+        char *t = ms__kube_token_read(k->token_file, err, errlen);
 
-        if (t == NULL) {
-            set_err(err, errlen, "cannot read the token file %s", k->token_file);
+        if (t == NULL)
             goto fail;
-        }
         free(t);
+    }
+    if (k->token != NULL && !ms__kube_token_ok(k->token)) {
+        ms__kube_set_err(err, errlen, "%s: the user's token is not visible ASCII on one line", cfg->kubeconfig);
+        goto fail;
     }
     if ((k->share = curl_share_init()) == NULL)
         goto fail;
@@ -471,7 +216,7 @@ static CURL *handle(ms_kube_t *k, const char *path, const char *ctype, struct cu
         free(url);
         if (h != NULL)
             curl_easy_cleanup(h);
-        set_err(err, errlen, "out of memory");
+        ms__kube_set_err(err, errlen, "out of memory");
         return NULL;
     }
     snprintf(url, n, "%s%s", k->server, path);
@@ -491,15 +236,13 @@ static CURL *handle(ms_kube_t *k, const char *path, const char *ctype, struct cu
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    if (k->token_file != NULL && (tok = slurp(k->token_file, NULL)) == NULL) {
-        set_err(err, errlen, "cannot read the token file %s", k->token_file);
+    if (k->token_file != NULL && (tok = ms__kube_token_read(k->token_file, err, errlen)) == NULL) {
         curl_easy_cleanup(h);
         return NULL;
     }
     if (tok == NULL && k->token != NULL)
         tok = strdup(k->token);
     if (tok != NULL) {
-        trim_end(tok);
         n = strlen(tok) + 32;
         if ((auth = malloc(n)) != NULL) {
             snprintf(auth, n, "Authorization: Bearer %s", tok);
@@ -522,6 +265,12 @@ static CURL *handle(ms_kube_t *k, const char *path, const char *ctype, struct cu
 int ms_kube_request(ms_kube_t *k, const char *method, const char *path, const char *body,
                     long *status, char **resp, char *err, size_t errlen)
 {
+    return ms_kube_request_within(k, method, path, body, 30000, status, resp, err, errlen);
+}
+
+int ms_kube_request_within(ms_kube_t *k, const char *method, const char *path, const char *body, long timeout_ms,
+                           long *status, char **resp, char *err, size_t errlen)
+{
     struct curl_slist *hdrs = NULL;
     const char *ctype = strcmp(method, "PATCH") == 0 ? "application/merge-patch+json"
                         : body != NULL              ? "application/json"
@@ -542,18 +291,20 @@ int ms_kube_request(ms_kube_t *k, const char *method, const char *path, const ch
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+    if (timeout_ms < 1)
+        timeout_ms = 1;   /* 0 would be curl's "no limit" */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
     rc = curl_easy_perform(h);
     if (rc == CURLE_OK)
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     else
-        set_err(err, errlen, "%s %s", method, curl_easy_strerror(rc));
+        ms__kube_set_err(err, errlen, "%s %s", method, curl_easy_strerror(rc));
     curl_easy_cleanup(h);
     curl_slist_free_all(hdrs);
     if (rc != CURLE_OK || b.too_big) {
         if (b.too_big)
-            set_err(err, errlen, "%s: the answer is too large", method);
+            ms__kube_set_err(err, errlen, "%s: the answer is too large", method);
         free(b.p);
         return -1;
     }

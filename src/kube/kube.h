@@ -49,6 +49,10 @@ const char *ms_kube_server(const ms_kube_t *k);
  * be NULL). Returns 0 when an answer came, -1 otherwise (err says why). */
 int ms_kube_request(ms_kube_t *k, const char *method, const char *path, const char *body,
                     long *status, char **resp, char *err, size_t errlen);
+/* The same within timeout_ms (ms_kube_request: 30 s; connecting at most
+ * 10 s of it). */
+int ms_kube_request_within(ms_kube_t *k, const char *method, const char *path, const char *body, long timeout_ms,
+                           long *status, char **resp, char *err, size_t errlen);
 
 /* Called for the list's items (type "LIST", once per object, then once
  * with type "SYNCED" and obj NULL) and for every watch event ("ADDED",

@@ -154,7 +154,7 @@ static bool fa_can_host(void *self, const ms_cluster_t *c, const ms_job_t *j)
     used = c->ngpus < f->lay->n ? c->ngpus : f->lay->n;
     for (i = 0; i < used; i++)
         for (q = 0; q < f->lay->l[i].n; q++)
-            if (ms__covers(c->geom, f->lay->l[i].gi[q].prof, j->prof))
+            if (ms_geom_covers(c->geom, f->lay->l[i].gi[q].prof, j->prof))
                 return true;
     return false;
 }
@@ -430,6 +430,7 @@ const ms_policy_ops_t ms_policy_fa = {
     .setup = fa_setup,
     .can_host = fa_can_host,
     .place = fa_place,
+    .flags = MS_POLICY_PURE_PLACE,
     .on_finish = fa_on_finish,
     .make_room = fa_make_room,
     .on_idle = fa_on_idle,

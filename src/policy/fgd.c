@@ -7,8 +7,13 @@
  * "steepest descent"), ties to the lowest GPU and start.
  *
  * The ranks depend on the weights, so they are rebuilt, deterministically,
- * at the first placement after every REBUILD_EVERY arrivals if the mix has
- * changed since the last build. Before any arrival the weights are uniform.
+ * from the mix as it is at every REBUILD_EVERY-th arrival if it has changed
+ * since the last build (the weights are taken at that arrival, the ranks
+ * built at the next placement; until issue 25 both happened at the first
+ * placement after that arrival, which in the simulator is the same moment:
+ * the arrival's own pass places first). Before any arrival the weights are
+ * uniform. place() has no other state: a queue pass need not offer it a
+ * job again before an op frees capacity or version() changes.
  */
 #include "policy/policy_int.h"
 
@@ -26,7 +31,8 @@ typedef struct fgd {
     long arrivals;
     int count[MS_MAX_PROFILES]; /* profiles in the ring */
     int built[MS_MAX_PROFILES]; /* counts the ranks were built with */
-    bool dirty;
+    bool dirty;                 /* the ranks lag the weights */
+    uint64_t ver;               /* weights taken */
     double w[MS_MAX_PROFILES];
     double frag[MS_MAX_STATES]; /* ms_frag_fgd per state for w */
 } fgd_t;
@@ -39,7 +45,9 @@ static uint64_t fgd_key(void *ctx, const ms_geom_t *g, ms_state_t s, int k, int 
     return ms_rank_score_key(f->frag[a] - f->frag[s]);
 }
 
-static ms_status_t fgd_build(fgd_t *f)
+/* Take the weights of the current mix (the ranks follow at the next
+ * placement). */
+static void fgd_weigh(fgd_t *f)
 {
     int np = ms_geom_nprofiles(f->geom), k, s, total = 0;
 
@@ -50,8 +58,17 @@ static ms_status_t fgd_build(fgd_t *f)
     for (s = 0; s < ms_geom_nstates(f->geom); s++)
         f->frag[s] = ms_frag_fgd(f->geom, (ms_state_t)s, f->w);
     memcpy(f->built, f->count, sizeof(f->built));
-    f->dirty = false;
-    return ms__rankpol_build(&f->rp, f->geom, fgd_key, f);
+    f->ver++;
+    f->dirty = true;
+}
+
+static ms_status_t fgd_build(fgd_t *f)
+{
+    ms_status_t st = ms__rankpol_build(&f->rp, f->geom, fgd_key, f);
+
+    if (st == MS_OK)
+        f->dirty = false;
+    return st;
 }
 
 static void fgd_destroy(void *self)
@@ -79,6 +96,7 @@ static ms_status_t fgd_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c,
         fgd_destroy(f);
         return MS_ENOMEM;
     }
+    fgd_weigh(f);
     if ((st = fgd_build(f)) != MS_OK) {
         fgd_destroy(f);
         return st;
@@ -102,7 +120,12 @@ static void fgd_on_arrival(void *self, const ms_job_t *j)
     f->head = (f->head + 1) % f->window;
     if (++f->arrivals % REBUILD_EVERY == 0 &&
         memcmp(f->count, f->built, sizeof(f->count)) != 0)
-        f->dirty = true;
+        fgd_weigh(f);
+}
+
+static uint64_t fgd_version(void *self)
+{
+    return ((const fgd_t *)self)->ver;
 }
 
 static ms_status_t fgd_place(void *self, const ms_cluster_t *c, const ms_job_t *j,
@@ -126,5 +149,7 @@ const ms_policy_ops_t ms_policy_fgd = {
     .can_host = ms__dyn_can_host_hook,
     .on_arrival = fgd_on_arrival,
     .place = fgd_place,
+    .flags = MS_POLICY_PURE_PLACE,
+    .version = fgd_version,
     .on_finish = ms__dyn_on_finish,
 };

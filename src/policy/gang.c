@@ -11,12 +11,12 @@
 ms_status_t ms_policy_place_gang(const ms_cluster_t *c, const ms_job_t *j, ms_plan_t *out)
 {
     int per = c->gpus_per_node > 0 ? c->gpus_per_node : c->ngpus;
-    int full = ms__full_profile(c->geom), s0, node, nnodes, n0 = out->n;
+    int full = ms_geom_full_profile(c->geom), s0, node, nnodes, n0 = out->n;
     ms_status_t st = MS_OK;
 
     if (c->share != MS_SHARE_MIG || full < 0 || j->gang < 1 || j->gang > per)
         return MS_ENOFIT;
-    s0 = ms__first_start(c->geom, full);
+    s0 = ms_geom_first_start(c->geom, full);
     nnodes = (c->ngpus + per - 1) / per;
     for (node = 0; node < nnodes; node++) {
         int g, lo = node * per, hi = lo + per, n = 0;

@@ -160,7 +160,9 @@ ms_status_t ms__layouts_parse(const ms_geom_t *g, const char *spec, ms__layouts_
 
 /* Generic default for other models: for each profile, largest first, put
  * it at its lowest start and fill the rest greedily with the largest
- * strictly smaller profile that still fits. */
+ * strictly smaller profile that still fits; the smallest profile, having
+ * none smaller, fills the GPU with itself (one 1g alone left three of an
+ * A30's four slices to nothing). Every layout is maximal. */
 static ms_status_t generic_default(const ms_geom_t *g, ms__layouts_t *out)
 {
     int np = ms_geom_nprofiles(g), k, q;
@@ -168,13 +170,13 @@ static ms_status_t generic_default(const ms_geom_t *g, ms__layouts_t *out)
     out->n = 0;
     for (k = np - 1; k >= 0 && out->n < MS__MAX_LAYOUTS; k--) {
         ms__layout_t *l = &out->l[out->n];
-        ms_state_t s = ms_state_place(g, ms_geom_empty_state(), k, ms__first_start(g, k));
+        ms_state_t s = ms_state_place(g, ms_geom_empty_state(), k, ms_geom_first_start(g, k));
         int profs[MS_MAX_INST], n = 0, i, dup = 0;
 
         if (s == MS_STATE_NONE)
             continue;
         profs[n++] = k;
-        for (q = k - 1; q >= 0 && n < MS_MAX_INST;) {
+        for (q = k > 0 ? k - 1 : 0; q >= 0 && n < MS_MAX_INST;) {
             uint16_t fit = ms_state_fit(g, s, q);
             int st;
             if (fit == 0) {

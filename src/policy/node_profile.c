@@ -39,6 +39,12 @@
  *      one 7g per four GPUs).
  * A node is only ever switched drained: no job is moved or stopped, a
  * switch is DESTROY/CREATE of idle GIs.
+ *
+ * Every switch of rules 1-3 must also suit the whole cluster (admissible,
+ * below: strictly on nodes smaller than static's cycle, such as 1 or 2
+ * A100s, as a veto of clear losses on larger ones), and a node that no
+ * longer does comes back to static: at once when it drains, by a cordon
+ * while demand waits.
  * Why not the seed's rule (train > 0 && inf == 0 -> training; inf > 4 ->
  * inference-peak; else balanced), applied from a balanced start, with
  * cordons for it: on the zoo it was up to 2x static's makespan (docs/zoo.md).
@@ -46,11 +52,12 @@
  * host, and static is where every node starts.
  */
 #include "policy/policy_int.h"
+#include "policy/node_profile_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { STATIC = 0, INF = 1, BAL = 2, TRN = 3, NKIND = 4 };
+enum { STATIC = 0, INF = MS__NP_INF, BAL = MS__NP_BAL, TRN = MS__NP_TRN, NKIND = 4 };
 
 /* A busy node drains for another layout only if that layout would host at
  * least SWITCH_GAIN times the compute of the uncovered demand its own
@@ -67,7 +74,7 @@ enum { STATIC = 0, INF = 1, BAL = 2, TRN = 3, NKIND = 4 };
  * behind static on overload-64xA100 (seeds 11-20); 3 never switched on the
  * Alibaba replay. */
 #define MIX_GAIN 2.0
-#define MIX_WINDOW 256
+#define MIX_WINDOW MS__MIX_WINDOW   /* 256 */
 #define MIX_MIN 8
 /* A busy node drains for a layout that hosts the waiting demand better
  * only if that layout would also run at least as many jobs of the recent
@@ -89,6 +96,16 @@ enum { STATIC = 0, INF = 1, BAL = 2, TRN = 3, NKIND = 4 };
  * the mix rule on seeds 1-30 (docs/zoo.md): 0.5 keeps every workload within
  * 1% of static; 1 reaches +9.9% (seed-4xA100, seeds 21-30), no bound +10%. */
 #define DRAIN_MEANS 0.5
+/* admissible: the cluster's service is judged on SERVICE_MIN arrivals at
+ * least (the first few dozen are noise: on hi-8xA100, 2-GPU nodes, 27 gave
+ * 1g jobs 16% of the load, not 30%, and a node switched to 7g, +16% mean
+ * JCT; 32 let such switches through, 128 gave back a quarter of
+ * training-8xA100's gain), and a node of the whole cycle may cost it up to
+ * WHOLE_TOL (0.05 and 0.1 undid some of a30-8's winning switches, 0.2 none;
+ * seeds 1-30 at 1 to 8 GPUs a node, docs/policies.md). */
+#define SERVICE_MIN 64
+#define WHOLE_TOL 0.2
+#define SERVED_EPS 1e-6   /* jobs at once: below this, a tie */
 
 typedef struct node {
     int cur;
@@ -113,55 +130,14 @@ typedef struct np {
     ms__layouts_t *stat;           /* the static cycle */
     bool hostable[MS_MAX_PROFILES];
     node_t *nodes;
-    /* the recent arrival mix (a ring of MIX_WINDOW profiles) */
-    int8_t ring[MIX_WINDOW];
-    int head, filled, mix[MS_MAX_PROFILES];
+    ms__arrivals_t win;            /* the last MIX_WINDOW arrivals */
+    int tot[MS_MAX_PROFILES];      /* GIs of every node's current layout, by profile */
     double last_now;               /* the latest time a hook was told */
     double clock;                  /* the latest time any hook saw (arrivals, ends too) */
     double mean_dur;               /* EWMA of the arrivals' durations, 0 if unknown */
     started_t *started;            /* [job idx] what a started job asked for */
     int32_t nstarted;
 } np_t;
-
-static int smallest_base(const ms_geom_t *g, int min_c)
-{
-    int k;
-
-    for (k = 0; k < ms_geom_nprofiles(g); k++) {
-        const ms_profile_t *p = ms_geom_profile(g, k);
-        if ((p->flags & MS_PF_BASE) && p->cslices >= min_c)
-            return k;
-    }
-    return -1;
-}
-
-/* k as often as it fits, then the largest profile that fits, repeatedly. */
-static ms_status_t fill_layout(const ms_geom_t *g, int k, bool fill, ms__layout_t *out)
-{
-    int profs[MS_MAX_INST], n = 0, q;
-    ms_state_t s = ms_geom_empty_state();
-    uint16_t fit;
-
-    while (k >= 0 && n < MS_MAX_INST && (fit = ms_state_fit(g, s, k)) != 0) {
-        int st = 0;
-        while (!((fit >> st) & 1u))
-            st++;
-        s = ms_state_place(g, s, k, st);
-        profs[n++] = k;
-    }
-    for (q = ms_geom_nprofiles(g) - 1; fill && q >= 0 && n < MS_MAX_INST;) {
-        int st = 0;
-        if (!(ms_geom_profile(g, q)->flags & MS_PF_BASE) || (fit = ms_state_fit(g, s, q)) == 0) {
-            q--;
-            continue;
-        }
-        while (!((fit >> st) & 1u))
-            st++;
-        s = ms_state_place(g, s, q, st);
-        profs[n++] = q;
-    }
-    return n > 0 ? ms__layout_assign(g, profs, n, out) : MS_ENOTSUP;
-}
 
 static void np_destroy(void *self)
 {
@@ -184,7 +160,7 @@ static ms_status_t np_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
 {
     const ms_geom_t *g = c->geom;
     np_t *p = calloc(1, sizeof(*p));
-    int k, l, i, two, gi;
+    int k, l, i, gi;
     ms_status_t st;
 
     if (p == NULL)
@@ -194,18 +170,15 @@ static ms_status_t np_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
     p->hysteresis = cfg->hysteresis_s;
     p->per = c->gpus_per_node > 0 ? c->gpus_per_node : c->ngpus;
     p->nnodes = (c->ngpus + p->per - 1) / p->per;
-    two = ms_geom_profile_find(g, "2g");
-    if (two < 0)
-        two = smallest_base(g, 2);
     if ((p->stat = malloc(sizeof(*p->stat))) == NULL ||
         (p->nodes = calloc((size_t)p->nnodes, sizeof(*p->nodes))) == NULL) {
         np_destroy(p);
         return MS_ENOMEM;
     }
     if ((st = ms__layouts_default(g, p->stat)) != MS_OK ||
-        (st = fill_layout(g, smallest_base(g, 1), false, &p->lay[INF])) != MS_OK ||
-        (st = fill_layout(g, two, true, &p->lay[BAL])) != MS_OK ||
-        (st = fill_layout(g, ms__full_profile(g), false, &p->lay[TRN])) != MS_OK) {
+        (st = ms__np_kind_layout(g, INF, &p->lay[INF])) != MS_OK ||
+        (st = ms__np_kind_layout(g, BAL, &p->lay[BAL])) != MS_OK ||
+        (st = ms__np_kind_layout(g, TRN, &p->lay[TRN])) != MS_OK) {
         np_destroy(p);
         return st;
     }
@@ -214,14 +187,19 @@ static ms_status_t np_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
     for (l = INF; l < NKIND; l++)
         for (i = 0; i < p->lay[l].n; i++)
             for (k = 0; k < p->np; k++)
-                p->hostable[k] |= ms__covers(g, p->lay[l].gi[i].prof, k);
+                p->hostable[k] |= ms_geom_covers(g, p->lay[l].gi[i].prof, k);
     for (gi = 0; gi < c->ngpus && gi < p->stat->n; gi++)
         for (i = 0; i < p->stat->l[gi].n; i++)
             for (k = 0; k < p->np; k++)
-                p->hostable[k] |= ms__covers(g, p->stat->l[gi].gi[i].prof, k);
+                p->hostable[k] |= ms_geom_covers(g, p->stat->l[gi].gi[i].prof, k);
     for (i = 0; i < p->nnodes; i++) {
         p->nodes[i].cur = STATIC;
         p->nodes[i].since = -1e300;
+    }
+    for (gi = 0; gi < c->ngpus; gi++) {
+        const ms__layout_t *sl = layout_of(p, STATIC, gi);
+        for (i = 0; i < sl->n; i++)
+            p->tot[sl->gi[i].prof]++;
     }
     *self = p;
     return MS_OK;
@@ -323,14 +301,12 @@ static void np_on_arrival(void *self, const ms_job_t *j)
         p->mean_dur = p->mean_dur <= 0.0 ? j->duration : 0.95 * p->mean_dur + 0.05 * j->duration;
     if (j->prof < 0 || j->prof >= p->np)
         return;
-    if (p->filled == MIX_WINDOW)
-        p->mix[p->ring[p->head]]--;
-    else
-        p->filled++;
-    p->ring[p->head] = j->prof;
-    p->mix[j->prof]++;
-    p->head = (p->head + 1) % MIX_WINDOW;
+    ms__arrivals_add(&p->win, j->prof, j->arrival, j->duration);
 }
+
+static void set_kind(np_t *p, const ms_cluster_t *c, int n, int kind, double now);
+static bool whole_cycle(const np_t *p, const ms_cluster_t *c, int n);
+static bool admissible(const np_t *p, const ms_cluster_t *c, int n, int kind);
 
 static ms_status_t np_on_finish(void *self, const ms_cluster_t *c, int g, double now,
                                 ms_plan_t *out)
@@ -345,12 +321,17 @@ static ms_status_t np_on_finish(void *self, const ms_cluster_t *c, int g, double
      * could fill it again in its old layout, and opens */
     for (h = n * p->per; h < hi; h++)
         busy += ms_gpu_running(&c->gpus[h]);
+    /* a node the cluster no longer wants in its kind (admissible) comes
+     * back to static as it drains (the cordon's switch, below) */
+    if (busy == 0 && !p->nodes[n].cordoned && p->nodes[n].cur != STATIC &&
+        !admissible(p, c, n, p->nodes[n].cur)) {
+        p->nodes[n].cordoned = true;
+        p->nodes[n].target = STATIC;
+    }
     if (busy == 0 && p->nodes[n].cordoned) {
         p->nodes[n].cordoned = false;
-        if (p->nodes[n].target != p->nodes[n].cur) {
-            p->nodes[n].cur = p->nodes[n].target;
-            p->nodes[n].since = now;
-        }
+        if (p->nodes[n].target != p->nodes[n].cur)
+            set_kind(p, c, n, p->nodes[n].target, now);
         st = node_restore(p, c, n, out);
     } else {
         st = ms__layout_restore(c, g, layout_of(p, p->nodes[n].cur, g), out);
@@ -361,30 +342,6 @@ static ms_status_t np_on_finish(void *self, const ms_cluster_t *c, int g, double
 }
 
 /* --- demand ----------------------------------------------------------------- */
-
-/* Take off rem (waiting jobs per profile) what GIs gis[q] (counted by GI
- * profile) can host: largest jobs first, each on the smallest GI that
- * covers it. Returns the compute slices hosted; rem is updated when take. */
-static int absorb(const np_t *p, int *rem, const int *gis, bool take)
-{
-    int left[MS_MAX_PROFILES], r[MS_MAX_PROFILES], k, q, hosted = 0;
-
-    memcpy(left, gis, sizeof(left));
-    memcpy(r, rem, sizeof(r));
-    for (k = p->np - 1; k >= 0; k--)
-        for (q = 0; q < p->np && r[k] > 0; q++) {
-            int n;
-            if (left[q] <= 0 || !ms__covers(p->geom, q, k))
-                continue;
-            n = r[k] < left[q] ? r[k] : left[q];
-            r[k] -= n;
-            left[q] -= n;
-            hosted += n * ms_geom_profile(p->geom, k)->cslices;
-        }
-    if (take)
-        memcpy(rem, r, sizeof(r));
-    return hosted;
-}
 
 /* GIs of node n in layout kind `kind`, by profile. */
 static void kind_gis(const np_t *p, const ms_cluster_t *c, int n, int kind, int *gis)
@@ -399,14 +356,69 @@ static void kind_gis(const np_t *p, const ms_cluster_t *c, int n, int kind, int 
     }
 }
 
-static bool any(const int *rem, int np)
+/* Node n takes layout kind `kind` (the cluster's GI counts follow). */
+static void set_kind(np_t *p, const ms_cluster_t *c, int n, int kind, double now)
 {
-    int k;
+    int was[MS_MAX_PROFILES], will[MS_MAX_PROFILES], q;
 
-    for (k = 0; k < np; k++)
-        if (rem[k] > 0)
-            return true;
-    return false;
+    kind_gis(p, c, n, p->nodes[n].cur, was);
+    kind_gis(p, c, n, kind, will);
+    for (q = 0; q < p->np; q++)
+        p->tot[q] += will[q] - was[q];
+    p->nodes[n].cur = kind;
+    p->nodes[n].since = now;
+}
+
+/* Does node n hold a whole cycle of static's layouts? Then its own layouts
+ * stand for the cluster's, and the rules compare them alone; a smaller
+ * node's is a fragment (see the top of the file). */
+static bool whole_cycle(const np_t *p, const ms_cluster_t *c, int n)
+{
+    return node_hi(p, c, n) - n * p->per >= p->stat->n;
+}
+
+/* May node n be in layout kind `kind`, as far as the whole cluster goes?
+ * It compares how many jobs of the recent arrivals the cluster serves at
+ * once (a maximum flow of their offered load onto the GIs of every node's
+ * layout; without durations every profile of the mix counts as always
+ * waiting) with node n in `kind` and with node n static. Static always
+ * may.
+ * - A node smaller than the static cycle is not a sample of the cluster:
+ *   its own layouts say nothing about the mix (the mix rule compared a
+ *   2g+2g+1g+1g+1g GPU, which hosts no 7g, with one 7g). It may take
+ *   another kind only after SERVICE_MIN arrivals and for a strict gain,
+ *   and keeps it while the cluster serves at least as many. Without this
+ *   and the way back, a 1- or 2-GPU node re-cut to 7g for a queue of 7g
+ *   jobs kept its 7g GIs for good, small jobs in them one a GPU: +12% to
+ *   +62% mean JCT behind static on zoo workloads.
+ * - A node of the whole cycle is judged by its own rules (the mix rule);
+ *   this vetoes a kind that costs the cluster more than WHOLE_TOL of its
+ *   service. Before it, a 4-GPU node of hi-8xA100 (seed 21) switched to
+ *   7g on its first 25 arrivals and stayed (+96% mean JCT). */
+static bool admissible(const np_t *p, const ms_cluster_t *c, int n, int kind)
+{
+    int cur[MS_MAX_PROFILES], will[MS_MAX_PROFILES], st[MS_MAX_PROFILES], q;
+    int with[MS_MAX_PROFILES], without[MS_MAX_PROFILES];
+    double a[MS_MAX_PROFILES] = {0}, sw, so;
+    const double *ap;
+
+    if (kind == STATIC)
+        return true;
+    if (p->win.filled < SERVICE_MIN)
+        return whole_cycle(p, c, n);
+    ap = ms__arrivals_offered(&p->win, p->np, a) ? a : NULL;
+    kind_gis(p, c, n, p->nodes[n].cur, cur);
+    kind_gis(p, c, n, kind, will);
+    kind_gis(p, c, n, STATIC, st);
+    for (q = 0; q < p->np; q++) {
+        with[q] = p->tot[q] - cur[q] + will[q];
+        without[q] = p->tot[q] - cur[q] + st[q];
+    }
+    sw = ms__mix_served(p->geom, p->win.mix, with, ap);
+    so = ms__mix_served(p->geom, p->win.mix, without, ap);
+    if (whole_cycle(p, c, n))
+        return sw >= (1.0 - WHOLE_TOL) * so;
+    return kind == p->nodes[n].cur ? sw >= so - SERVED_EPS : sw > so + SERVED_EPS;
 }
 
 /* Does any GI of node n (its current layout) cover a profile in rem that
@@ -422,8 +434,8 @@ static bool blocks_demand(const np_t *p, const ms_cluster_t *c, int n, const int
         if (rem[k] <= 0)
             continue;
         for (q = 0; q < p->np; q++) {
-            here |= cur[q] > 0 && ms__covers(p->geom, q, k);
-            there |= st[q] > 0 && ms__covers(p->geom, q, k);
+            here |= cur[q] > 0 && ms_geom_covers(p->geom, q, k);
+            there |= st[q] > 0 && ms_geom_covers(p->geom, q, k);
         }
         if (!here && there)
             return true;
@@ -440,20 +452,20 @@ static int mix_kind(const np_t *p, const ms_cluster_t *c, int n)
     int h, q, gis[MS_MAX_PROFILES], best = p->nodes[n].cur, bh, ch, hi = node_hi(p, c, n);
     int mix[MS_MAX_PROFILES];
 
-    if (p->filled < MIX_MIN || p->nodes[n].cordoned)
+    if (p->win.filled < MIX_MIN || p->nodes[n].cordoned)
         return best;
-    memcpy(mix, p->mix, sizeof(mix));
+    memcpy(mix, p->win.mix, sizeof(mix));
     for (h = n * p->per; h < hi; h++)
         if (ms_gpu_running(&c->gpus[h]) > 0)
             return best;
     kind_gis(p, c, n, best, gis);
-    bh = ch = absorb(p, mix, gis, false);
+    bh = ch = ms__mix_absorb(p->geom, mix, gis, false);
     for (q = 0; q < NKIND; q++) {
         int x;
         if (order[q] == p->nodes[n].cur)
             continue;
         kind_gis(p, c, n, order[q], gis);
-        if ((x = absorb(p, mix, gis, false)) > bh) {
+        if ((x = ms__mix_absorb(p->geom, mix, gis, false)) > bh && admissible(p, c, n, order[q])) {
             bh = x;
             best = order[q];
         }
@@ -476,7 +488,7 @@ static ms_status_t start_recut(np_t *p, const ms_cluster_t *c, const ms_job_t *j
         for (q = 0; q < l->n; q++) {
             ms_inst_t in;
             uint64_t key;
-            if (!ms__covers(p->geom, l->gi[q].prof, j->prof))
+            if (!ms_geom_covers(p->geom, l->gi[q].prof, j->prof))
                 continue;
             in.job = -1;
             in.prof = l->gi[q].prof;
@@ -492,8 +504,7 @@ static ms_status_t start_recut(np_t *p, const ms_cluster_t *c, const ms_job_t *j
     }
     if (bg < 0)
         return MS_ENOFIT;
-    p->nodes[n].cur = kind;
-    p->nodes[n].since = p->last_now;
+    set_kind(p, c, n, kind, p->last_now);
     if ((st = node_restore(p, c, n, out)) == MS_OK)
         st = ms_plan_add_start(out, j->idx, bg, bs, bp);
     if (st != MS_OK)
@@ -517,7 +528,7 @@ static ms_status_t place_switching(np_t *p, const ms_cluster_t *c, const ms_job_
         return ms_plan_add_start(out, j->idx, g, s,
                              c->gpus[g].inst[ms_gpu_find_inst(&c->gpus[g], s)].prof);
     }
-    for (n = 0; n < p->nnodes && p->filled >= MIX_MIN; n++)
+    for (n = 0; n < p->nnodes && p->win.filled >= MIX_MIN; n++)
         if ((k = mix_kind(p, c, n)) != p->nodes[n].cur && start_recut(p, c, j, n, k, out) == MS_OK)
             return MS_OK;
     return MS_ENOFIT;
@@ -568,57 +579,30 @@ static double drain_end(const np_t *p, const ms_cluster_t *c, int n, double now)
     return end;
 }
 
-/* How many jobs at once node n in layout `kind` can run when they come in
- * the proportions of the recent arrival mix: the largest rate r such that
- * r x share_k jobs of every profile k fit the layout's GIs at once, one job
- * a GI (fractional matching). By Hall's condition it is the least, over
- * sets S of the mix's profiles, of (GIs that cover some profile of S) /
- * (S's share). A layout of one 7g a GPU runs a uniform mix's jobs one a
- * GPU; the static cycle runs more at once. */
+/* Jobs of the recent arrival mix node n runs at once in layout `kind`
+ * (ms__mix_rate): one 7g a GPU runs a uniform mix one job a GPU. */
 static double mix_rate(const np_t *p, const ms_cluster_t *c, int n, int kind)
 {
-    int gis[MS_MAX_PROFILES], prof[MS_MAX_PROFILES], k, q, m = 0, total = 0;
-    unsigned sub;
-    double best = -1.0;
+    int gis[MS_MAX_PROFILES];
 
     kind_gis(p, c, n, kind, gis);
-    for (k = 0; k < p->np; k++)
-        if (p->mix[k] > 0) {
-            prof[m++] = k;
-            total += p->mix[k];
-        }
-    if (m == 0 || m > 16)
-        return 0.0;
-    for (sub = 1; sub < (1u << m); sub++) {
-        int share = 0, cover = 0, i;
-        double r;
-        for (i = 0; i < m; i++)
-            if ((sub >> i) & 1u)
-                share += p->mix[prof[i]];
-        for (q = 0; q < p->np; q++) {
-            bool any_k = false;
-            for (i = 0; i < m && !any_k; i++)
-                any_k = ((sub >> i) & 1u) && ms__covers(p->geom, q, prof[i]);
-            if (any_k)
-                cover += gis[q];
-        }
-        r = (double)cover * (double)total / (double)share;
-        if (best < 0.0 || r < best)
-            best = r;
-    }
-    return best;
+    return ms__mix_rate(p->geom, p->win.mix, gis);
 }
 
-/* The mix rule and the drain rule, which a cordon for switching node n to
- * `kind` must pass when it starts (it then holds while its reason does);
- * last in on_idle's test, so computed only when the rest holds. */
+/* The cluster's service (admissible), the mix rule (on a node of the
+ * whole static cycle) and the drain rule, which a cordon for switching
+ * node n to `kind` must pass when it starts (it then holds while its
+ * reason does); last in on_idle's test, so computed only when the rest
+ * holds. */
 static bool cordon_suits(const np_t *p, const ms_cluster_t *c, int n, int kind, double now)
 {
     const node_t *nd = &p->nodes[n];
 
     if (nd->cordoned || kind == nd->cur)
         return true;
-    if (p->filled >= MIX_MIN && mix_rate(p, c, n, kind) < mix_rate(p, c, n, nd->cur))
+    if (!admissible(p, c, n, kind) ||
+        (whole_cycle(p, c, n) && p->win.filled >= MIX_MIN &&
+         mix_rate(p, c, n, kind) < mix_rate(p, c, n, nd->cur)))
         return false;
     /* the drain would idle the node too long */
     return !(p->mean_dur > 0.0 && drain_end(p, c, n, now) - now > DRAIN_MEANS * p->mean_dur);
@@ -654,7 +638,7 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
     /* busy open nodes serve from their idle GIs first */
     for (n = 0; n < p->nnodes; n++)
         if (running[n] > 0 && !p->nodes[n].cordoned)
-            absorb(p, rem, idle[n], true);
+            ms__mix_absorb(p->geom, rem, idle[n], true);
     /* 1-2. drained nodes */
     for (n = 0; n < p->nnodes && st == MS_OK; n++) {
         node_t *nd = &p->nodes[n];
@@ -662,62 +646,68 @@ static ms_status_t np_on_idle(void *self, const ms_cluster_t *c, const int *n_by
         if (running[n] > 0)
             continue;
         nd->cordoned = false;
-        kind_gis(p, c, n, nd->cur, gis);
-        bh = absorb(p, rem, gis, false);
+        /* a node keeps only a kind the cluster still wants */
+        if (best != STATIC && !admissible(p, c, n, best))
+            best = STATIC;
+        kind_gis(p, c, n, best, gis);
+        bh = ms__mix_absorb(p->geom, rem, gis, false);
         for (q = 0; q < NKIND; q++) {
             int h;
-            if (order[q] == nd->cur)
+            if (order[q] == best)
                 continue;
             kind_gis(p, c, n, order[q], gis);
-            if ((h = absorb(p, rem, gis, false)) > bh) {
+            if ((h = ms__mix_absorb(p->geom, rem, gis, false)) > bh && admissible(p, c, n, order[q])) {
                 bh = h;
                 best = order[q];
             }
         }
         kind_gis(p, c, n, best, gis);
-        absorb(p, rem, gis, true);
+        ms__mix_absorb(p->geom, rem, gis, true);
         if (best != nd->cur) {
-            nd->cur = best;
-            nd->since = now;
+            set_kind(p, c, n, best, now);
             st = node_restore(p, c, n, out);
         }
     }
     /* 3. busy nodes: a switched node that keeps waiting demand from the GIs
-     * static would give it drains; a node (static included) whose layout
-     * hosts far less of a large uncovered demand than another kind drains
-     * to switch, one node at a time */
+     * static would give it drains, and so does one that the cluster no
+     * longer wants in its kind (back); a node (static included) whose
+     * layout hosts far less of a large uncovered demand than another kind
+     * drains to switch, one node at a time */
     for (n = 0; n < p->nnodes; n++)
         ncord += running[n] > 0 && p->nodes[n].cordoned;
     for (n = 0; n < p->nnodes; n++) {
         node_t *nd = &p->nodes[n];
-        int gis[MS_MAX_PROFILES], ch, bh = 0, bk = nd->cur, q, hi = node_hi(p, c, n), used = 0;
-        bool want;
+        int gis[MS_MAX_PROFILES], ch, bh = 0, bk = nd->cur, q, hi = node_hi(p, c, n), used = 0, dem;
+        bool want, back;
         if (running[n] == 0)
             continue;
         for (g = n * p->per; g < hi; g++)
             used += job_compute(p, c, g);
         kind_gis(p, c, n, nd->cur, gis);
-        ch = absorb(p, rem, gis, false);
+        ch = ms__mix_absorb(p->geom, rem, gis, false);
         for (q = 0; q < NKIND; q++) {
             int h;
             kind_gis(p, c, n, order[q], gis);
-            if (order[q] != nd->cur && (h = absorb(p, rem, gis, false)) > bh) {
+            if (order[q] != nd->cur && (h = ms__mix_absorb(p->geom, rem, gis, false)) > bh) {
                 bh = h;
                 bk = order[q];
             }
         }
-        want = any(rem, p->np) && (nd->cordoned ||
+        dem = demand_c(p, rem);   /* > 0: some job waits uncovered */
+        back = nd->cur != STATIC && dem > 0 &&
+               !admissible(p, c, n, nd->cur);
+        want = back || (dem > 0 && (nd->cordoned ||
                (double)used <= DRAIN_FRAC * C * (hi - n * p->per)) &&
                ((nd->cur != STATIC && blocks_demand(p, c, n, rem)) ||
-                (now - nd->since >= p->hysteresis && demand_c(p, rem) >= C * (hi - n * p->per) &&
+                (now - nd->since >= p->hysteresis && dem >= C * (hi - n * p->per) &&
                  (double)bh >= SWITCH_GAIN * (double)ch && (nd->cordoned || ncord == 0) &&
-                 cordon_suits(p, c, n, bk, now)));
+                 cordon_suits(p, c, n, bk, now))));
         if (want && !nd->cordoned)
             ncord++;
         else if (!want && nd->cordoned)
             ncord--;
         nd->cordoned = want;
-        nd->target = want ? bk : nd->cur;
+        nd->target = !want ? nd->cur : back ? STATIC : bk;
     }
 out:
     if (st != MS_OK)
@@ -741,30 +731,3 @@ const ms_policy_ops_t ms_policy_node_profile = {
     .on_finish = np_on_finish,
     .on_idle = np_on_idle,
 };
-
-ms_status_t ms_policy_node_layout(const ms_geom_t *g, const char *kind, ms_gi_t *gis, int *n)
-{
-    ms__layout_t l;
-    ms_status_t st;
-    int two;
-
-    if (g == NULL || kind == NULL || gis == NULL || n == NULL)
-        return MS_EINVAL;
-    if (strcmp(kind, "inference-peak") == 0) {
-        st = fill_layout(g, smallest_base(g, 1), false, &l);
-    } else if (strcmp(kind, "balanced") == 0) {
-        /* the same choice of "2g" as np_create's */
-        if ((two = ms_geom_profile_find(g, "2g")) < 0)
-            two = smallest_base(g, 2);
-        st = fill_layout(g, two, true, &l);
-    } else if (strcmp(kind, "training") == 0) {
-        st = fill_layout(g, ms__full_profile(g), false, &l);
-    } else {
-        return MS_ENOENT;
-    }
-    if (st != MS_OK)
-        return st;
-    memcpy(gis, l.gi, (size_t)l.n * sizeof(gis[0]));
-    *n = l.n;
-    return MS_OK;
-}

@@ -20,16 +20,8 @@
 
 #define MS__MAX_LAYOUTS 64   /* per-GPU layouts in one static spec */
 
-/* --- profiles ---------------------------------------------------------- */
-
-/* The active profile that fills a whole GPU (all compute, all memory
- * slices), preferring a classic one; -1 if the set has none. */
-int ms__full_profile(const ms_geom_t *g);
-/* The lowest legal start of profile k. */
-int ms__first_start(const ms_geom_t *g, int k);
-/* True if an instance of profile `inst` can run a job of profile `job`:
- * at least as many compute slices and memory slices. */
-bool ms__covers(const ms_geom_t *g, int inst, int job);
+/* The profile facts (full-GPU profile, first start, covers) are core's:
+ * ms_geom_full_profile, ms_geom_first_start, ms_geom_covers (geometry.h). */
 
 /* --- layouts ----------------------------------------------------------- */
 

@@ -46,7 +46,7 @@ static ms_status_t st_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
         for (k = 0; k < p->lay.l[i].n; k++) {
             int q, pk = p->lay.l[i].gi[k].prof;
             for (q = 0; q < ms_geom_nprofiles(c->geom); q++)
-                if (ms__covers(c->geom, pk, q))
+                if (ms_geom_covers(c->geom, pk, q))
                     p->hostable[q] = true;
         }
     *self = p;
@@ -123,5 +123,6 @@ const ms_policy_ops_t ms_policy_static = {
     .setup = st_setup,
     .can_host = st_can_host,
     .place = st_place,
+    .flags = MS_POLICY_PURE_PLACE,
     .on_finish = st_on_finish,
 };

@@ -99,4 +99,5 @@ const ms_policy_ops_t ms_policy_timeslice = {
     .destroy = ts_destroy,
     .can_host = ts_can_host,
     .place = ts_place,
+    .flags = MS_POLICY_PURE_PLACE,
 };

@@ -10,7 +10,7 @@
 
 #include "io/csv.h"
 #include "migsched/number.h"
-#include "policy/policy_int.h"
+#include "migsched/geometry.h"
 
 /* ---- field parsers of the importer's dialect (lines: io/csv.h, lax) --- */
 
@@ -432,7 +432,7 @@ int ms_ali_map_profile(const ms_geom_t *g, ms_ali_mapping_t m, int gpu_milli)
 
 int ms_ali_full_profile(const ms_geom_t *g)
 {
-    return g != NULL ? ms__full_profile(g) : -1;   /* the policies' rule */
+    return g != NULL ? ms_geom_full_profile(g) : -1;   /* the policies' rule */
 }
 
 /* ---- pods -> trace ------------------------------------------------------ */

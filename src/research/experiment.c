@@ -133,29 +133,29 @@ static ms_status_t run_with(const ms__xp_opts_t *o, const ms_trace_t *tr, const 
     ms_status_t st;
 
     ms_sim_cfg_defaults(&cfg);
-    cfg.policy = ms_policy_find(v->policy);
-    if (cfg.policy == NULL) {
+    cfg.sched.policy = ms_policy_find(v->policy);
+    if (cfg.sched.policy == NULL) {
         ms_diag_set(d, NULL, 0, "policy", "policy '%s' is not in the registry", v->policy);
         return MS_ENOENT;
     }
-    ms_policy_cfg_defaults(&cfg.pcfg);
+    ms_policy_cfg_defaults(&cfg.sched.pcfg);
     if (v->balance >= 0)
-        cfg.pcfg.balance = v->balance != 0;
+        cfg.sched.pcfg.balance = v->balance != 0;
     if (v->dynamic >= 0)
-        cfg.pcfg.dynamic = v->dynamic != 0;
+        cfg.sched.pcfg.dynamic = v->dynamic != 0;
     if (v->migration >= 0)
-        cfg.pcfg.migration = v->migration != 0;
+        cfg.sched.pcfg.migration = v->migration != 0;
     if (t >= 0.0)
-        cfg.pcfg.lb_threshold = t;
+        cfg.sched.pcfg.lb_threshold = t;
     cfg.ngpus = o->ngpus;
     cfg.gpus_per_node = 0;
     cfg.beta = beta >= 0.0 ? beta : o->beta;
     cfg.migrate_s = migrate_s >= 0.0 ? migrate_s : o->migrate_s;
     cfg.create_s = o->create_s;
-    cfg.queue = o->queue;
+    cfg.sched.queue = o->queue;
     /* fa+ is told what a move costs, as simulate does */
-    cfg.pcfg.migrate_cost_s = cfg.migrate_s;
-    cfg.pcfg.interference_beta = cfg.beta;
+    cfg.sched.pcfg.migrate_cost_s = cfg.migrate_s;
+    cfg.sched.pcfg.interference_beta = cfg.beta;
     if (ob != NULL) {
         cfg.ctx = ob;
         cfg.on_segment = obs_segment;
@@ -344,7 +344,7 @@ void ms_experiment_cfg_defaults(ms_experiment_cfg_t *cfg)
     cfg->mean_s = 600.0;
     cfg->sigma = 1.0;
     cfg->beta = sc.beta;
-    cfg->queue = sc.queue;
+    cfg->queue = sc.sched.queue;
 }
 
 static ms_status_t check_cfg(const ms_experiment_cfg_t *cfg, ms_diag_t *d)

@@ -162,9 +162,9 @@ static ms_status_t run_one(const ms_trace_t *tr, const uint8_t *cls, const ms_no
     for (i = 0; i < tr->n; i++)
         o.first[i] = o.last[i] = NAN;
     ms_sim_cfg_defaults(&sc);
-    sc.policy = pol;
-    sc.nodes = nodes;
-    sc.nnodes = NNODES;
+    sc.sched.policy = pol;
+    sc.sched.nodes = nodes;
+    sc.sched.nnodes = NNODES;
     sc.ctx = &o;
     sc.on_segment = on_seg;
     st = ms_sim_run(&sc, tr, &m, d);

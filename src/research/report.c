@@ -30,6 +30,67 @@ static const key_d_t LKEYS[] = {
 };
 #undef KD
 
+/* Per-tenant keys, "tenant<K>_<field>" (docs/formats.md): the field's
+ * offset in ms_tenant_metrics_t, and whether it is a count. */
+typedef struct key_t_ { const char *key; size_t off; bool count; } key_tenant_t;
+
+#define KT(field, count) { #field, offsetof(ms_tenant_metrics_t, field), count }
+static const key_tenant_t TKEYS[] = {
+    KT(weight, false), KT(usage_share, false), KT(contended_share, false),
+    KT(mean_wait_s, false), KT(p99_wait_s, false), KT(mean_jct_s, false),
+    KT(guarantee, true), KT(jobs, true), KT(completed, true), KT(max_usage, true),
+};
+#undef KT
+
+/* "tenant<K>_<field>": *k and the field, or NULL. */
+static const char *tenant_key(const char *key, int *k)
+{
+    int v = 0;
+    const char *p = key + 6;
+
+    if (strncmp(key, "tenant", 6) != 0 || !isdigit((unsigned char)*p))
+        return NULL;
+    for (; isdigit((unsigned char)*p) && v < MS_SIM_MAX_TENANTS; p++)
+        v = v * 10 + (*p - '0');
+    if (*p != '_' || v >= MS_SIM_MAX_TENANTS)
+        return NULL;
+    *k = v;
+    return p + 1;
+}
+
+/* A tenant key's number into m (limit may be -1; counts are whole). */
+static bool tenant_num(ms_metrics_t *m, const char *key, double v)
+{
+    const char *field;
+    int k;
+    size_t i;
+
+    if ((field = tenant_key(key, &k)) == NULL)
+        return true;
+    if (k + 1 > m->ntenants)
+        m->ntenants = k + 1;
+    if (strcmp(field, "limit") == 0) {
+        if (v != floor(v) || !ms_number_fits_int(v, -1, 1000000000000000))
+            return false;
+        m->tenants[k].limit = (long)v;
+        return true;
+    }
+    for (i = 0; i < sizeof(TKEYS) / sizeof(TKEYS[0]); i++) {
+        char *at = (char *)&m->tenants[k] + TKEYS[i].off;
+
+        if (strcmp(field, TKEYS[i].key) != 0)
+            continue;
+        if (!TKEYS[i].count) {
+            *(double *)(void *)at = v;
+        } else {
+            if (v != floor(v) || !ms_number_fits_int(v, 0, 1000000000000000))
+                return false;
+            *(long *)(void *)at = (long)v;
+        }
+    }
+    return true;
+}
+
 static const char *skip_ws(const char *p)
 {
     while (*p != '\0' && isspace((unsigned char)*p))
@@ -97,8 +158,17 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
             goto bad;
         p = skip_ws(p + 1);
         if (*p == '"') {
-            q = parse_str(p, strcmp(key, "policy") == 0 ? policy : NULL,
-                          strcmp(key, "policy") == 0 ? plen : 0);
+            const char *field;
+            int k;
+
+            if ((field = tenant_key(key, &k)) != NULL && strcmp(field, "name") == 0) {
+                q = parse_str(p, m->tenants[k].name, sizeof(m->tenants[k].name));
+                if (k + 1 > m->ntenants)
+                    m->ntenants = k + 1;
+            } else {
+                q = parse_str(p, strcmp(key, "policy") == 0 ? policy : NULL,
+                              strcmp(key, "policy") == 0 ? plen : 0);
+            }
             if (q == NULL)
                 goto bad;
             p = q;
@@ -121,6 +191,13 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
             for (i = 0; i < sizeof(DKEYS) / sizeof(DKEYS[0]); i++)
                 if (strcmp(key, DKEYS[i].key) == 0)
                     *(double *)(void *)((char *)m + DKEYS[i].off) = v;
+            if (strcmp(key, "jain_index") == 0)
+                m->jain_index = v;
+            if (!tenant_num(m, key, v)) {
+                ms_diag_set(diag, name, 0, key, "%g is not a count", v);
+                free(buf);
+                return MS_EPARSE;
+            }
             for (i = 0; i < sizeof(LKEYS) / sizeof(LKEYS[0]); i++) {
                 if (strcmp(key, LKEYS[i].key) != 0)
                     continue;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "migsched/number.h"
+#include "migsched/options.h"
 #include "research/zoo_int.h"
 
 static const char *const DEFAULT_VARIANTS =
@@ -17,11 +19,8 @@ void ms_zoo_cfg_defaults(ms_zoo_cfg_t *cfg)
     cfg->seeds = 10;
     cfg->seed0 = 1;
     cfg->jobs_scale = 1.0;
-    cfg->beta = 0.05;
-    cfg->create_s = 2.0;
-    cfg->migrate_s = 10.0;
-    cfg->queue = MS_QUEUE_EASY;
-    cfg->backfill_bound_s = 3600.0;
+    /* beta 0.05, creation 2 s, migration 10 s, EASY after 3600 s */
+    ms_sim_cfg_defaults(&cfg->sim);
 }
 
 /* Copy token i of a comma list into buf; false past the end or if too long. */
@@ -64,81 +63,100 @@ static bool in_list(const char *list, const char *name)
     return false;
 }
 
+/* A variant's short forms: alias[=value] is name=value, or name=fixed. */
+typedef struct alias {
+    const char *alias, *name, *fixed;
+} alias_t;
+
+static const alias_t ALIASES[] = {
+    { "nomig", "no-migration", NULL }, { "nobal", "no-balance", NULL },
+    { "fifo", "queue", "fifo" }, { "easy", "queue", "easy" },
+    { "backfill", "queue", "backfill" }, { "t", "lb-threshold", NULL },
+    { "mig", "migrate-s", NULL }, { "roomq", "room-queue-max", NULL },
+    { "bound", "backfill-bound", NULL }, { "aging", "aging-rate", NULL },
+    { "esterr", "estimate-error", NULL },
+};
+
+/* One "/" option of a variant, through the option table. */
+static ms_status_t variant_opt(ms_sim_cfg_t *sc, char *opt, ms_diag_t *d)
+{
+    ms_opt_target_t t = ms_opt_target_sim(sc);
+    char *eq = strchr(opt, '=');
+    const char *name = opt, *value = NULL;
+    size_t i;
+
+    if (eq != NULL) {
+        *eq = '\0';
+        value = eq + 1;
+    }
+    for (i = 0; i < sizeof(ALIASES) / sizeof(ALIASES[0]); i++)
+        if (strcmp(opt, ALIASES[i].alias) == 0) {
+            name = ALIASES[i].name;
+            if (ALIASES[i].fixed != NULL) {
+                if (value != NULL)
+                    break;   /* "fifo=x": not a form */
+                value = ALIASES[i].fixed;
+            } else if ((value == NULL) != (strncmp(name, "no-", 3) == 0)) {
+                break;       /* "t" without a value, "nomig=x" */
+            }
+            return ms_opt_set(&t, name, value, d);
+        }
+    if (i < sizeof(ALIASES) / sizeof(ALIASES[0])) {
+        ms_diag_set(d, NULL, 0, opt, "%s", ALIASES[i].fixed != NULL || value != NULL
+                                                ? "takes no value" : "needs a value");
+        return MS_EINVAL;
+    }
+    return ms_opt_set(&t, name, value, d);
+}
+
 /* "fa+/t=0.2/nomig" -> a variant. */
 static ms_status_t parse_variant(const char *label, const ms_zoo_cfg_t *zc, ms__zoo_var_t *v,
                                  ms_diag_t *diag)
 {
     char buf[MS__ZOO_LABEL], *p, *slash;
     size_t len = strlen(label);
+    ms_diag_t d;
 
+    ms_diag_clear(&d);
     if (len == 0 || len >= sizeof(buf))
         goto bad;
     memcpy(v->label, label, len + 1);
     memcpy(buf, label, len + 1);
-    ms_policy_cfg_defaults(&v->pcfg);
-    v->migrate_s = zc->migrate_s;
-    v->queue = zc->queue;
-    v->backfill_bound_s = zc->backfill_bound_s;
-    v->aging_rate = zc->aging_rate;
-    v->estimate_error = zc->estimate_error;
+    v->sc = zc->sim;
     if ((slash = strchr(buf, '/')) != NULL)
         *slash = '\0';
-    if ((v->pol = ms_policy_find(buf)) == NULL)
+    if ((v->sc.sched.policy = ms_policy_find(buf)) == NULL)
         goto bad;
     for (p = slash; p != NULL; p = slash) {
-        char *opt = p + 1, *end;
+        char *opt = p + 1;
+
         if ((slash = strchr(opt, '/')) != NULL)
             *slash = '\0';
-        if (strcmp(opt, "nomig") == 0) {
-            v->pcfg.migration = false;
-        } else if (strcmp(opt, "nobal") == 0) {
-            v->pcfg.balance = false;
-        } else if (strcmp(opt, "fifo") == 0) {
-            v->queue = MS_QUEUE_FIFO;
-        } else if (strcmp(opt, "easy") == 0) {
-            v->queue = MS_QUEUE_EASY;
-        } else if (strcmp(opt, "backfill") == 0) {
-            v->queue = MS_QUEUE_BACKFILL;
-        } else if (strcmp(opt, "bound=inf") == 0) {
-            v->backfill_bound_s = INFINITY;
-        } else if (strncmp(opt, "bound=", 6) == 0) {
-            v->backfill_bound_s = strtod(opt + 6, &end);
-            if (end == opt + 6 || *end != '\0' || !(v->backfill_bound_s >= 0.0) ||
-                v->backfill_bound_s > 1e12)
+        if (strncmp(opt, "node=", 5) == 0) {
+            /* the zoo's own: the cluster cut into nodes of N GPUs (the
+             * policies that see nodes: node-profile's layouts, gangs) on
+             * the same traces */
+            int64_t n;
+
+            if (ms_number_int(opt + 5, 1, 1024, &n) != MS_OK) {
+                ms_diag_set(&d, NULL, 0, "node", "'%.40s' is not an integer in [1, 1024]",
+                            opt + 5);
                 goto bad;
-        } else if (strncmp(opt, "aging=", 6) == 0) {
-            v->aging_rate = strtod(opt + 6, &end);
-            if (end == opt + 6 || *end != '\0' || !(v->aging_rate >= 0.0) || v->aging_rate > 1e6)
-                goto bad;
-        } else if (strncmp(opt, "esterr=", 7) == 0) {
-            v->estimate_error = strtod(opt + 7, &end);
-            if (end == opt + 7 || *end != '\0' || !(v->estimate_error >= 0.0) ||
-                v->estimate_error > 3.0)
-                goto bad;
-        } else if (strncmp(opt, "t=", 2) == 0) {
-            v->pcfg.lb_threshold = strtod(opt + 2, &end);
-            if (end == opt + 2 || *end != '\0' || !(v->pcfg.lb_threshold >= 0.0) ||
-                v->pcfg.lb_threshold > 1.0)
-                goto bad;
-        } else if (strncmp(opt, "roomq=", 6) == 0) {
-            /* the policy option's own parser and range */
-            if (ms_policy_cfg_set(&v->pcfg, "room-queue-max", opt + 6, NULL) != MS_OK)
-                goto bad;
-        } else if (strncmp(opt, "mig=", 4) == 0) {
-            v->migrate_s = strtod(opt + 4, &end);
-            if (end == opt + 4 || *end != '\0' || !(v->migrate_s >= 0.0) || v->migrate_s > 1e6)
-                goto bad;
-        } else {
+            }
+            v->gpus_per_node = (int)n;
+        } else if (variant_opt(&v->sc, opt, &d) != MS_OK) {
             goto bad;
         }
     }
-    v->pcfg.migrate_cost_s = v->migrate_s;
-    v->pcfg.interference_beta = zc->beta;
     return MS_OK;
 bad:
-    ms_diag_set(diag, "--variants", 0, "variant",
-                "bad variant '%s' (policy[/nomig|/nobal|/fifo|/easy|/backfill|/t=X|/mig=S|"
-                "/roomq=N|/bound=S|/aging=R|/esterr=E]...)", label);
+    if (d.msg[0] != '\0')
+        ms_diag_set(diag, "--variants", 0, "variant", "bad variant '%s': %.60s: %.150s", label,
+                    d.field, d.msg);
+    else
+        ms_diag_set(diag, "--variants", 0, "variant",
+                    "bad variant '%s' (policy[/nomig|/nobal|/fifo|/easy|/backfill|/t=X|/mig=S|"
+                    "/roomq=N|/node=N|/bound=S|/aging=R|/esterr=E|/NAME=VALUE]...)", label);
     return MS_EINVAL;
 }
 
@@ -195,6 +213,41 @@ int ms_zoo_find_variant(const ms_zoo_t *z, const char *label)
     return -1;
 }
 
+/* A tenant workload's tenants, declared as --tenant would (weight,
+ * guarantee). */
+static ms_status_t declare_tenants(ms_sim_cfg_t *sc, const ms_zoo_workload_t *w, ms_diag_t *diag)
+{
+    ms_opt_target_t tg = ms_opt_target_sim(sc);
+    ms_status_t st;
+    int k;
+
+    for (k = 0; k < w->ntenants; k++) {
+        char buf[160];
+
+        snprintf(buf, sizeof(buf), "%s:weight=%.17g,guarantee=%ld", w->tenants[k].name,
+                 w->tenants[k].weight, w->tenants[k].guarantee);
+        if ((st = ms_opt_set(&tg, "tenant", buf, diag)) != MS_OK)
+            return st;
+    }
+    return MS_OK;
+}
+
+/* The tenant metrics of a run (0 without tenants). */
+static void tenant_vals(const ms_metrics_t *m, const ms_zoo_workload_t *w, double *val)
+{
+    int k;
+
+    val[MS_ZOO_JAIN] = val[MS_ZOO_T1SHARE] = val[MS_ZOO_T1P99] = 0.0;
+    if (w->ntenants <= 0)
+        return;
+    val[MS_ZOO_JAIN] = m->jain_index;
+    for (k = 0; k < m->ntenants; k++)
+        if (strcmp(m->tenants[k].name, w->tenants[0].name) == 0) {
+            val[MS_ZOO_T1SHARE] = m->tenants[k].contended_share;
+            val[MS_ZOO_T1P99] = m->tenants[k].p99_wait_s;
+        }
+}
+
 static ms_status_t run_one(const ms_zoo_t *z, const ms__zoo_var_t *v, const ms_zoo_workload_t *w,
                            const ms_trace_t *tr, uint64_t seed, double *val, ms_diag_t *diag)
 {
@@ -202,20 +255,11 @@ static ms_status_t run_one(const ms_zoo_t *z, const ms__zoo_var_t *v, const ms_z
     ms_metrics_t m;
     ms_status_t st;
 
-    ms_sim_cfg_defaults(&sc);
-    sc.policy = v->pol;
-    sc.pcfg = v->pcfg;
+    sc = v->sc;
     sc.ngpus = w->ngpus;
-    sc.gpus_per_node = w->gpus_per_node;
-    sc.queue = v->queue;
-    sc.backfill_bound_s = v->backfill_bound_s;
-    sc.aging_rate = v->aging_rate;
-    sc.estimate_error = v->estimate_error;
+    sc.gpus_per_node = v->gpus_per_node > 0 ? v->gpus_per_node : w->gpus_per_node;
     sc.estimate_seed = seed;
-    sc.beta = z->cfg.beta;
-    sc.create_s = z->cfg.create_s;
-    sc.migrate_s = v->migrate_s;
-    if ((st = ms_sim_run(&sc, tr, &m, diag)) != MS_OK)
+    if ((st = declare_tenants(&sc, w, diag)) != MS_OK || (st = ms_sim_run(&sc, tr, &m, diag)) != MS_OK)
         return st;
     val[MS_ZOO_MAKESPAN] = m.makespan_s;
     val[MS_ZOO_WAIT] = m.mean_wait_s;
@@ -225,6 +269,7 @@ static ms_status_t run_one(const ms_zoo_t *z, const ms__zoo_var_t *v, const ms_z
     val[MS_ZOO_MIGR] = (double)m.migrations;
     val[MS_ZOO_LB] = m.lower_bound_s;
     val[MS_ZOO_GAP] = m.lower_bound_s > 0.0 ? 100.0 * (m.makespan_s / m.lower_bound_s - 1.0) : 0.0;
+    tenant_vals(&m, w, val);
     /* a run that leaves jobs stuck is not comparable: make it visible */
     if (m.jobs_completed + m.jobs_rejected < m.jobs_total)
         val[MS_ZOO_MAKESPAN] = val[MS_ZOO_JCT] = INFINITY;
@@ -265,7 +310,9 @@ ms_status_t ms_zoo_run(const ms_zoo_cfg_t *cfg, ms_zoo_t **out, ms_diag_t *diag)
         goto fail;
     }
     for (i = 0; i < nall; i++)
-        if (only == NULL || in_list(only, all[i].name)) {
+        /* the tenant workloads only when named: the default set stays
+         * the thirteen whose results docs/zoo.md gives */
+        if (only == NULL ? all[i].ntenants == 0 : in_list(only, all[i].name)) {
             z->wl[z->nw] = all[i];
             z->wl[z->nw].jobs = (size_t)ceil((double)all[i].jobs * z->cfg.jobs_scale);
             if (z->wl[z->nw].jobs < 8)

@@ -8,11 +8,8 @@
 
 typedef struct ms__zoo_var {
     char label[MS__ZOO_LABEL];
-    const ms_policy_ops_t *pol;
-    ms_policy_cfg_t pcfg;
-    double migrate_s;
-    ms_queue_mode_t queue;
-    double backfill_bound_s, aging_rate, estimate_error;
+    ms_sim_cfg_t sc;           /* the zoo's options with the variant's on top */
+    int gpus_per_node;         /* node=N; 0: the workload's own */
 } ms__zoo_var_t;
 
 struct ms_zoo {

@@ -9,7 +9,7 @@
 
 static const char *const METRIC[MS_ZOO_NMETRIC] = {
     "makespan_s", "mean_wait_s", "p99_wait_s", "mean_jct_s", "mean_exec_s",
-    "migrations", "gap_pct", "lower_bound_s"
+    "migrations", "gap_pct", "lower_bound_s", "jain", "t1_share", "t1_p99_wait_s"
 };
 static const char *const BASELINES[] = { "first-fit", "best-fit", "fgd", "mfi" };
 
@@ -208,16 +208,18 @@ static ms_status_t write_md(const ms_zoo_t *z, const char *dir, ms_diag_t *diag)
                "(Student t) over seeds; relative figures are paired per seed. "
                "Baselines: first-fit, best-fit, fgd, mfi.\n\n",
             z->nw, z->nv, z->seeds, (unsigned long long)z->cfg.seed0,
-            (unsigned long long)(z->cfg.seed0 + (uint64_t)z->seeds - 1), z->cfg.beta,
-            z->cfg.create_s, z->cfg.migrate_s,
-            ms_queue_mode_name(z->cfg.queue));
+            (unsigned long long)(z->cfg.seed0 + (uint64_t)z->seeds - 1), z->cfg.sim.beta,
+            z->cfg.sim.create_s, z->cfg.sim.migrate_s,
+            ms_queue_mode_name(z->cfg.sim.sched.queue));
     fprintf(f, "## Workloads\n\n| workload | model | GPUs | load | jobs | mix | durations | "
                "arrivals |\n|---|---|---:|---:|---:|---|---|---|\n");
     for (w = 0; w < z->nw; w++) {
         const ms_zoo_workload_t *x = &z->wl[w];
         fprintf(f, "| %s | %s | %d | %.1f | %zu | %s | ", x->name, x->model, x->ngpus, x->load,
-                x->jobs, x->mix);
-        if (x->p_long > 0.0)
+                x->jobs, x->ntenants > 0 ? x->what : x->mix);
+        if (x->ntenants > 0)
+            fprintf(f, "per tenant (docs/zoo.md) | ");
+        else if (x->p_long > 0.0)
             fprintf(f, "lognormal %.0f s / %.0f s (p %.2f), sigma %.1f | ", x->short_s, x->long_s,
                     x->p_long, x->sigma);
         else

@@ -62,6 +62,58 @@ bool ms__sched_moves_allowed(const ms_sched_t *s, const ms_plan_t *p, double now
     return true;
 }
 
+ms_status_t ms__sched_cluster_op(ms_sched_t *s, int gi, const ms_op_t *op, bool consume)
+{
+    ms__grp_t *gr = &s->grp[gi];
+    ms_status_t st;
+
+    if ((st = ms_cluster_apply_op(gr->c, op)) != MS_OK)
+        return st;
+    gr->any_at = ++s->stamp;
+    if (!consume)
+        gr->free_at = s->stamp;
+    ms__resv_touch(s, gi, op->gpu);
+    if (op->kind == MS_OP_MOVE && op->from_gpu != op->gpu)
+        ms__resv_touch(s, gi, op->from_gpu);
+    return MS_OK;
+}
+
+void ms__sched_pol_seen(ms_sched_t *s, int gi)
+{
+    ms__grp_t *gr = &s->grp[gi];
+    uint64_t v;
+
+    if (gr->pol->version == NULL)
+        return;
+    v = gr->pol->version(gr->self);
+    if (v != gr->pol_ver) {
+        gr->pol_ver = v;
+        gr->pol_at = ++s->stamp;
+    }
+}
+
+/* Can op i of s->plan (of kind `kind`) only take capacity away? A
+ * placement's START, and a CREATE that the same placement starts a job on.
+ * Everything else (a STOP, a DESTROY, a MOVE, a GI made by another kind of
+ * plan: a layout, a make_room) may let a blocked job start. */
+static bool consumes(const ms_sched_t *s, ms_plan_kind_t kind, int i)
+{
+    const ms_op_t *op = &s->plan.ops[i];
+    int k;
+
+    if (kind != MS_PK_PLACE)
+        return false;
+    if (op->kind == MS_OP_START)
+        return true;
+    if (op->kind != MS_OP_CREATE)
+        return false;
+    for (k = i + 1; k < s->plan.n; k++)
+        if (s->plan.ops[k].kind == MS_OP_START && s->plan.ops[k].gpu == op->gpu &&
+            s->plan.ops[k].start == op->start)
+            return true;
+    return false;
+}
+
 ms_status_t ms__sched_grow_gops(ms_sched_t *s, int n)
 {
     ms_sched_op_t *v;
@@ -151,7 +203,7 @@ static ms_status_t apply_one(ms_sched_t *s, int gi, ms_plan_kind_t kind, int i,
     *fresh = 0;
     if ((st = check_op(s, gi, kind, i, op, now, &k)) != MS_OK)
         return st;
-    if (ms_cluster_apply_op(c, op) != MS_OK)
+    if (ms__sched_cluster_op(s, gi, op, consumes(s, kind, i)) != MS_OK)
         return bad_op(s, gi, kind, i, op, now,
                       "the cluster refused it (overlap, illegal start, busy or missing instance)");
     j = op->job >= 0 && op->job < s->njobs ? &s->jobs[op->job] : NULL;
@@ -185,6 +237,7 @@ static ms_status_t apply_one(ms_sched_t *s, int gi, ms_plan_kind_t kind, int i,
             j->group = (int16_t)gi;
             j->ninst = 0;
             s->st.running++;
+            ms__tenant_charge(s, op->job, gi);
         }
         in = &ms__sched_insts(j)[j->ninst++];
         j->placed_t = now;
@@ -293,6 +346,7 @@ ms_status_t ms__sched_run_plan(ms_sched_t *s, int gi, ms_plan_kind_t kind, doubl
             }
         }
     }
+    ms__fence_after_plan(s, gi, now);   /* what the plan freed on a fenced GPU */
     if (s->cfg.exec.plan == NULL || s->plan.n == 0)
         return MS_OK;
     gp.kind = kind;
@@ -346,6 +400,7 @@ ms_status_t ms__sched_release(ms_sched_t *s, int32_t slot, ms_job_state_t final,
     }
     j->state = (uint8_t)final;
     j->end_t = now;
+    ms__tenant_uncharge(s, slot, now - j->start_t);
     if (reserved) {
         /* nothing was executed: undo the view quietly. Every release of a
          * hold (cancel, expiry, a failed reserve) leaves the expiry list

@@ -25,9 +25,10 @@
  * places whenever a legal start is free starts the head no later than it
  * (tests/sched/test_queue.c checks it over random traces).
  *
- * Cost: O(GPUs of the head's candidate groups x instances) once per pass in
- * which the head does not fit and another job wants to pass it; the
- * per-placement test is O(ops x reserved GPUs).
+ * Cost: this scan is O(GPUs of the head's candidate groups x instances); the
+ * scheduler keeps the same answer incrementally (resv.c) and scans only for
+ * a head constrained to one node (O(its GPUs)) and in the tests, which
+ * compare the two. The per-placement test is O(ops x reserved GPUs).
  */
 #include <math.h>
 #include <string.h>
@@ -78,9 +79,14 @@ static void sort_pairs(double *e, uint16_t *m, int n)
 }
 
 /* When profile k fits on local GPU l of group gr; *mask: the slices then;
- * INFINITY if never under the GPU's kept GIs. */
-static double gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int k, double now,
-                          uint16_t *mask)
+ * INFINITY if never under the GPU's kept GIs. With now = -INFINITY, every
+ * running job ends at start + estimate and "fits at once" is -INFINITY:
+ * the answer at a real now is then max(now, that), because only the order
+ * of the ends matters and max(now, .) keeps it (resv.c relies on it; the
+ * slices at a time <= now are not, since the jobs past their estimate end
+ * together at now: resv.c recomputes the chosen GPU at the real now). */
+static double gpu_free_at_ref(const ms_sched_t *s, const ms__grp_t *gr, int l, int k, double now,
+                              uint16_t *mask)
 {
     const ms_gpu_t *gpu = &gr->c->gpus[l];
     double e[MS_MAX_INST], best = INFINITY;
@@ -146,8 +152,78 @@ static double gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int k
     return n > 0 ? e[n - 1] : now;
 }
 
+/* The first legal start of profile k free in occ, from the group's table;
+ * -1 if none. */
+static inline int first_free(const ms__grp_t *gr, int k, uint16_t occ)
+{
+    int i;
+
+    for (i = 0; i < gr->nstarts[k]; i++)
+        if ((gr->smask[k][i] & occ) == 0)
+            return i;
+    return -1;
+}
+
+/* gpu_free_at_ref's answer, bit for bit, with the masks from the group's
+ * table and the occupancy of the instances after each one as suffix ORs
+ * (O(n) instead of O(n^2) and no call per start): the trackers evaluate a
+ * GPU at every change of it (resv.c); the scan, the tests' oracle, keeps
+ * the plain version. */
+double ms__easy_gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int k, double now,
+                            uint16_t *mask)
+{
+    const ms_gpu_t *gpu = &gr->c->gpus[l];
+    double e[MS_MAX_INST], best = INFINITY;
+    uint16_t m[MS_MAX_INST], suf[MS_MAX_INST + 1], occ = 0, perm = 0;
+    int n = 0, i, st;
+
+    if (gr->c->share != MS_SHARE_MIG)
+        return gpu_free_at_ref(s, gr, l, k, now, mask);
+    for (i = 0; i < gpu->ninst; i++) {
+        const ms_inst_t *in = &gpu->inst[i];
+        uint16_t im = in->start >= 0 ? gr->pmask[in->prof][in->start] : 0;
+
+        if (in->start >= 0 && (gr->persist[l] >> in->start & 1u)) {
+            double t = in->job >= 0 ? job_end(s, in->job, now) : now;
+
+            perm = (uint16_t)(perm | im);
+            if (in->prof == k && t < best) {
+                best = t;
+                *mask = im;
+            }
+            continue;
+        }
+        if (in->job < 0)
+            continue;
+        e[n] = job_end(s, in->job, now);
+        m[n] = im;
+        occ = (uint16_t)(occ | im);
+        n++;
+    }
+    sort_pairs(e, m, n);
+    if ((st = first_free(gr, k, (uint16_t)(occ | perm))) >= 0) {
+        *mask = gr->smask[k][st];
+        return now;
+    }
+    suf[n] = perm;
+    for (i = n - 1; i >= 0; i--)
+        suf[i] = (uint16_t)(suf[i + 1] | m[i]);
+    for (i = 0; i < n && !(e[i] >= best); i++) {
+        if (i + 1 < n && e[i + 1] == e[i])
+            continue;
+        if ((st = first_free(gr, k, suf[i + 1])) >= 0) {
+            *mask = gr->smask[k][st];
+            return e[i];
+        }
+    }
+    if (best < INFINITY || perm != 0)
+        return best;
+    *mask = 0xffffu;
+    return n > 0 ? e[n - 1] : now;
+}
+
 /* When local GPU l of gr runs nothing. */
-static double gpu_empty_at(const ms_sched_t *s, const ms__grp_t *gr, int l, double now)
+double ms__easy_gpu_empty_at(const ms_sched_t *s, const ms__grp_t *gr, int l, double now)
 {
     const ms_gpu_t *gpu = &gr->c->gpus[l];
     double t = now;
@@ -182,8 +258,8 @@ static void dsort(double *a, int32_t *b, int n)
 
 /* A gang on local node nd of group gi: when gang of its GPUs are empty.
  * Fills the reservation if it is earlier than *best. */
-static void gang_node(ms_sched_t *s, int gi, int nd, int gang, double now, double *best,
-                      int32_t *gbuf)
+void ms__easy_gang_node(ms_sched_t *s, int gi, int nd, int gang, double now, double *best,
+                        int32_t *gbuf)
 {
     const ms__grp_t *gr = &s->grp[gi];
     int first = nd * gr->gpn, n = gr->ngpus - first, i;
@@ -192,8 +268,9 @@ static void gang_node(ms_sched_t *s, int gi, int nd, int gang, double now, doubl
         n = gr->gpn;
     if (n < gang)
         return;
+    s->st.resv_evals++;
     for (i = 0; i < n; i++) {
-        s->easy_tmp[i] = gpu_empty_at(s, gr, first + i, now);
+        s->easy_tmp[i] = ms__easy_gpu_empty_at(s, gr, first + i, now);
         gbuf[i] = gr->l2g[first + i];
     }
     dsort(s->easy_tmp, gbuf, n);
@@ -208,7 +285,7 @@ static void gang_node(ms_sched_t *s, int gi, int nd, int gang, double now, doubl
 }
 
 /* Room for a node's GPUs in the reservation's arrays. */
-static ms_status_t easy_grow(ms_sched_t *s, int n)
+ms_status_t ms__easy_grow(ms_sched_t *s, int n)
 {
     int32_t *g;
     uint16_t *m;
@@ -240,8 +317,9 @@ static void scan_gpus(ms_sched_t *s, int gi, int lo, int hi, int k, double now, 
 
     for (l = lo; l < hi && *best > now; l++) {
         uint16_t mask = 0xffffu;
-        double t = gpu_free_at(s, gr, l, k, now, &mask);
+        double t = gpu_free_at_ref(s, gr, l, k, now, &mask);
 
+        s->st.resv_evals++;
         if (t < *best) {
             *best = t;
             s->easy_n = 1;
@@ -251,7 +329,7 @@ static void scan_gpus(ms_sched_t *s, int gi, int lo, int hi, int k, double now, 
     }
 }
 
-ms_status_t ms__easy_reserve(ms_sched_t *s, int32_t head, double now)
+ms_status_t ms__easy_reserve_scan(ms_sched_t *s, int32_t head, double now)
 {
     const ms__job_t *j = &s->jobs[head];
     const ms__cls_t *c = &s->cls[j->cls];
@@ -261,10 +339,11 @@ ms_status_t ms__easy_reserve(ms_sched_t *s, int32_t head, double now)
 
     s->easy_head = -1;
     s->easy_n = 0;
+    s->rc_head = -1;   /* s->easy_* is no longer resv.c's last answer */
     for (i = 0; i < s->ngroups; i++)
         if (s->grp[i].gpn > need)
             need = s->grp[i].gpn;
-    if ((st = easy_grow(s, need)) != MS_OK)
+    if ((st = ms__easy_grow(s, need)) != MS_OK)
         return st;
     if (c->node >= 0) {
         int gi = s->node_grp[c->node];
@@ -274,7 +353,7 @@ ms_status_t ms__easy_reserve(ms_sched_t *s, int32_t head, double now)
         if (c->prof[gi] < 0)
             return MS_OK;
         if (j->gang > 1)
-            gang_node(s, gi, l0 / s->grp[gi].gpn, j->gang, now, &best, s->easy_gpu + s->easy_cap);
+            ms__easy_gang_node(s, gi, l0 / s->grp[gi].gpn, j->gang, now, &best, s->easy_gpu + s->easy_cap);
         else
             scan_gpus(s, gi, l0, l0 + n, c->prof[gi], now, &best);
     } else {
@@ -284,7 +363,7 @@ ms_status_t ms__easy_reserve(ms_sched_t *s, int32_t head, double now)
 
             if (j->gang > 1) {
                 for (nd = 0; nd < gr->nnodes; nd++)
-                    gang_node(s, gi, nd, j->gang, now, &best, s->easy_gpu + s->easy_cap);
+                    ms__easy_gang_node(s, gi, nd, j->gang, now, &best, s->easy_gpu + s->easy_cap);
             } else {
                 scan_gpus(s, gi, 0, gr->ngpus, c->prof[gi], now, &best);
             }
@@ -308,7 +387,7 @@ static bool hits(const ms_sched_t *s, int32_t gpu, uint16_t mask)
     return false;
 }
 
-static bool ends_in_time(const ms_sched_t *s, int32_t slot, double now)
+bool ms__easy_ends_in_time(const ms_sched_t *s, int32_t slot, double now)
 {
     /* a small tolerance: a job whose estimate ends exactly at the
      * reservation is harmless (completions come before starts) */
@@ -320,7 +399,7 @@ bool ms__easy_plan_ok(const ms_sched_t *s, int32_t slot, int gi, double now)
     const ms__grp_t *gr = &s->grp[gi];
     int i;
 
-    if (s->easy_head < 0 || slot == s->easy_head || ends_in_time(s, slot, now))
+    if (s->easy_head < 0 || slot == s->easy_head || ms__easy_ends_in_time(s, slot, now))
         return true;
     for (i = 0; i < s->plan.n; i++) {
         const ms_op_t *op = &s->plan.ops[i];
@@ -344,7 +423,7 @@ bool ms__easy_node_ok(const ms_sched_t *s, int32_t slot, int32_t node, double no
     int i;
     int32_t lo = s->node_first[node], hi = lo + s->nodes[node].ngpus;
 
-    if (s->easy_head < 0 || slot == s->easy_head || ends_in_time(s, slot, now))
+    if (s->easy_head < 0 || slot == s->easy_head || ms__easy_ends_in_time(s, slot, now))
         return true;
     for (i = 0; i < s->easy_n; i++)
         if (s->easy_gpu[i] >= lo && s->easy_gpu[i] < hi)

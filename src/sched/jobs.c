@@ -82,6 +82,7 @@ void ms__sched_job_release(ms_sched_t *s, int32_t slot)
 {
     ms__job_t *j = &s->jobs[slot];
 
+    ms__tenant_uncharge(s, slot, -1.0);   /* a job dropped half placed gives its charge back */
     if (j->id != NULL) {
         ms__idmap_del(&s->ids, slot);
         ms__sfree(s, j->id);
@@ -106,6 +107,11 @@ void ms__sched_job_release(ms_sched_t *s, int32_t slot)
     s->free_slots[s->nfree++] = slot;
 }
 
+int32_t ms_sched_next_slot(const ms_sched_t *s)
+{
+    return s->nfree > 0 ? s->free_slots[s->nfree - 1] : s->njobs;
+}
+
 ms_status_t ms_sched_forget(ms_sched_t *s, int32_t slot)
 {
     uint8_t st;
@@ -119,129 +125,16 @@ ms_status_t ms_sched_forget(ms_sched_t *s, int32_t slot)
     return MS_OK;
 }
 
-/* --- resolution --------------------------------------------------------- */
+/* --- classes ------------------------------------------------------------ */
 
 static double prof_mem_gb(const ms_geom_t *g, int k)
 {
     return ms_geom_profile_mem_gb(g, k);
 }
 
-/* "3g" -> 3, "3g.20gb" -> 3 and 20; false for anything else. */
-static bool parse_profile_name(const char *name, int *cs, double *mem)
-{
-    const char *p = name;
-    int c = 0;
-    double m = 0.0;
-
-    while (*p >= '0' && *p <= '9' && c < 1000)
-        c = c * 10 + (*p++ - '0');
-    if (p == name || *p++ != 'g' || c == 0)
-        return false;
-    *cs = c;
-    *mem = 0.0;
-    if (*p == '\0')
-        return true;
-    if (*p++ != '.')
-        return false;
-    if (!(*p >= '0' && *p <= '9'))
-        return false;
-    while (*p >= '0' && *p <= '9' && m < 1e6)
-        m = m * 10.0 + (*p++ - '0');
-    if (strcmp(p, "gb") != 0)
-        return false;
-    *mem = m;
-    return true;
-}
-
-static int resolve_on(const ms_sched_req_t *req, const ms_geom_t *g)
-{
-    int C = ms_geom_compute(g), k;
-
-    if (req->prof_geom != NULL) {
-        const ms_geom_t *pg = req->prof_geom;
-        const ms_profile_t *p;
-        int cs;
-
-        if (pg == g)
-            return req->prof;
-        if (ms_geom_model(pg) == ms_geom_model(g)) {
-            k = ms_geom_profile_find(g, ms_geom_profile(pg, req->prof)->name);
-            if (k >= 0)
-                return k;
-        }
-        p = ms_geom_profile(pg, req->prof);
-        cs = (int)ceil((double)p->cslices * C / ms_geom_compute(pg) - 1e-9);
-        return ms_geom_smallest_fit(g, prof_mem_gb(pg, req->prof), cs < 1 ? 1 : cs);
-    }
-    if (req->profile != NULL) {
-        int cs;
-        double mem;
-
-        if ((k = ms_geom_profile_find(g, req->profile)) >= 0)
-            return k;
-        if (!parse_profile_name(req->profile, &cs, &mem))
-            return -1;
-        if (mem > 0.0) {
-            /* a product name of another model: its memory and compute share */
-            double share = 7.0;
-            const ms_model_t *mine = ms_geom_model(g);
-            int i, nm;
-            const ms_model_t *ms = ms_models(&nm);
-
-            for (i = 0; i < nm; i++)
-                if (&ms[i] != mine && ms_model_profile_find(&ms[i], req->profile) >= 0) {
-                    share = ms[i].compute_slices;
-                    break;
-                }
-            cs = (int)ceil((double)cs * C / share - 1e-9);
-            return ms_geom_smallest_fit(g, mem, cs < 1 ? 1 : cs);
-        }
-        return ms_geom_smallest_fit(g, 0.0, cs);
-    }
-    return ms_geom_smallest_fit(g, req->mem_gb, req->cslices > 0 ? req->cslices : 1);
-}
-
-static bool req_valid(const ms_sched_req_t *req, ms_diag_t *diag)
-{
-    int n = (req->profile != NULL) + (req->mem_gb != 0.0) + (req->prof_geom != NULL);
-    const char *why = NULL, *field = "profile";
-
-    if (n != 1) {
-        why = "give exactly one of profile and mem_gb";
-    } else if (req->prof_geom != NULL &&
-               (req->prof < 0 || req->prof >= ms_geom_nprofiles(req->prof_geom))) {
-        why = "profile index out of range";
-    } else if (req->mem_gb != 0.0 && !(req->mem_gb > 0.0 && req->mem_gb <= 1e6)) {
-        field = "mem_gb";
-        why = "must be a number in (0, 1e6]";
-    } else if (req->cslices < 0 || req->cslices > 64) {
-        field = "cslices";
-        why = "must be 0..64";
-    } else if (req->gang < 0 || req->gang > 1024) {
-        field = "gang";
-        why = "must be 1..1024";
-    } else if (!(req->estimate_s >= 0.0 && req->estimate_s <= 1e12)) {
-        field = "estimate_s";
-        why = "must be a number in [0, 1e12]";
-    } else if (!(req->duration_s >= 0.0 && req->duration_s <= 1e15)) {
-        field = "duration_s";
-        why = "must be a number in [0, 1e15]";
-    } else if (!(req->waited_s >= 0.0 && req->waited_s <= 1e12)) {
-        field = "waited_s";
-        why = "must be a number in [0, 1e12]";
-    } else if ((unsigned)req->isolation > MS_ISO_MIG) {
-        field = "isolation";
-        why = "must be any or mig";
-    }
-    if (why == NULL)
-        return true;
-    ms_diag_set(diag, NULL, 0, field, "%s", why);
-    return false;
-}
-
 static bool cls_same(const ms__cls_t *a, const ms__cls_t *b, int ngroups)
 {
-    return a->gang == b->gang && a->node == b->node &&
+    return a->gang == b->gang && a->node == b->node && a->tenant == b->tenant &&
            memcmp(a->prof, b->prof, (size_t)ngroups) == 0;
 }
 
@@ -284,46 +177,17 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
                               ms_diag_t *diag)
 {
     ms__cls_t c;
-    const ms_model_t *want = NULL;
-    int k, node = -1, gang = req->gang > 1 ? req->gang : 1, any = 0;
+    int k, node = -1;
+    ms_status_t st;
 
-    if (!req_valid(req, diag))
-        return MS_EINVAL;
-    if (req->model != NULL && (want = ms_model_find(req->model)) == NULL) {
-        ms_diag_set(diag, NULL, 0, "model", "unknown GPU model '%s'", req->model);
-        return MS_EINVAL;
-    }
-    if (req->node != NULL && (node = ms_sched_node_find(s, req->node)) < 0) {
-        ms_diag_set(diag, NULL, 0, "node", "no node named '%s'", req->node);
-        return MS_EINVAL;
-    }
     memset(&c, 0, sizeof(c));
-    c.gang = gang > 1;
+    if ((st = ms__sched_resolve_profiles(s, req, c.prof, &node, diag)) != MS_OK)
+        return st;
+    if ((st = ms__tenant_of_req(s, req, &c.tenant, diag)) != MS_OK)
+        return st;
+    c.gang = req->gang > 1;
     c.node = node;
     c.qhead = c.qtail = -1;
-    for (k = 0; k < s->ngroups; k++) {
-        const ms__grp_t *g = &s->grp[k];
-        int p = -1;
-
-        c.prof[k] = -1;
-        if (want != NULL && ms_geom_model(g->geom) != want)
-            continue;
-        if (req->isolation == MS_ISO_MIG && g->c->share == MS_SHARE_TIMESLICE &&
-            g->mode != MS_NODE_WHOLE)
-            continue;   /* time-sliced (a timeslice node, or the timeslice policy) */
-        if (node >= 0 && s->node_grp[node] != k)
-            continue;
-        if (gang > g->gpn || gang > g->ngpus)
-            continue;
-        p = resolve_on(req, g->geom);
-        c.prof[k] = (int8_t)p;
-        any |= p >= 0;
-    }
-    if (!any) {
-        ms_diag_set(diag, NULL, 0, req->profile != NULL ? "profile" : "mem_gb",
-                    "no node of this cluster has a GPU that can host it");
-        return MS_ENOFIT;
-    }
     for (k = 0; k < s->ncls; k++)
         if (cls_same(&s->cls[k], &c, s->ngroups)) {
             *cls = k;
@@ -339,6 +203,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         s->capcls = cap;
     }
     cls_order(s, &c);
+    ms__tenant_cls_demand(s, &c);
     s->cls[s->ncls] = c;
     *cls = s->ncls++;
     return MS_OK;

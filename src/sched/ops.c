@@ -178,7 +178,7 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
         inv.kind = MS_OP_DESTROY;
         inv.gpu = g;
         inv.start = op->start;
-        if (ms_cluster_apply_op(gr->c, &inv) != MS_OK)
+        if (ms__sched_cluster_op(s, p->group, &inv, false) != MS_OK)
             return MS_ESTATE;
         gr->persist[g] = (uint16_t)(gr->persist[g] & ~(1u << op->start));
         return MS_OK;
@@ -187,7 +187,7 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
         inv.gpu = g;
         inv.start = op->start;
         inv.prof = op->prof;
-        if (ms_cluster_apply_op(gr->c, &inv) != MS_OK)
+        if (ms__sched_cluster_op(s, p->group, &inv, false) != MS_OK)
             return MS_ESTATE;
         if (p->from_prof_persist)
             gr->persist[g] = (uint16_t)(gr->persist[g] | (1u << op->start));
@@ -205,7 +205,7 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
             return MS_ESTATE;
         if ((in = job_inst(s, op->job, gr->l2g[g], op->start)) == NULL)
             return MS_OK;   /* it ended (or moved) meanwhile: nothing holds the GI */
-        if (ms_cluster_apply_op(gr->c, &inv) != MS_OK)
+        if (ms__sched_cluster_op(s, p->group, &inv, false) != MS_OK)
             return MS_ESTATE;
         all = ms__sched_insts(j);
         k = (int)(in - all);
@@ -214,6 +214,7 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
         if (j->ninst == 0 && (j->state == MS_JOB_STARTING || j->state == MS_JOB_RUNNING)) {
             j->group = -1;
             s->st.running--;
+            ms__tenant_uncharge(s, op->job, -1.0);
             ms__sched_enqueue(s, op->job);   /* its old place: the queue orders by seq */
         }
         return MS_OK;
@@ -229,7 +230,7 @@ static ms_status_t undo(ms_sched_t *s, const ms__pend_t *p)
         inv.prof = p->from_prof;
         inv.from_gpu = g;
         inv.from_start = op->start;
-        if (j == NULL || ms_cluster_apply_op(gr->c, &inv) != MS_OK)
+        if (j == NULL || ms__sched_cluster_op(s, p->group, &inv, false) != MS_OK)
             return MS_ESTATE;
         if ((in = job_inst(s, op->job, gr->l2g[g], op->start)) == NULL)
             return MS_ESTATE;
@@ -279,6 +280,7 @@ static ms_status_t requeue_partial(ms_sched_t *s, int32_t slot, double now)
     j->ninst = 0;
     j->group = -1;
     s->st.running--;
+    ms__tenant_uncharge(s, slot, -1.0);
     ms__sched_enqueue(s, slot);
     return MS_OK;
 }
@@ -327,15 +329,15 @@ static ms_status_t reissue_stops(ms_sched_t *s, size_t from, double now)
     return MS_OK;
 }
 
-ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
+/* The rollback of the pending op at index i (op_failed without its
+ * scheduling pass). */
+static ms_status_t roll_back(ms_sched_t *s, size_t i, double now)
 {
-    size_t i = find_pend(s, op_id), a, e, k;
+    size_t a, e, k;
     uint64_t plan;
     int gi;
     ms_status_t st = MS_OK;
 
-    if (i == (size_t)-1 || s->pend[i].done)
-        return MS_ENOENT;
     plan = s->pend[i].plan;
     gi = s->pend[i].group;
     for (a = i; a > 0 && s->pend[a - 1].plan == plan; a--)
@@ -388,6 +390,23 @@ ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
     }
     compact(s);
     if (s->plan.n > 0 && (st = ms__sched_run_plan(s, gi, MS_PK_ROLLBACK, now)) != MS_OK)
+        return st;
+    return MS_OK;
+}
+
+ms_status_t ms_sched_op_failed(ms_sched_t *s, uint64_t op_id, double now)
+{
+    size_t i = find_pend(s, op_id);
+    ms_status_t st;
+
+    if (i == (size_t)-1 || s->pend[i].done)
+        return MS_ENOENT;
+    /* the undo may need slices a fence took meanwhile (fence.c): lifted
+     * while the view is rolled back, put back before the pass */
+    ms__fence_lift_all(s);
+    st = roll_back(s, i, now);
+    ms__fence_put_all(s, now);
+    if (st != MS_OK)
         return st;
     return ms__sched_schedule(s, now);
 }

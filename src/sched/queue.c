@@ -15,11 +15,28 @@
  * head does not fit, each of its candidate groups' make_room may move jobs
  * (once per pass).
  *
+ * A pass costs O(what changed). A class whose head was offered and did not
+ * start is not offered again until something happened that could change
+ * the answer (worth_offering): its head changed; a candidate group freed
+ * capacity (an op other than a placement's CREATE and START: an end, a
+ * cancel, a move, a layout change, a rollback) or its policy reported a new
+ * version(); and, for a class that a reservation blocked, any op in its
+ * groups, a new passing regime (another reservation, or none), or its
+ * estimate now ending in time. Such a class counts as tried and failed, as
+ * it would have: the pass makes the same decisions as one that offers
+ * every class (tests/sched/test_incremental.c compares them plan by plan,
+ * and tests/regress byte for byte). This rests on place() being pure and
+ * monotone (MS_POLICY_PURE_PLACE, policy.h); classes with a candidate group
+ * whose policy does not promise it are offered in every pass, as before.
+ * make_room is still offered for a blocked head once per pass: its answer
+ * may change with time and the policy's state.
+ *
  * Termination: every iteration of a pass either starts a job (the queue
  * shrinks), blocks a class (at most once each), or applies make_room (at
  * most once per pass), so a pass ends after at most queue + classes + 1
  * iterations.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,10 +67,13 @@ static inline bool head_before(const ms__cls_t *a, const ms__cls_t *b)
 
 static void head_key(ms_sched_t *s, ms__cls_t *c)
 {
+    c->hgen++;   /* a new head: offer it */
     if (c->qhead >= 0) {
         c->hprio = s->jobs[c->qhead].priority;
         c->hseq = s->jobs[c->qhead].seq;
         c->hsubmit = s->jobs[c->qhead].submit_t;
+        c->hdem = c->dem1 * s->jobs[c->qhead].gang;
+        c->hmem = c->mem1 * (float)s->jobs[c->qhead].gang;
     }
 }
 
@@ -95,6 +115,8 @@ void ms__sched_enqueue(ms_sched_t *s, int32_t slot)
     j->state = MS_JOB_QUEUED;
     j->inq = 1;
     s->st.waiting++;
+    if (ms__tenant(s, c->tenant)->waiting++ == 0)
+        ms__tenant_backlogged(s, c->tenant);
     nwait_add(s, slot, +1);
 }
 
@@ -116,22 +138,34 @@ void ms__sched_dequeue(ms_sched_t *s, int32_t slot)
     j->next = j->prev = -1;
     j->inq = 0;
     s->st.waiting--;
+    ms__tenant(s, c->tenant)->waiting--;
     nwait_add(s, slot, -1);
 }
 
 /* Place slot on its candidate groups in order; MS_ENOFIT if none. With
  * easy set, a placement that would delay the head's reservation is not
- * taken (the next group is tried). */
-static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now, bool easy)
+ * taken (the next group is tried), and *easy_hit says so. A group where
+ * the job would take its tenant over its limit is not tried (*lim_hit). */
+static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now, bool easy, bool *easy_hit,
+                             bool *lim_hit)
 {
     const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
     int i;
     ms_status_t st;
 
+    *easy_hit = false;
+    *lim_hit = false;
     if (c->node >= 0) {
-        if (easy && !ms__easy_node_ok(s, slot, c->node, now))
+        if (!ms__tenant_fits(s, slot, s->node_grp[c->node])) {
+            *lim_hit = true;
             return MS_ENOFIT;
+        }
+        if (easy && !ms__easy_node_ok(s, slot, c->node, now)) {
+            *easy_hit = true;
+            return MS_ENOFIT;
+        }
         /* a node constraint: the restricted-placement rule on that node */
+        s->st.place_calls++;
         st = ms__sched_place_on(s, slot, &c->node, 1, now);
         if (st == MS_OK && s->jobs[slot].ninst != s->jobs[slot].gang)
             st = MS_ESTATE;
@@ -143,8 +177,14 @@ static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now, bool easy)
         ms_job_t v = ms__sched_view(s, slot, gi);
         ms__job_t *j;
 
+        if (!ms__tenant_fits(s, slot, gi)) {
+            *lim_hit = true;
+            continue;
+        }
         ms_plan_clear(&s->plan);
+        s->st.place_calls++;
         st = gr->pol->place(gr->self, gr->c, &v, &s->plan);
+        ms__sched_pol_seen(s, gi);
         if (st == MS_ENOFIT)
             continue;
         if (st != MS_OK) {
@@ -152,8 +192,10 @@ static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now, bool easy)
                         gr->pol->name, (int)slot, ms_strerror(st));
             return st;
         }
-        if (easy && !ms__easy_plan_ok(s, slot, gi, now))
+        if (easy && !ms__easy_plan_ok(s, slot, gi, now)) {
+            *easy_hit = true;
             continue;
+        }
         s->placing = slot;
         st = ms__sched_run_plan(s, gi, MS_PK_PLACE, now);
         s->placing = -1;
@@ -188,6 +230,7 @@ static ms_status_t try_room(ms_sched_t *s, int32_t slot, double now, bool *acted
             continue;
         ms_plan_clear(&s->plan);
         st = gr->pol->make_room(gr->self, gr->c, &v, now, &s->plan);
+        ms__sched_pol_seen(s, gi);
         if (st == MS_OK && s->plan.n > 0 && ms__sched_moves_allowed(s, &s->plan, now)) {
             *acted = true;
             return ms__sched_run_plan(s, gi, MS_PK_ROOM, now);
@@ -201,52 +244,213 @@ static ms_status_t try_room(ms_sched_t *s, int32_t slot, double now, bool *acted
     return MS_OK;
 }
 
+/* Note the passing regime of this attempt (anyone may pass, or only what
+ * keeps the reservation in s->easy_*): a change may let a class that a
+ * reservation blocked start. */
+static void regime_note(ms_sched_t *s, bool easy, double now)
+{
+    bool held = easy && s->easy_head >= 0;
+    double t = held && s->easy_t > now ? s->easy_t : -INFINITY;   /* -inf: "now" */
+    int i;
+    bool same = held == s->lr_easy;
+
+    if (same && held) {
+        same = s->lr_head == s->easy_head && s->lr_n == s->easy_n && s->lr_t == t &&
+               s->easy_n <= (int)(sizeof(s->lr_gpu) / sizeof(s->lr_gpu[0]));
+        for (i = 0; same && i < s->easy_n; i++)
+            same = s->lr_gpu[i] == s->easy_gpu[i] && s->lr_mask[i] == s->easy_mask[i];
+    }
+    if (same)
+        return;
+    s->resv_at = ++s->stamp;
+    s->lr_easy = held;
+    if (!held)
+        return;
+    s->lr_head = s->easy_head;
+    s->lr_t = t;
+    s->lr_n = s->easy_n <= (int)(sizeof(s->lr_gpu) / sizeof(s->lr_gpu[0])) ? s->easy_n : 0;
+    for (i = 0; i < s->lr_n; i++) {
+        s->lr_gpu[i] = s->easy_gpu[i];
+        s->lr_mask[i] = s->easy_mask[i];
+    }
+}
+
+/* Could offering class k's head now answer differently from the last time
+ * it did not start? Only if its head changed, or one of its groups freed
+ * capacity (or its policy a new version), or, when a reservation blocked
+ * it, any op there, a new passing regime, or its estimate now ends in
+ * time; or its policy does not promise a pure place(). passing: the head
+ * would pass the queue's head (else no reservation applies to it). */
+static bool worth_offering(const ms_sched_t *s, int k, bool passing, double now)
+{
+    const ms__cls_t *c = &s->cls[k];
+    int i;
+
+    if (c->blk == MS__BLK_NONE || c->blk_hgen != c->hgen || s->test_full_passes)
+        return true;
+    if (c->blk_lim && ms__tenant_c(s, c->tenant)->dec_at > c->blk_at)
+        return true;   /* its tenant's limit kept it off a group, and its usage fell */
+    if (c->blk == MS__BLK_EASY &&
+        (!passing || s->resv_at > c->blk_at || ms__easy_ends_in_time(s, c->qhead, now)))
+        return true;
+    if (c->node >= 0) {
+        /* restricted placement on one node: the scheduler's own rule */
+        const ms__grp_t *gr = &s->grp[s->node_grp[c->node]];
+
+        return gr->free_at > c->blk_at || (c->blk == MS__BLK_EASY && gr->any_at > c->blk_at);
+    }
+    for (i = 0; i < c->norder; i++) {
+        const ms__grp_t *gr = &s->grp[c->order[i]];
+
+        if (!(gr->pol->flags & MS_POLICY_PURE_PLACE) || gr->free_at > c->blk_at ||
+            gr->pol_at > c->blk_at || (c->blk == MS__BLK_EASY && gr->any_at > c->blk_at))
+            return true;
+    }
+    return false;
+}
+
+/* Class a's head before class b's (both non-empty) in the pass's order. */
+static inline bool cls_before(const ms_sched_t *s, int a, int b, double now)
+{
+    if (s->ten_on) {
+        int r = ms__tenant_cmp(s, &s->cls[a], &s->cls[b]);
+
+        if (r != 0)
+            return r < 0;
+    }
+    return s->cfg.aging_rate > 0.0 ? head_before_aged(s, &s->cls[a], &s->cls[b], now)
+                                   : head_before(&s->cls[a], &s->cls[b]);
+}
+
+/* Insert class k into ord[0..*n), kept in head order. */
+static void ord_insert(const ms_sched_t *s, int32_t *ord, int *n, int k, double now)
+{
+    int i = *n;
+
+    for (; i > 0 && cls_before(s, k, ord[i - 1], now); i--)
+        ord[i] = ord[i - 1];
+    ord[i] = k;
+    (*n)++;
+}
+
+/* Insert class k if its tenant's limit lets its head start somewhere (a
+ * class left out blocks no one and is not the head). */
+static void ord_offer(const ms_sched_t *s, int32_t *ord, int *n, int k, double now)
+{
+    if (!s->ten_on || ms__tenant_eligible(s, &s->cls[k]))
+        ord_insert(s, ord, n, k, now);
+}
+
+/* Tenant t's usage grew: its classes' keys changed (tier, share, or the
+ * limit now leaves one out). Drop those the limit leaves out, then an
+ * insertion sort, which moves only t's classes: O(classes in the pass)
+ * comparisons plus their moves. */
+static void ord_retenant(const ms_sched_t *s, int32_t *ord, int *n, int32_t t, double now)
+{
+    int i, w = 0;
+
+    for (i = 0; i < *n; i++)
+        if (s->cls[ord[i]].tenant != t || ms__tenant_eligible(s, &s->cls[ord[i]]))
+            ord[w++] = ord[i];
+    *n = w;
+    for (i = 1; i < w; i++) {
+        int32_t k = ord[i];
+        int at = i;
+
+        for (; at > 0 && cls_before(s, k, ord[at - 1], now); at--)
+            ord[at] = ord[at - 1];
+        ord[at] = k;
+    }
+}
+
+static void ord_remove(int32_t *ord, int *n, int k)
+{
+    int i;
+
+    for (i = 0; i < *n && ord[i] != k; i++)
+        ;
+    if (i == *n)
+        return;
+    memmove(&ord[i], &ord[i + 1], (size_t)(*n - i - 1) * sizeof(*ord));
+    (*n)--;
+}
+
+/* Preemption for the head j of class best (preempt.c); when it placed
+ * it, the order of the pass as after a start, and the victims' classes
+ * again (their heads changed, their tenants' usage fell). */
+static ms_status_t preempt_for(ms_sched_t *s, int32_t *ord, int *nord, int best, int32_t j,
+                               double now, bool *placed)
+{
+    int32_t victims[MS_MAX_INST];
+    int nv = 0, i;
+    ms_status_t st;
+
+    st = ms__preempt_try(s, j, now, placed, victims, &nv);
+    for (i = 0; i < nv; i++) {
+        int vc = s->jobs[victims[i]].cls;
+
+        ord_remove(ord, nord, vc);
+        ord_offer(s, ord, nord, vc, now);
+        if (s->ten_on)
+            ord_retenant(s, ord, nord, s->cls[vc].tenant, now);
+    }
+    if (st != MS_OK || !*placed)
+        return st;
+    s->st.changes++;
+    ord_remove(ord, nord, best);
+    if (s->cls[best].qhead >= 0)
+        ord_offer(s, ord, nord, best, now);
+    if (s->ten_on)
+        ord_retenant(s, ord, nord, s->cls[best].tenant, now);
+    return MS_OK;
+}
+
 static ms_status_t sched_pass(ms_sched_t *s, double now)
 {
     bool tried_room = false;
-    int k;
+    int k, nord = 0;
+    /* preemption: at most one attempt per job waiting at the start of the
+     * pass (each that succeeds starts one; the bound ends the pass even if
+     * victims and preemptors were to take turns) */
+    long npre = 0, maxpre = s->st.waiting + 1;
     ms_status_t st;
     uint8_t blocked_small[64];
+    int32_t ord_small[64];
     uint8_t *blocked = blocked_small;
+    int32_t *ord = ord_small;
 
     if (s->ncls > (int)sizeof(blocked_small)) {
-        /* many request classes: a pass-local array (freed below) */
+        /* many request classes: pass-local arrays (freed below) */
         blocked = ms__scalloc(s, (size_t)s->ncls, 1);
-        if (blocked == NULL)
+        ord = ms__salloc(s, (size_t)s->ncls * sizeof(*ord));
+        if (blocked == NULL || ord == NULL) {
+            ms__sfree(s, blocked);
+            ms__sfree(s, ord);
             return MS_ENOMEM;
+        }
     } else {
         memset(blocked_small, 0, sizeof(blocked_small));
     }
+    /* the non-empty classes in the order of their heads (the head first):
+     * each step takes the first unblocked one, and a start moves only its
+     * own class (the order is total: heads differ in seq) */
+    for (k = 0; k < s->ncls; k++)
+        if (s->cls[k].qhead >= 0)
+            ord_offer(s, ord, &nord, k, now);
     st = MS_OK;
     s->easy_head = -1;
+    s->st.passes++;
     for (;;) {
-        int best = -1, head = -1;
+        int best = -1, head, i;
         int32_t j;
-        bool easy = false;
+        bool easy = false, easy_hit = false, lim_hit = false;
 
-        if (s->cfg.aging_rate > 0.0) {
-            for (k = 0; k < s->ncls; k++) {
-                const ms__cls_t *ck = &s->cls[k];
-
-                if (ck->qhead < 0)
-                    continue;
-                if (head < 0 || head_before_aged(s, ck, &s->cls[head], now))
-                    head = k;
-                if (!blocked[k] && (best < 0 || head_before_aged(s, ck, &s->cls[best], now)))
-                    best = k;
-            }
-        } else {
-            for (k = 0; k < s->ncls; k++) {
-                const ms__cls_t *ck = &s->cls[k];
-
-                if (ck->qhead < 0)
-                    continue;
-                if (head < 0 || head_before(ck, &s->cls[head]))
-                    head = k;
-                if (!blocked[k] && (best < 0 || head_before(ck, &s->cls[best])))
-                    best = k;
-            }
-        }
+        if (nord == 0)
+            break;
+        head = ord[0];
+        for (i = 0; i < nord && best < 0; i++)
+            if (!blocked[ord[i]])
+                best = ord[i];
         if (best < 0)
             break;
         if (best != head) {
@@ -267,15 +471,32 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
                     break;
                 easy = true;
             }
+            regime_note(s, easy, now);
         }
         j = s->cls[best].qhead;
-        st = try_place(s, j, now, easy);
-        if (st == MS_OK) {
-            s->st.changes++;
-            continue;
+        if (!worth_offering(s, best, best != head, now)) {
+            /* it would not start: nothing that could change that happened
+             * since it last did not (the same answer, without asking) */
+            s->st.skipped++;
+            st = MS_ENOFIT;
+        } else {
+            st = try_place(s, j, now, easy, &easy_hit, &lim_hit);
+            if (st == MS_OK) {
+                s->st.changes++;
+                ord_remove(ord, &nord, best);   /* its head changed */
+                if (s->cls[best].qhead >= 0)
+                    ord_offer(s, ord, &nord, best, now);
+                if (s->ten_on)   /* its tenant's usage grew */
+                    ord_retenant(s, ord, &nord, s->cls[best].tenant, now);
+                continue;
+            }
+            if (st != MS_ENOFIT)
+                break;
+            s->cls[best].blk_lim = lim_hit;
+            s->cls[best].blk = easy_hit ? MS__BLK_EASY : MS__BLK_NOFIT;
+            s->cls[best].blk_hgen = s->cls[best].hgen;
+            s->cls[best].blk_at = s->stamp;
         }
-        if (st != MS_ENOFIT)
-            break;
         st = MS_OK;
         if (best == head && !tried_room && !s->cfg.no_room) {
             bool acted;
@@ -286,10 +507,21 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
             if (acted)
                 continue;   /* place the head again */
         }
+        if (best == head && s->cfg.preempt && npre < maxpre) {
+            bool placed;
+
+            npre++;
+            if ((st = preempt_for(s, ord, &nord, best, j, now, &placed)) != MS_OK)
+                break;
+            if (placed)
+                continue;
+        }
         blocked[best] = 1;
     }
-    if (blocked != blocked_small)
+    if (blocked != blocked_small) {
         ms__sfree(s, blocked);
+        ms__sfree(s, ord);
+    }
     return st;
 }
 
@@ -308,6 +540,7 @@ ms_status_t ms__sched_schedule(ms_sched_t *s, double now)
             continue;
         ms_plan_clear(&s->plan);
         st = gr->pol->on_idle(gr->self, gr->c, gr->nwait, now, &s->plan);
+        ms__sched_pol_seen(s, k);
         if (st == MS_ENOFIT || (st == MS_OK && s->plan.n == 0))
             continue;
         if (st != MS_OK) {
@@ -356,6 +589,7 @@ ms_status_t ms_sched_submit(ms_sched_t *s, const ms_sched_req_t *req, double now
     j->duration = req->duration_s;
     j->estimate = req->estimate_s;
     j->priority = req->priority;
+    j->nopreempt = req->nonpreemptible;
     j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
     j->migratable = req->migratable;
     j->seq = s->seq++;
@@ -385,6 +619,7 @@ ms_status_t ms_sched_submit(ms_sched_t *s, const ms_sched_req_t *req, double now
             ms_job_t v = ms__sched_view(s, k, c->order[i]);
 
             gr->pol->on_arrival(gr->self, &v);
+            ms__sched_pol_seen(s, c->order[i]);
         }
     }
     ms__sched_enqueue(s, k);
@@ -428,6 +663,7 @@ ms_status_t ms_sched_finished(ms_sched_t *s, int32_t slot, double now)
         for (i = 0; i < n && st == MS_OK; i++) {
             ms_plan_clear(&s->plan);
             st = gr->pol->on_finish(gr->self, gr->c, s->g2l[in[i].gpu], now, &s->plan);
+            ms__sched_pol_seen(s, gi);
             if (st == MS_ENOFIT) {
                 st = MS_OK;
                 continue;

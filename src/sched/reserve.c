@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/policy_int.h"
 #include "sched/sched_int.h"
 
 #define KEY_NONE UINT64_MAX
@@ -72,7 +71,7 @@ static uint64_t gpu_best(ms__grp_t *gr, int g, int k, int *start, bool *create, 
         const ms_inst_t *in = &gpu->inst[i];
         uint64_t key;
 
-        if (in->job >= 0 || !ms__covers(geom, in->prof, k))
+        if (in->job >= 0 || !ms_geom_covers(geom, in->prof, k))
             continue;
         key = ((uint64_t)(ms_geom_profile(geom, in->prof)->msize - ms_geom_profile(geom, k)->msize) << 8) |
               (uint64_t)in->start;
@@ -117,12 +116,24 @@ static uint64_t gpu_best(ms__grp_t *gr, int g, int k, int *start, bool *create, 
     return best;
 }
 
+/* The local GPUs [*lo, *hi) of local node ln of gr. A group's last node
+ * may have fewer GPUs than gpn (a smaller node of the same model joins the
+ * group of the bigger one, and `--gpus 10 --gpus-per-node 4` ends with a
+ * node of 2): the range stops at the group's last GPU (issue 20, defect 4:
+ * `big=2xH100-80GB` then `small=1xH100-80GB` read past the group's GPUs). */
+static void node_gpus(const ms__grp_t *gr, int ln, int *lo, int *hi)
+{
+    *lo = ln * gr->gpn;
+    *hi = *lo + gr->gpn < gr->ngpus ? *lo + gr->gpn : gr->ngpus;
+}
+
 /* Gang: the first allowed node of group gi with `gang` empty GPUs. */
 static bool gang_fit(const ms__grp_t *gr, int lnode, int gang, int *first)
 {
-    int g, n = 0;
+    int g, lo, hi, n = 0;
 
-    for (g = lnode * gr->gpn; g < (lnode + 1) * gr->gpn && n < gang; g++)
+    node_gpus(gr, lnode, &lo, &hi);
+    for (g = lo; g < hi && n < gang; g++)
         if (gr->c->gpus[g].ninst == 0)
             first[n++] = g;
     return n == gang;
@@ -180,7 +191,7 @@ static ms_status_t plan_on_group(ms_sched_t *s, int gi, int32_t slot, const int3
     }
     if (j->gang > 1) {
         int first[MS_MAX_INST * 4];
-        int full = gr->c->share == MS_SHARE_MIG ? ms__full_profile(gr->geom) : k, q;
+        int full = gr->c->share == MS_SHARE_MIG ? ms_geom_full_profile(gr->geom) : k, q;
 
         if (j->gang > (int)(sizeof(first) / sizeof(first[0])) || full < 0)
             goto out;
@@ -189,7 +200,7 @@ static ms_status_t plan_on_group(ms_sched_t *s, int gi, int32_t slot, const int3
             if (!gang_fit(gr, ln, j->gang, first))
                 continue;
             for (q = 0; q < j->gang; q++) {
-                int st0 = gr->c->share == MS_SHARE_MIG ? ms__first_start(gr->geom, full) : -1;
+                int st0 = gr->c->share == MS_SHARE_MIG ? ms_geom_first_start(gr->geom, full) : -1;
 
                 if (gr->c->share == MS_SHARE_MIG &&
                     (st = ms_plan_add_create(&s->plan, first[q], full, st0)) != MS_OK)
@@ -206,8 +217,11 @@ static ms_status_t plan_on_group(ms_sched_t *s, int gi, int32_t slot, const int3
         goto out;
     }
     for (li = 0; li < nl; li++) {
+        int lo, hi;
+
         ln = lns != NULL ? lns[li] : li;
-        for (g = ln * gr->gpn; g < (ln + 1) * gr->gpn; g++) {
+        node_gpus(gr, ln, &lo, &hi);
+        for (g = lo; g < hi; g++) {
             int start;
             bool create;
             double f, u;
@@ -323,6 +337,7 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
     int32_t *nl = NULL, cls, k;
     ms__job_t *j;
     ms_status_t st;
+    bool lim = false;   /* its tenant's limit kept it off a group */
 
     if (req == NULL || !(ttl_s > 0.0 && ttl_s <= 1e9)) {
         ms_diag_set(diag, NULL, 0, "ttl", "a reservation needs a request and a ttl in (0, 1e9] s");
@@ -343,6 +358,7 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
     j->estimate = req->estimate_s;
     j->duration = req->duration_s;
     j->priority = req->priority;
+    j->nopreempt = req->nonpreemptible;
     j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
     j->migratable = req->migratable;
     j->seq = s->seq++;
@@ -359,6 +375,10 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
         for (i = 0; i < c->norder && st == MS_ENOFIT; i++) {
             int gi = c->order[i];
 
+            if (!ms__tenant_fits(s, k, gi)) {
+                lim = true;   /* its tenant's limit: a hold is a start too */
+                continue;
+            }
             if (nl == NULL && c->node < 0) {
                 /* any node: the policy's own choice, at the policy's cost */
                 ms__grp_t *gr = &s->grp[gi];
@@ -378,7 +398,9 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
         }
     }
     if (st != MS_OK) {
-        if (st == MS_ENOFIT)
+        if (st == MS_ENOFIT && lim)
+            ms_diag_set(diag, NULL, 0, "tenant", "its tenant would go over its limit");
+        else if (st == MS_ENOFIT)
             ms_diag_set(diag, NULL, 0, "nodes", "none of the nodes can host it now");
         ms__sched_job_release(s, k);
         goto out;
@@ -454,6 +476,8 @@ ms_status_t ms_sched_bind(ms_sched_t *s, int32_t slot, double now)
     s->st.changes++;
     j->state = s->cfg.track_ops ? MS_JOB_STARTING : MS_JOB_RUNNING;
     j->start_t = now;
+    for (i = 0; i < j->ninst; i++)   /* its expected end moved: the EASY trackers */
+        ms__resv_touch(s, j->group, s->g2l[in[i].gpu]);
     if (s->cfg.exec.plan == NULL)
         return MS_OK;
     gp.kind = MS_PK_PLACE;
@@ -580,6 +604,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
         s->jobs[k].estimate = job->estimate_s;
         s->jobs[k].duration = job->duration_s;
         s->jobs[k].priority = job->priority;
+        s->jobs[k].nopreempt = job->nonpreemptible;
         s->jobs[k].gang = (int16_t)(job->gang > 1 ? job->gang : 1);
         s->jobs[k].migratable = job->migratable;
         s->jobs[k].seq = s->seq++;

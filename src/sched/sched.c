@@ -41,6 +41,8 @@ void ms_sched_cfg_defaults(ms_sched_cfg_t *cfg)
     cfg->queue = MS_QUEUE_EASY;
     cfg->backfill_bound_s = 3600.0;
     cfg->default_estimate_s = 3600.0;
+    cfg->preempt_grace_s = 60.0;
+    cfg->preempt_rate = 10;
 }
 
 /* --- allocation ---------------------------------------------------------- */
@@ -111,6 +113,9 @@ void ms_sched_destroy(ms_sched_t *s)
 
     if (s == NULL)
         return;
+    ms__resv_fini(s);
+    ms__tenant_fini(s);
+    ms__preempt_fini(s);
     for (i = 0; i < s->ngroups; i++)
         grp_fini(s, &s->grp[i]);
     for (i = 0; s->names != NULL && i < s->nnodes; i++)
@@ -137,6 +142,8 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__sfree(s, s->easy_gpu);
     ms__sfree(s, s->easy_mask);
     ms__sfree(s, s->easy_tmp);
+    ms__sfree(s, s->fence);
+    ms__sfree(s, s->fence_of);
     ms_plan_fini(&s->plan);
     ms__sfree(s, s);
 }
@@ -186,6 +193,18 @@ static ms_status_t check_cfg(const ms_sched_cfg_t *cfg, ms_diag_t *diag)
     } else if (!(cfg->default_estimate_s > 0.0 && cfg->default_estimate_s <= 1e12)) {
         field = "default-estimate";
         why = "must be in (0, 1e12] seconds";
+    } else if (!(cfg->preempt_grace_s >= 0.0 && cfg->preempt_grace_s <= 1e12)) {
+        field = "preempt-grace";
+        why = "must be in [0, 1e12] seconds";
+    } else if (!(cfg->preempt_after_s >= 0.0 && cfg->preempt_after_s <= 1e12)) {
+        field = "preempt-after";
+        why = "must be in [0, 1e12] seconds";
+    } else if (!(cfg->tenant_half_life_s >= 0.0 && cfg->tenant_half_life_s <= 1e12)) {
+        field = "tenant-half-life";
+        why = "must be in [0, 1e12] seconds (0: no decay)";
+    } else if (cfg->preempt_rate < 0 || cfg->preempt_rate > 1000000) {
+        field = "preempt-rate";
+        why = "must be in [0, 1000000] preemptions per minute (0: no limit)";
     }
     for (i = 0; why == NULL && i < cfg->nnodes; i++) {
         const ms_node_spec_t *n = &cfg->nodes[i];
@@ -313,6 +332,7 @@ static ms_status_t create_group(ms_sched_t *s, int k, ms_diag_t *diag)
     ms__grp_t *gr = &s->grp[k];
     ms_cluster_cfg_t cc;
     ms_status_t st;
+    int p, w;
 
     if (gr->mode == MS_NODE_MIG) {
         gr->pol = s->cfg.policy;
@@ -322,6 +342,15 @@ static ms_status_t create_group(ms_sched_t *s, int k, ms_diag_t *diag)
     }
     if ((gr->ft = ms__salloc(s, sizeof(*gr->ft))) == NULL)
         return MS_ENOMEM;
+    for (p = 0; p < ms_geom_nprofiles(gr->geom); p++) {
+        const ms_profile_t *pr = ms_geom_profile(gr->geom, p);
+
+        for (w = 0; w < MS_MAX_WIDTH; w++)   /* the starts first_start walks, in its order */
+            if (pr->start_mask >> w & 1u) {
+                gr->pmask[p][w] = ms_geom_profile_mask(gr->geom, p, w);
+                gr->smask[p][gr->nstarts[p]++] = gr->pmask[p][w];
+            }
+    }
     ms_frag_table_fill(gr->geom, &gr->pcfg.frag, gr->ft);
     memset(&cc, 0, sizeof(cc));
     cc.geom = gr->geom;
@@ -362,7 +391,9 @@ ms_status_t ms_sched_create(const ms_sched_cfg_t *cfg, double now, ms_sched_t **
     s->cfg = *cfg;   /* cfg.nodes is the caller's until build_groups copied it */
     ms__sched_ids_init(s);
     s->placing = -1;
+    s->pf_head = -1;
     s->easy_head = -1;
+    s->rc_head = -1;
     s->next_op = 1;
     ms_plan_init(&s->plan);
     s->diag = diag;
@@ -373,6 +404,7 @@ ms_status_t ms_sched_create(const ms_sched_cfg_t *cfg, double now, ms_sched_t **
     for (k = 0; k < s->ngroups; k++)
         if ((st = create_group(s, k, diag)) != MS_OK)
             goto fail;
+    ms__tenant_init(s);
     for (k = 0; k < s->ngroups; k++) {
         ms__grp_t *gr = &s->grp[k];
 
@@ -486,6 +518,8 @@ ms_status_t ms_sched_job(const ms_sched_t *s, int32_t slot, ms_sched_job_info_t 
     out->priority = j->priority;
     out->gang = j->gang;
     out->migratable = j->migratable != 0;
+    out->tenant = j->cls >= 0 ? s->cls[j->cls].tenant : 0;
+    out->preemptions = j->npreempt;
     return MS_OK;
 }
 
@@ -557,5 +591,7 @@ ms_status_t ms_sched_check(const ms_sched_t *s)
                 return MS_ESTATE;
         }
     }
-    return MS_OK;
+    if (ms__tenant_check(s) != MS_OK)
+        return MS_ESTATE;
+    return ms__preempt_check(s);
 }

@@ -4,12 +4,23 @@
  * Files:
  *   sched.c     create/destroy, node groups, the view accessors
  *   spec.c      cluster specs: "NAME=COUNTxMODEL[:mode]" and cluster files
- *   jobs.c      the job table, the id map, request resolution, classes
+ *   jobs.c      the job table, the id map, request classes
+ *   resolve.c   request checks and resolution per group
  *   queue.c     per-class queues, the scheduling pass, submit/finish/cancel/tick
  *   apply.c     plan legality, applying ops to a group's cluster, job-scoped
  *               GIs, counters, handing plans to the executor
  *   ops.c       pending ops: done, failed, rollback
  *   reserve.c   reservations, restricted placement, node scores, adopt
+ *   tenant.c    tenants: quotas, usage kept per start and end, the
+ *               queue order between tenants (docs/tenants.md)
+ *   backfill.c  EASY: the head's reservation from scratch (the oracle) and
+ *               the test a passing job's plan must pass
+ *   resv.c      EASY: the reservation kept incrementally (per group and
+ *               profile, each GPU's free-up time in a min-tree)
+ *   fence.c     cordoned GPUs and GIs held for others: occupancy no plan sees
+ *   preempt.c   preemption: victims for a blocked head, their requeue, the
+ *               preemptor's placement, the rate limit and the counts that
+ *               skip the search when no one is eligible
  *
  * Invariants (ms_sched_check tests them):
  *   - a job is in exactly one class queue iff its state is QUEUED;
@@ -17,7 +28,10 @@
  *     instances (a gang is started whole within one plan), each of which is
  *     an instance of its group's cluster whose job field is the slot;
  *   - every cluster instance with job >= 0 belongs to a live job;
- *   - persist bits are a subset of the GPU's existing GIs.
+ *   - persist bits are a subset of the GPU's existing GIs;
+ *   - a job is charged to its tenant iff it is live, except a fence's job
+ *     (no class), which is never charged; each tenant's usage and counts
+ *     are the sums over its jobs.
  */
 #ifndef MIGSCHED_SCHED_INT_H
 #define MIGSCHED_SCHED_INT_H
@@ -30,6 +44,20 @@
 
 #define MS__MAX_GROUPS 64          /* distinct node kinds */
 #define MS__MAX_CREATED 64         /* GIs remembered per plan (fresh flags) */
+
+/* An incrementally kept EASY input (resv.c): for one group and one kind of
+ * head, each leaf's free-up time without `now` (now = -inf: a running job
+ * ends at start + estimate; -inf = it fits at once), in a min-tree so that
+ * the earliest leaf and the first leaf free by a time are O(log n). A
+ * leaf whose GPU changed is recomputed when the tracker is next read. */
+typedef struct ms__rtrack {
+    int key;                       /* >= 0: a single-GPU profile; < 0: a gang of -key */
+    int nleaf, size;               /* leaves: GPUs, or nodes for gangs; size: a power of two */
+    double *tree;                  /* [2 * size]: leaf i at size + i, INFINITY past nleaf */
+    int32_t *dirty;                /* [nleaf] leaves to recompute */
+    uint8_t *mark;                 /* [nleaf] in dirty */
+    int ndirty;
+} ms__rtrack_t;
 
 /* One node group: nodes of one model, mode and GPU count. */
 typedef struct ms__grp {
@@ -47,6 +75,18 @@ typedef struct ms__grp {
     int32_t *lnode;                /* [nnodes] local node -> global node */
     int nwait[MS_MAX_PROFILES];    /* queued jobs by their profile here */
     ms_frag_table_t *ft;           /* FragCost per state (restricted placement, scores) */
+    /* what could let a blocked class start (stamps of s->stamp): */
+    uint64_t free_at;              /* capacity freed or GIs created (not by a placement) */
+    uint64_t any_at;               /* any op */
+    uint64_t pol_at;               /* the policy's version() changed */
+    uint64_t pol_ver;
+    ms__rtrack_t *trk;             /* [ntrk] EASY trackers, made on first use */
+    int ntrk;
+    /* memory slices of each profile at each start, and each profile's legal
+     * starts in order with their slices (EASY, without calls per start) */
+    uint16_t pmask[MS_MAX_PROFILES][MS_MAX_WIDTH];
+    uint8_t nstarts[MS_MAX_PROFILES];
+    uint16_t smask[MS_MAX_PROFILES][MS_MAX_WIDTH];
 } ms__grp_t;
 
 /* A request class: requests that resolve identically (so a class whose head
@@ -64,7 +104,25 @@ typedef struct ms__cls {
     int32_t hprio;
     uint64_t hseq;
     double hsubmit;                /* aging: the head's submission time */
+    /* the last time its head was offered and did not start (queue.c): it
+     * is not offered again until something could change the answer */
+    uint32_t hgen;                 /* the head changed (head_key) */
+    uint32_t blk_hgen;
+    uint8_t blk;                   /* MS__BLK_*: why it did not start */
+    uint8_t blk_lim;               /* its tenant's limit kept it off a group */
+    uint64_t blk_at;               /* s->stamp then */
+    /* tenants (tenant.c): classes are per tenant */
+    int32_t tenant;
+    int32_t dem1;                  /* compute slices of one instance, the least
+                                    * over its candidate groups */
+    float mem1;                    /* its memory GB where it takes dem1 */
+    int32_t hdem;                  /* the head's: dem1 x its gang */
+    float hmem;                    /* the head's: mem1 x its gang */
 } ms__cls_t;
+
+#define MS__BLK_NONE 0             /* offer it */
+#define MS__BLK_NOFIT 1            /* no candidate group could place it */
+#define MS__BLK_EASY 2             /* a placement would have delayed the head's reservation */
 
 typedef struct ms__job {
     char *id;                      /* owned; NULL = anonymous */
@@ -80,11 +138,43 @@ typedef struct ms__job {
     uint8_t state;                 /* ms_job_state_t; 0xff = free slot */
     uint8_t migratable;
     uint8_t inq;                   /* in its class queue */
+    uint8_t nopreempt;             /* never a victim (req.nonpreemptible) */
+    int32_t npreempt;              /* times preempted */
+    int32_t charge;                /* compute slices charged to its tenant, 0 = none */
+    float charge_mem;              /* memory GB charged with them */
+    double vcharge;                /* service charged to its tenant's vt at its
+                                    * start (tenant.c), corrected at its end */
     ms_sched_inst_t inst1;         /* gang == 1 */
     ms_sched_inst_t *insts;        /* gang > 1: [gang] */
 } ms__job_t;
 
 #define MS__SLOT_FREE 0xffu
+
+/* A tenant (tenant.c). */
+typedef struct ms__tenant {
+    char *name;                    /* owned; the default's is static */
+    double weight;
+    long guarantee, limit;         /* compute slices; limit < 0: none */
+    long usage;                    /* compute slices its live jobs hold */
+    double mem;                    /* memory GB they hold */
+    long running, waiting;
+    long pre_running;              /* of them, possible victims (preempt.c) */
+    uint64_t dec_at;               /* s->stamp when its usage fell or its quota changed */
+    /* its virtual time (tenant.c): the service its jobs were charged,
+     * slice-seconds / weight, each job's estimate at its start, corrected
+     * to what it ran at its end */
+    double vt;
+} ms__tenant_t;
+/* A fenced GPU (fence.c): cordoned, or holding GIs that are not ours. */
+typedef struct ms__fence {
+    int32_t gpu;                   /* global */
+    int32_t slot;                  /* the fence's job */
+    bool cordoned;
+    int nforeign;
+    ms_gi_t foreign[MS_MAX_INST];  /* the hardware's GIs that are not ours */
+    uint16_t made;                 /* starts of the GIs the fence created in the view */
+    uint16_t fill;                 /* of those, the ones the hardware lacks (cordon fill) */
+} ms__fence_t;
 
 /* A pending op (cfg.track_ops). */
 typedef struct ms__pend {
@@ -152,7 +242,68 @@ struct ms_sched {
     int32_t *easy_gpu;             /* [easy_cap] global */
     uint16_t *easy_mask;           /* [easy_cap] memory slices it needs there */
     double *easy_tmp;              /* [easy_cap] scratch (a node's GPUs) */
+
+    /* what blocked classes compare against (queue.c) */
+    uint64_t stamp;                /* counts changes: ops, policy versions, regimes */
+    uint64_t resv_at;              /* the passing regime (free, or which
+                                    * reservation) last changed */
+    bool lr_easy;                  /* the last regime: a reservation held */
+    int32_t lr_head;
+    int lr_n;
+    double lr_t;                   /* -inf: "now" */
+    int32_t lr_gpu[64];            /* a gang reserves at most a node (<= 64 GPUs) */
+    uint16_t lr_mask[64];
+    /* the last incremental reservation (resv.c): reused while its head is
+     * the same, no GPU changed (rc_touched) and its time is still ahead */
+    int32_t rc_head;
+    uint64_t rc_at;                /* s->stamp when computed */
+    uint64_t rc_touched;           /* s->stamp of the last GPU touched */
+    double rc_t;
+    int rc_n;
+    /* virtual times are kept scaled by exp((t - vt_ref) / tau) with
+     * tau = half-life / ln 2 when they decay (tenant.c) */
+    double vt_ref;
+    /* tenants (tenant.c): [0] is the default; ten_on once any is declared
+     * (until then the queue order is exactly the one without tenants) */
+    ms__tenant_t *ten;
+    int nten, capten;
+    ms__tenant_t ten0;
+    bool ten_on;
+    long tot_slices;               /* compute slices of the cluster */
+    double tot_mem;                /* memory GB of the cluster */
+    /* for the tests: offer every waiting class in every pass, and compute
+     * every reservation from scratch (the behaviour before issue 25, which
+     * must make the same decisions) */
+    bool test_full_passes, test_resv_scan;
+    /* fences (fence.c) */
+    ms__fence_t *fence;
+    int nfence, capfence;
+    int32_t *fence_of;             /* [ngpus] index + 1 into fence, 0 none (NULL until used) */
+    bool fence_lifted;             /* a rollback has lifted them from the view */
+    /* preemption (preempt.c): live possible victims (preemptible, single
+     * instance) counted by priority, a few distinct priorities in a table
+     * (an entry, once made, stays), the rest in pc_other; the times of the
+     * last preempt_rate preemptions in a ring */
+#define MS__PC_MAX 16
+    int32_t pc_prio[MS__PC_MAX];
+    long pc_n[MS__PC_MAX];
+    int npc;
+    long pc_other;
+    double *pre_ring;              /* [preempt_rate] */
+    int pre_head, pre_n;
+    /* the last search that found nothing: not repeated for the same head
+     * while nothing changed (s->stamp: ops, usage; ops confirmed: a job
+     * starting becomes running) and no running job's grace ended */
+    int32_t pf_head;               /* -1: none */
+    uint64_t pf_stamp;
+    long pf_ops;
+    double pf_until;
 };
+
+/* --- spec.c ------------------------------------------------------------- */
+/* How many times a stored node name was read to find or add a name (each
+ * add reads O(1) of them: the tests count this, not the time). */
+long ms__cluster_spec_name_reads(const ms_cluster_spec_t *cs);
 
 /* --- sched.c: allocation ------------------------------------------------ */
 /* Every allocation of the scheduler goes through cfg.alloc (libc's when
@@ -169,6 +320,15 @@ ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot);
 void ms__sched_job_release(ms_sched_t *s, int32_t slot);
 ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t *cls,
                               ms_diag_t *diag);
+
+/* --- resolve.c ---------------------------------------------------------- */
+/* Check req and resolve it on every group: prof[k] its profile on group k
+ * (-1: it cannot run there), *node its node constraint (-1 none).
+ * MS_EINVAL (malformed; diag names the field), MS_ENOENT (a product name no
+ * model of the cluster has; diag names the nearest profiles), MS_ENOFIT (no
+ * group can ever host it). */
+ms_status_t ms__sched_resolve_profiles(const ms_sched_t *s, const ms_sched_req_t *req, int8_t *prof,
+                                       int *node, ms_diag_t *diag);
 /* The ms_job_t that group gi's policy sees for slot. */
 static inline ms_job_t ms__sched_view(const ms_sched_t *s, int32_t slot, int gi)
 {
@@ -194,15 +354,86 @@ void ms__sched_dequeue(ms_sched_t *s, int32_t slot);
 ms_status_t ms__sched_schedule(ms_sched_t *s, double now);
 
 /* --- backfill.c: EASY reservations ------------------------------------- */
-/* Compute the reservation of the head (slot) at now: s->easy_*. */
+/* Compute the reservation of the head (slot) at now: s->easy_*, from
+ * scratch over every GPU of its groups (the oracle of the incremental one;
+ * node-constrained heads use it: O(the node's GPUs)). */
+ms_status_t ms__easy_reserve_scan(ms_sched_t *s, int32_t head, double now);
+/* The same, kept incrementally (resv.c): O(groups + changed GPUs x log). */
 ms_status_t ms__easy_reserve(ms_sched_t *s, int32_t head, double now);
+/* Room for n reserved GPUs in s->easy_*. */
+ms_status_t ms__easy_grow(ms_sched_t *s, int n);
+/* When profile k fits on local GPU l of gr if the running jobs end as
+ * estimated (INFINITY: never, under its kept GIs); *mask: its slices then.
+ * With now = -INFINITY the time does not depend on now: the time at now is
+ * max(now, that). */
+double ms__easy_gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int k, double now,
+                            uint16_t *mask);
+/* When local GPU l of gr runs nothing (-INFINITY with now = -INFINITY if
+ * it runs nothing now). */
+double ms__easy_gpu_empty_at(const ms_sched_t *s, const ms__grp_t *gr, int l, double now);
+/* A gang of `gang` on local node nd of group gi: fills s->easy_* if it is
+ * earlier than *best (gbuf: scratch of a node's GPUs). */
+void ms__easy_gang_node(ms_sched_t *s, int gi, int nd, int gang, double now, double *best,
+                        int32_t *gbuf);
+/* Does slot's estimate end by the reservation? */
+bool ms__easy_ends_in_time(const ms_sched_t *s, int32_t slot, double now);
+
+/* --- resv.c ------------------------------------------------------------- */
+/* Local GPU l of group gi changed (an op, or a job's start time): the
+ * trackers recompute it when next read. */
+void ms__resv_touch(ms_sched_t *s, int gi, int l);
+void ms__resv_fini(ms_sched_t *s);
 /* May slot (not the head) start now with the plan in s->plan (group gi's
  * local numbers) without delaying the reservation? */
 bool ms__easy_plan_ok(const ms_sched_t *s, int32_t slot, int gi, double now);
 /* The same for a placement restricted to one global node. */
 bool ms__easy_node_ok(const ms_sched_t *s, int32_t slot, int32_t node, double now);
 
+/* --- tenant.c ----------------------------------------------------------- */
+static inline ms__tenant_t *ms__tenant(ms_sched_t *s, int32_t t)
+{
+    return t == 0 ? &s->ten0 : &s->ten[t - 1];
+}
+static inline const ms__tenant_t *ms__tenant_c(const ms_sched_t *s, int32_t t)
+{
+    return t == 0 ? &s->ten0 : &s->ten[t - 1];
+}
+/* The default tenant and the cluster's totals (at create). */
+void ms__tenant_init(ms_sched_t *s);
+void ms__tenant_fini(ms_sched_t *s);
+/* The tenant a request names: MS_EINVAL (diag: field "tenant") if unknown. */
+ms_status_t ms__tenant_of_req(const ms_sched_t *s, const ms_sched_req_t *req, int32_t *t,
+                              ms_diag_t *diag);
+/* Class c's dem1 from its profiles (at its creation). */
+void ms__tenant_cls_demand(const ms_sched_t *s, ms__cls_t *c);
+/* Compute slices (and memory GB) one instance of class c takes on group gi. */
+int32_t ms__tenant_slices(const ms_sched_t *s, const ms__cls_t *c, int gi, double *mem);
+/* Charge slot's instances on group gi to its tenant (it became live), or
+ * give them back (it left, or went back to the queue). Idempotent. */
+void ms__tenant_charge(ms_sched_t *s, int32_t slot, int gi);
+/* ran_s: the seconds it held them (< 0: none, a start undone) */
+void ms__tenant_uncharge(ms_sched_t *s, int32_t slot, double ran_s);
+/* Tenant t has jobs waiting again after none (queue.c). */
+void ms__tenant_backlogged(ms_sched_t *s, int32_t t);
+/* May slot start on group gi without taking its tenant over its limit? */
+bool ms__tenant_fits(const ms_sched_t *s, int32_t slot, int gi);
+/* May class c's head start anywhere without that (false: the pass leaves
+ * the class out; it does not block anyone)? */
+bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c);
+/* Order between the heads of classes a and b by tenant (ten_on): < 0 a
+ * first, > 0 b first, 0 the same tier and share (then the usual order). */
+int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b);
+/* Every tenant's usage and counts against its jobs (ms_sched_check). */
+ms_status_t ms__tenant_check(const ms_sched_t *s);
+
 /* --- apply.c ------------------------------------------------------------ */
+/* Apply one op to group gi's cluster and note what it may unblock (every
+ * change of a cluster goes through here): consume is true for a
+ * placement's START and for a CREATE that the same placement starts on,
+ * which can only take capacity away. */
+ms_status_t ms__sched_cluster_op(ms_sched_t *s, int gi, const ms_op_t *op, bool consume);
+/* Group gi's policy may have changed its version() (after a hook call). */
+void ms__sched_pol_seen(ms_sched_t *s, int gi);
 /* Apply s->plan (group gi's local numbers, produced by kind) op by op, then
  * hand it to the executor. An illegal op is MS_ESTATE with a diagnostic. */
 ms_status_t ms__sched_run_plan(ms_sched_t *s, int gi, ms_plan_kind_t kind, double now);
@@ -222,6 +453,26 @@ bool ms__sched_moves_allowed(const ms_sched_t *s, const ms_plan_t *p, double now
  * restricted-placement rule; MS_ENOFIT if none fits now. */
 ms_status_t ms__sched_place_on(ms_sched_t *s, int32_t slot, const int32_t *nodes, int nn,
                                double now);
+
+/* --- fence.c ------------------------------------------------------------ */
+/* After group gi's plan s->plan was applied: fence its GPUs again. */
+void ms__fence_after_plan(ms_sched_t *s, int gi, double now);
+/* Lift every fence from the view (a rollback undoes the view under them) /
+ * put them back. */
+void ms__fence_lift_all(ms_sched_t *s);
+void ms__fence_put_all(ms_sched_t *s, double now);
+
+/* --- preempt.c ---------------------------------------------------------- */
+/* slot became live (d = +1) or left (-1): its count as a possible victim
+ * (called with the tenant charge, so exactly once each way). */
+void ms__preempt_count(ms_sched_t *s, int32_t slot, int d);
+void ms__preempt_fini(ms_sched_t *s);
+/* The head slot fits nowhere: preempt for it if cfg.preempt and the rules
+ * allow. *placed: it now runs; victims[0..*nvict) were queued again. */
+ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *placed,
+                            int32_t *victims, int *nvict);
+/* The counts against a scan of the jobs (ms_sched_check). */
+ms_status_t ms__preempt_check(const ms_sched_t *s);
 
 /* --- ops.c -------------------------------------------------------------- */
 /* Room for n more records, so that a plan never fails half applied. */

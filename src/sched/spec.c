@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idmap.h"
+#include "sched/sched_int.h"
+
 #define SPEC_MAX_NODES 1000000   /* a bound on what one spec may describe */
 #define SPEC_MAX_GPUS_PER_NODE 64
 #define SPEC_MAX_LINE 4096
@@ -21,16 +24,36 @@ struct ms_cluster_spec {
     ms_node_spec_t *nodes;      /* names point into names[] */
     char **names;
     int n, cap;
+    ms__idmap_t byname;         /* name -> node: a spec of 100,000 nodes was
+                                 * quadratic (a linear search per add, 26 s) */
+    ms_cluster_spec_t *self;    /* the map's key callback counts through it */
+    long name_reads;            /* stored names read by the map (the tests' work count) */
     ms_geom_t **geoms;          /* owned */
     uint32_t *sets;
     int ngeoms, capgeoms;
     long ngpus;
 };
 
+static const char *node_name(const void *ctx, int32_t v)
+{
+    const ms_cluster_spec_t *cs = ctx;
+
+    cs->self->name_reads++;
+    return cs->names[v];
+}
+
+long ms__cluster_spec_name_reads(const ms_cluster_spec_t *cs)
+{
+    return cs->name_reads;
+}
+
 ms_status_t ms_cluster_spec_create(ms_cluster_spec_t **out)
 {
-    *out = calloc(1, sizeof(**out));
-    return *out == NULL ? MS_ENOMEM : MS_OK;
+    if ((*out = calloc(1, sizeof(**out))) == NULL)
+        return MS_ENOMEM;
+    (*out)->self = *out;
+    ms__idmap_init(&(*out)->byname, node_name, *out, NULL, NULL);
+    return MS_OK;
 }
 
 void ms_cluster_spec_destroy(ms_cluster_spec_t *cs)
@@ -42,6 +65,7 @@ void ms_cluster_spec_destroy(ms_cluster_spec_t *cs)
     for (i = 0; i < cs->n; i++)
         free(cs->names[i]);
     free(cs->names);
+    ms__idmap_fini(&cs->byname);
     for (i = 0; i < cs->ngeoms; i++)
         ms_geom_destroy(cs->geoms[i]);
     free(cs->nodes);
@@ -66,17 +90,26 @@ bool ms_cluster_spec_homogeneous(const ms_cluster_spec_t *cs)
     return true;
 }
 
-static bool name_taken(const ms_cluster_spec_t *cs, const char *name, size_t len)
+/* Is a node named name[0..len) there? O(1) (name need not end in NUL). */
+static ms_status_t name_taken(const ms_cluster_spec_t *cs, const char *name, size_t len,
+                              bool *taken)
 {
-    int i;
+    char small[256];
+    char *nm = len < sizeof(small) ? small : malloc(len + 1);
 
-    /* O(nodes) per add: specs are read once, at start-up */
-    for (i = 0; i < cs->n; i++)
-        if (strlen(cs->nodes[i].name) == len && memcmp(cs->nodes[i].name, name, len) == 0)
-            return true;
-    return false;
+    if (nm == NULL)
+        return MS_ENOMEM;
+    memcpy(nm, name, len);
+    nm[len] = '\0';
+    *taken = ms__idmap_find(&cs->byname, nm) >= 0;
+    if (nm != small)
+        free(nm);
+    return MS_OK;
 }
 
+/* Append a node. A name that is there already stays the first node's in the
+ * map (ms_cluster_spec_add refuses duplicates; the generated names of
+ * add_group are not checked, as before). O(1). */
 static ms_status_t push_node(ms_cluster_spec_t *cs, const char *name, size_t len,
                              const ms_geom_t *g, int ngpus, ms_node_mode_t mode, int replicas)
 {
@@ -103,6 +136,10 @@ static ms_status_t push_node(ms_cluster_spec_t *cs, const char *name, size_t len
     memcpy(nm, name, len);
     nm[len] = '\0';
     cs->names[cs->n] = nm;
+    if (ms__idmap_find(&cs->byname, nm) < 0 && ms__idmap_put(&cs->byname, cs->n) != 0) {
+        free(nm);
+        return MS_ENOMEM;
+    }
     ns = &cs->nodes[cs->n++];
     ns->name = nm;
     ns->geom = g;
@@ -182,6 +219,7 @@ ms_status_t ms_cluster_spec_add(ms_cluster_spec_t *cs, const char *text, uint32_
     const ms_geom_t *g;
     ms_node_mode_t mode = MS_NODE_MIG;
     long count, replicas = 0;
+    bool taken;
     ms_status_t st;
 
     if (text == NULL)
@@ -199,7 +237,11 @@ ms_status_t ms_cluster_spec_add(ms_cluster_spec_t *cs, const char *text, uint32_
                         text);
             return MS_EPARSE;
         }
-    if (name_taken(cs, text, (size_t)(eq - text))) {
+    if ((st = name_taken(cs, text, (size_t)(eq - text), &taken)) != MS_OK) {
+        ms_diag_set(diag, NULL, 0, "node", "'%s': %s", text, ms_strerror(st));
+        return st;
+    }
+    if (taken) {
         ms_diag_set(diag, NULL, 0, "node", "'%s': node name '%.*s' is used twice", text,
                     (int)(eq - text), text);
         return MS_EEXIST;
@@ -302,6 +344,29 @@ ms_status_t ms_cluster_spec_add_gpus(ms_cluster_spec_t *cs, const char *prefix, 
     return MS_OK;
 }
 
+/* One line of f into buf (with its newline, NUL-terminated): 1, or 0 at
+ * the end of the file; -1 when it is too long for buf, -2 when it holds a
+ * NUL (fgets would hand back the line cut at it), *col the NUL's column. */
+static int read_line(FILE *f, char *buf, size_t cap, size_t *col)
+{
+    size_t n = 0;
+    int c;
+
+    while ((c = getc(f)) != EOF) {
+        if (c == '\0') {
+            *col = n + 1;
+            return -2;
+        }
+        if (n + 2 > cap)
+            return -1;
+        buf[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    buf[n] = '\0';
+    return n > 0 ? 1 : 0;
+}
+
 ms_status_t ms_cluster_spec_read_file(ms_cluster_spec_t *cs, const char *path,
                                       uint32_t profile_set, ms_diag_t *diag)
 {
@@ -315,13 +380,21 @@ ms_status_t ms_cluster_spec_read_file(ms_cluster_spec_t *cs, const char *path,
         return MS_EIO;
     }
     /* one pass over the file: bounded by its lines */
-    while (fgets(line, sizeof(line), f) != NULL) {
-        size_t len = strlen(line);
+    for (;;) {
+        size_t col = 0;
+        int got = read_line(f, line, sizeof(line), &col);
         char *p = line, *e;
         ms_diag_t d;
 
+        if (got == 0)
+            break;
         ln++;
-        if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+        if (got == -2) {
+            ms_diag_set(diag, path, ln, "node", "a NUL byte at column %zu", col);
+            st = MS_EPARSE;
+            break;
+        }
+        if (got < 0) {
             ms_diag_set(diag, path, ln, "node", "line longer than %d characters", SPEC_MAX_LINE - 2);
             st = MS_EPARSE;
             break;

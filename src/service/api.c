@@ -1,6 +1,7 @@
 /* api.c - the JSON of the HTTP API: request validation (every malformed
  * field is a 4xx naming the field), the canonical request used for
- * idempotency, errors, and a job's JSON.
+ * idempotency, errors, and a job's JSON. Any thread: pure functions (the
+ * HTTP threads parse and render, the loop and the main thread parse).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +12,9 @@
 #include "service/svc.h"
 
 #define MAX_LABELS 32
+/* A label's value, bytes: room for a pod's NAMESPACE/NAME (63 + 1 + 253),
+ * the extender's k8s.pod label (a pod with a long legal name was refused) */
+#define MAX_LABEL_VALUE 512
 
 void svc_err_set(svc_err_t *e, int code, const char *field, const char *fmt, ...)
 {
@@ -37,7 +41,9 @@ bool svc_id_valid(const char *id)
 {
     size_t n = strlen(id), i;
 
-    if (n == 0 || n > 127)
+    /* "." and ".." are path segments: no ordinary HTTP client can address
+     * /v1/jobs/. or /v1/jobs/.. (they normalise the URL first) */
+    if (n == 0 || n > 127 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
         return false;
     for (i = 0; i < n; i++) {
         char c = id[i];
@@ -49,9 +55,57 @@ bool svc_id_valid(const char *id)
     return true;
 }
 
+/* Digits without a leading zero, at most max_digits of them; the end. */
+static const char *number(const char *p, int max_digits)
+{
+    int n = 0;
+
+    if (*p < '1' || *p > '9')
+        return NULL;
+    while (*p >= '0' && *p <= '9' && n <= max_digits) {
+        p++;
+        n++;
+    }
+    return n <= max_digits ? p : NULL;
+}
+
+bool svc_profile_syntax(const char *s)
+{
+    const ms_model_t *models;
+    const char *p;
+    int i, nm;
+
+    /* a name some model has, in any case: "3g.20gb", "1g+me", "1g.2xmem" */
+    models = ms_models(&nm);
+    for (i = 0; i < nm; i++)
+        if (ms_model_profile_find(&models[i], s) >= 0)
+            return true;
+    /* else the shapes the library resolves (docs/sched.md): a size "5g",
+     * or a product name "5g.25gb" (which may still be no model's: 422) */
+    if ((p = number(s, 2)) == NULL || *p++ != 'g')
+        return false;
+    if (*p == '\0')
+        return true;
+    if (*p++ != '.' || (p = number(p, 4)) == NULL)
+        return false;
+    return strcmp(p, "gb") == 0;
+}
+
 static const char *const FIELDS[] = { "id", "profile", "mem_gb", "model", "isolation", "gang",
                                       "priority", "migratable", "duration_s", "estimate_s",
-                                      "labels", NULL };
+                                      "labels", "tenant", NULL };
+
+/* A tenant's name as the scheduler takes it: 1..63 of [A-Za-z0-9._-]. */
+static bool tenant_syntax(const char *n)
+{
+    size_t i;
+
+    for (i = 0; n[i] != '\0'; i++)
+        if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= 'A' && n[i] <= 'Z') || (n[i] >= '0' && n[i] <= '9') ||
+              n[i] == '.' || n[i] == '_' || n[i] == '-'))
+            return false;
+    return i > 0 && i <= 63;
+}
 
 static int get_num(json_t *o, const char *k, double lo, double hi, double *out, svc_err_t *err)
 {
@@ -116,11 +170,11 @@ static int get_labels(json_t *o, json_t **out, svc_err_t *err)
     }
     json_object_foreach(v, k, x) {
         if (strlen(k) == 0 || strlen(k) > 63 || strchr(k, '=') != NULL || strchr(k, ',') != NULL ||
-            !json_is_string(x) || json_string_length(x) > 255 ||
+            !json_is_string(x) || json_string_length(x) > MAX_LABEL_VALUE ||
             strlen(json_string_value(x)) != json_string_length(x)) {
             svc_err_set(err, 400, "labels",
-                        "label '%.63s': keys 1-63 bytes without '=' or ',', values strings of at most 255 bytes",
-                        k);
+                        "label '%.63s': keys 1-63 bytes without '=' or ',', values strings of at most %d bytes",
+                        k, MAX_LABEL_VALUE);
             return -1;
         }
     }
@@ -146,7 +200,7 @@ static int cmp_label(const void *a, const void *b)
  * (docs/performance.md). NULL out of memory. */
 static char *canon_text(const svc_req_t *req)
 {
-    svc_jtext_t t = { 0 };
+    ms_jtext_t t = { 0 };
     label_t lab[MAX_LABELS];
     const char *k;
     json_t *x;
@@ -159,34 +213,38 @@ static char *canon_text(const svc_req_t *req)
         }
     }
     qsort(lab, n, sizeof(lab[0]), cmp_label);
-    svc_jtext_raw(&t, "{\"duration_s\":");
-    svc_jtext_real(&t, req->duration_s);
-    svc_jtext_raw(&t, ",\"estimate_s\":");
-    svc_jtext_real(&t, req->estimate_s);
-    svc_jtext_raw(&t, ",\"gang\":");
-    svc_jtext_int(&t, req->gang);
-    svc_jtext_raw(&t, req->isolation == MS_ISO_MIG ? ",\"isolation\":\"mig\",\"labels\":{"
+    ms_jtext_raw(&t, "{\"duration_s\":");
+    ms_jtext_real(&t, req->duration_s);
+    ms_jtext_raw(&t, ",\"estimate_s\":");
+    ms_jtext_real(&t, req->estimate_s);
+    ms_jtext_raw(&t, ",\"gang\":");
+    ms_jtext_int(&t, req->gang);
+    ms_jtext_raw(&t, req->isolation == MS_ISO_MIG ? ",\"isolation\":\"mig\",\"labels\":{"
                                                    : ",\"isolation\":\"any\",\"labels\":{");
     for (i = 0; i < n; i++) {
         if (i > 0)
-            svc_jtext_add(&t, ",", 1);
-        svc_jtext_str(&t, lab[i].k);
-        svc_jtext_add(&t, ":", 1);
-        svc_jtext_str(&t, lab[i].v);
+            ms_jtext_add(&t, ",", 1);
+        ms_jtext_str(&t, lab[i].k);
+        ms_jtext_add(&t, ":", 1);
+        ms_jtext_str(&t, lab[i].v);
     }
-    svc_jtext_raw(&t, "},\"mem_gb\":");
+    ms_jtext_raw(&t, "},\"mem_gb\":");
     if (req->mem_gb > 0)
-        svc_jtext_real(&t, req->mem_gb);
+        ms_jtext_real(&t, req->mem_gb);
     else
-        svc_jtext_raw(&t, "null");
-    svc_jtext_raw(&t, req->migratable ? ",\"migratable\":true,\"model\":" : ",\"migratable\":false,\"model\":");
-    svc_jtext_str(&t, req->model);
-    svc_jtext_raw(&t, ",\"priority\":");
-    svc_jtext_int(&t, req->priority);
-    svc_jtext_raw(&t, ",\"profile\":");
-    svc_jtext_str(&t, req->profile);
-    svc_jtext_add(&t, "}", 1);
-    return svc_jtext_take(&t);
+        ms_jtext_raw(&t, "null");
+    ms_jtext_raw(&t, req->migratable ? ",\"migratable\":true,\"model\":" : ",\"migratable\":false,\"model\":");
+    ms_jtext_str(&t, req->model);
+    ms_jtext_raw(&t, ",\"priority\":");
+    ms_jtext_int(&t, req->priority);
+    ms_jtext_raw(&t, ",\"profile\":");
+    ms_jtext_str(&t, req->profile);
+    if (req->tenant != NULL) {   /* only when given: a body without one reads as before */
+        ms_jtext_raw(&t, ",\"tenant\":");
+        ms_jtext_str(&t, req->tenant);
+    }
+    ms_jtext_add(&t, "}", 1);
+    return ms_jtext_take(&t);
 }
 
 int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char **canon,
@@ -233,8 +291,12 @@ int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char 
         get_int(o, "priority", -1000000, 1000000, &req->priority, err) != 0 ||
         get_num(o, "duration_s", 0, 1e9, &req->duration_s, err) != 0 ||
         get_num(o, "estimate_s", 0, 1e9, &req->estimate_s, err) != 0 ||
-        get_labels(o, &req->labels, err) != 0)
+        get_labels(o, &req->labels, err) != 0 || get_str(o, "tenant", 63, &req->tenant, err) != 0)
         goto out;
+    if (req->tenant != NULL && !tenant_syntax(req->tenant)) {
+        svc_err_set(err, 400, "tenant", "a tenant's name is 1..63 of A-Z a-z 0-9 . _ -");
+        goto out;
+    }
     if ((x = json_object_get(o, "migratable")) != NULL) {
         if (!json_is_boolean(x)) {
             svc_err_set(err, 400, "migratable", "must be true or false");
@@ -251,6 +313,11 @@ int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char 
             svc_err_set(err, 400, "isolation", "must be \"any\" or \"mig\"");
             goto out;
         }
+    }
+    if (req->profile != NULL && !svc_profile_syntax(req->profile)) {
+        svc_err_set(err, 400, "profile", "'%.32s' is not a profile: give a size (\"3g\") or a product name (\"3g.20gb\")",
+                    req->profile);
+        goto out;
     }
     if ((req->profile != NULL) == (req->mem_gb > 0)) {
         svc_err_set(err, 400, "profile", "give exactly one of profile (\"2g.10gb\", \"2g\") and mem_gb");
@@ -272,12 +339,12 @@ out:
     return rc;
 }
 
-static void time_or_null(svc_jtext_t *t, double v)
+static void time_or_null(ms_jtext_t *t, double v)
 {
     if (v > 0)
-        svc_jtext_real(t, v);
+        ms_jtext_real(t, v);
     else
-        svc_jtext_raw(t, "null");
+        ms_jtext_raw(t, "null");
 }
 
 /* Written as text (jtext.h): on every GET and every submission's answer,
@@ -286,71 +353,83 @@ static void time_or_null(svc_jtext_t *t, double v)
  * request is the canonical body as it is, and its "labels" member is found
  * in it by a light scan; a body that does not scan as one object (a store
  * written by hand) is left out, as a body that did not parse was before. */
-void svc_job_render(svc_jtext_t *t, const char *id, const char *body, const svc_jview_t *v,
-                    svc_backend_t *be)
+void svc_job_render(ms_jtext_t *t, const char *id, const char *body, const svc_jview_t *v,
+                    ms_backend_t *be)
 {
     const char *labels;
     size_t nbody = strlen(body), nlabels;
-    bool whole = svc_jtext_member(body, nbody, "labels", &labels, &nlabels);
+    bool whole = ms_jtext_member(body, nbody, "labels", &labels, &nlabels);
 
-    svc_jtext_raw(t, "{\"id\":");
-    svc_jtext_str(t, id);
-    svc_jtext_raw(t, ",\"state\":");
-    svc_jtext_str(t, ms_job_state_name((ms_job_state_t)v->state));
-    svc_jtext_raw(t, ",\"submitted_at\":");
+    ms_jtext_raw(t, "{\"id\":");
+    ms_jtext_str(t, id);
+    ms_jtext_raw(t, ",\"state\":");
+    ms_jtext_str(t, ms_job_state_name((ms_job_state_t)v->state));
+    ms_jtext_raw(t, ",\"submitted_at\":");
     time_or_null(t, v->submit_t);
-    svc_jtext_raw(t, ",\"started_at\":");
+    ms_jtext_raw(t, ",\"started_at\":");
     time_or_null(t, v->start_t);
-    svc_jtext_raw(t, ",\"ended_at\":");
+    ms_jtext_raw(t, ",\"ended_at\":");
     time_or_null(t, v->end_t);
     if (whole) {
-        svc_jtext_raw(t, ",\"request\":");
-        svc_jtext_add(t, body, nbody);
+        const char *ten;
+        size_t nten;
+
+        ms_jtext_raw(t, ",\"tenant\":");   /* the canonical request holds it when not the default */
+        if (ms_jtext_member(body, nbody, "tenant", &ten, &nten) && nten > 0 && ten[0] == '"')
+            ms_jtext_add(t, ten, nten);
+        else
+            ms_jtext_raw(t, "\"default\"");
+        ms_jtext_raw(t, ",\"request\":");
+        ms_jtext_add(t, body, nbody);
         if (nlabels > 0 && labels[0] == '{') {   /* the canonical request always holds them */
-            svc_jtext_raw(t, ",\"labels\":");
-            svc_jtext_add(t, labels, nlabels);
+            ms_jtext_raw(t, ",\"labels\":");
+            ms_jtext_add(t, labels, nlabels);
         }
     }
     if (v->reason != NULL && v->reason[0]) {
-        svc_jtext_raw(t, ",\"reason\":");
-        svc_jtext_str(t, v->reason);
+        ms_jtext_raw(t, ",\"reason\":");
+        ms_jtext_str(t, v->reason);
+    }
+    if (v->resolved != NULL) {
+        ms_jtext_raw(t, ",\"resolved_to\":");
+        ms_jtext_raw(t, v->resolved);
     }
     if (v->place.node >= 0) {
-        svc_jtext_raw(t, ",\"placement\":{\"node\":");
-        svc_jtext_str(t, v->place.node_name);
-        svc_jtext_raw(t, ",\"gpu\":");
-        svc_jtext_int(t, v->place.gpu);
-        svc_jtext_raw(t, ",\"start\":");
-        svc_jtext_int(t, v->place.start);
-        svc_jtext_raw(t, ",\"profile\":");
-        svc_jtext_str(t, v->place.profile);
-        svc_jtext_raw(t, ",\"gpus\":");
-        svc_jtext_int(t, v->place.ninst);
+        ms_jtext_raw(t, ",\"placement\":{\"node\":");
+        ms_jtext_str(t, v->place.node_name);
+        ms_jtext_raw(t, ",\"gpu\":");
+        ms_jtext_int(t, v->place.gpu);
+        ms_jtext_raw(t, ",\"start\":");
+        ms_jtext_int(t, v->place.start);
+        ms_jtext_raw(t, ",\"profile\":");
+        ms_jtext_str(t, v->place.profile);
+        ms_jtext_raw(t, ",\"gpus\":");
+        ms_jtext_int(t, v->place.ninst);
         if (be != NULL) {
-            const char *gpu_uuid = svc_backend_gpu_uuid(be, v->place.gpu_global);
+            const char *gpu_uuid = ms_backend_gpu_uuid(be, v->place.gpu_global);
             char buf[48];
 
             if (gpu_uuid != NULL) {
-                svc_jtext_raw(t, ",\"gpu_uuid\":");
-                svc_jtext_str(t, gpu_uuid);
+                ms_jtext_raw(t, ",\"gpu_uuid\":");
+                ms_jtext_str(t, gpu_uuid);
             }
             if (v->place.start >= 0) {
-                svc_backend_inst_uuid(be, v->place.gpu_global, v->place.start, id, buf, sizeof(buf));
+                ms_backend_inst_uuid(be, v->place.gpu_global, v->place.start, id, buf, sizeof(buf));
                 if (buf[0]) {
-                    svc_jtext_raw(t, ",\"instance_uuid\":");
-                    svc_jtext_str(t, buf);
+                    ms_jtext_raw(t, ",\"instance_uuid\":");
+                    ms_jtext_str(t, buf);
                 }
             }
         }
-        svc_jtext_raw(t, "}");
+        ms_jtext_raw(t, "}");
     }
-    svc_jtext_raw(t, "}");
+    ms_jtext_raw(t, "}");
 }
 
-char *svc_job_text(const char *id, const char *body, const svc_jview_t *v, svc_backend_t *be)
+char *svc_job_text(const char *id, const char *body, const svc_jview_t *v, ms_backend_t *be)
 {
-    svc_jtext_t t = { 0 };
+    ms_jtext_t t = { 0 };
 
     svc_job_render(&t, id, body, v, be);
-    return svc_jtext_take(&t);
+    return ms_jtext_take(&t);
 }

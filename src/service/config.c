@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
+#include "migsched/number.h"
+#include "migsched/options.h"
+#include "service/dra.h"
 #include "service/svc.h"
 
 static void usage(FILE *f)
@@ -34,10 +38,20 @@ static void usage(FILE *f)
             "  --migrate-hook CMD     run CMD (sh -c) for every migration: the workload checkpoints on\n"
             "                         the source instance and restores on the target (docs/service.md)\n"
             "  --migrate-timeout S    the hook's deadline (default 60), 1..86400 s\n"
+            "  --op-timeout S         every backend call's deadline (an agent's request; default 30),\n"
+            "                         0.1..3600 s\n"
+            "  --unhealthy-after N    a GPU whose ops fail N times in a row is unhealthy: nothing is\n"
+            "                         placed on it until it answers a probe (default 3), 1..1000\n"
             "  --token-file FILE      require 'Authorization: Bearer TOKEN' on POST/DELETE (SIGHUP reloads)\n"
+            "  --tenant NAME[:weight=W][,guarantee=S][,limit=S]\n"
+            "                         declare a tenant, repeatable (docs/tenants.md; SIGHUP reloads)\n"
             "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
             "  --max-body BYTES       request bodies at most (default 65536)\n"
             "  --max-conns N          connections at most (default 256)\n"
+            "  --max-conns-per-ip N   connections from one client address at most (default 64)\n"
+            "  --header-timeout S     a request's line and headers must arrive within S of the\n"
+            "                         connection (default 10), 1..3600 s\n"
+            "  --body-timeout S       its body within S of its headers (default 30), 1..3600 s\n"
             "  --http-threads N       HTTP threads (epoll, none blocks; default 2), 1..64\n"
             "  --commit-delay MS      a commit within MS of the last one waits for it, so the\n"
             "                         batches meanwhile share one commit and fsync (default 0.25), 0..100\n"
@@ -51,23 +65,32 @@ static void usage(FILE *f)
             "  --lease NS/NAME        the Lease (default migsched/migschedd)\n"
             "  --lease-duration S     its duration (default 10), 3..3600 s; a standby takes over about\n"
             "                         1.2 x S after the leader's last renewal\n"
+            "  --k8s-tenant-label L   with --kube*: a pod's tenant is its label L's value (else its namespace)\n"
             "  --k8s-policy FILE      with --kube*: switch the MIG layouts of the GPU Operator nodes of this\n"
             "                         cluster policy (its switching: section; docs/kubernetes.md)\n"
             "  --layout-period S      how often (default 5), 0.2..3600 s\n"
             "  --layout-hysteresis S --layout-drain-timeout S --layout-apply-timeout S (0..604800 s),\n"
             "  --layout-budget N (switches per node and hour, 1..64), --layout-min-gain N (slices,\n"
-            "  0..1000000), --layout-evict: override the policy's switching section\n"
-            "  --config FILE          settings as `key = value` lines (docs/service.md)\n"
-            "queue and policy options (the simulator's; a flag X is also --no-X):\n");
+            "  0..1000000), --layout-evict: override the policy's switching section\n");
+    fprintf(f,
+            "  --recovery MODE        refuse (default) or adopt: when the store is lost or damaged, or the\n"
+            "                         backend runs instances of jobs it does not know, start-up stops, or\n"
+            "                         goes on and adopts them as jobs (docs/operations.md)\n"
+            "  --unowned-grace S      with --kube*: an instance no pod or job owns is destroyed after S\n"
+            "                         (default 300), 1..604800 s\n"
+            "  --extender-max-body BYTES  the extender's request bodies at most (default 16777216: 10,000\n"
+            "                         nodes of 253-character names), 65536..268435456\n"
+            "  --config FILE          settings as `key = value` lines (docs/service.md)\n");
+    svc_dra_usage(f);
+    fprintf(f, "queue and policy options (the one option table, `migsched options`; a flag X is\n"
+               "also --no-X):\n");
     {
-        const char *name, *help;
+        char buf[512];
         int i;
 
-        for (i = 0; (name = ms_sched_cfg_option(i, &help)) != NULL; i++)
-            fprintf(f, "  --%-20s %s\n", name, help);
-
-        for (i = 0; (name = ms_policy_cfg_option(i, &help)) != NULL; i++)
-            fprintf(f, "  --%-20s %s\n", name, help);
+        for (i = 0; i < ms_opt_count(); i++)
+            if (ms_opt_get(i)->scope != MS_OPT_SIM)
+                fputs(ms_opt_help(ms_opt_get(i), buf, sizeof(buf)), f);
     }
 }
 
@@ -82,286 +105,310 @@ static int set_str(char **dst, const char *v)
     return 0;
 }
 
-static bool num(const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    double x;
-
-    errno = 0;
-    x = strtod(v, &end);
-    if (*v == '\0' || *end != '\0' || errno != 0 || !isfinite(x) || x < lo || x > hi)
-        return false;
-    *out = x;
-    return true;
-}
-
 static bool boolean(const char *v, bool *out)
 {
-    if (v == NULL || strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
+    if (v == NULL || strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0 ||
+        strcmp(v, "on") == 0)
         *out = true;
-    else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
+    else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0 ||
+             strcmp(v, "off") == 0)
         *out = false;
     else
         return false;
     return true;
 }
 
+/* --- the daemon's own settings: a table ---------------------------------
+ *
+ * Each setting is a kind and the svc_cfg_t field it sets; numbers are read
+ * in the library's one syntax (number.h) and checked against [lo, hi] with
+ * the option table's message ("'x' is out of range; expected a number in
+ * [lo, hi]"); K_OTHER settings have a function of their own. The queue's
+ * and the policies' options are the library's table (options.h). */
+
+typedef enum { K_STR, K_NUM, K_INT, K_LONG, K_FLAG, K_OTHER } kind_t;
+
 typedef struct opt {
     const char *name;
-    bool flag;          /* takes no value on the command line */
+    kind_t kind;
+    size_t off;          /* the field: char *, double, int, long or bool */
+    double lo, hi;       /* K_NUM, K_INT, K_LONG */
+    double scale;        /* K_NUM: stored = value x scale (0: 1) */
+    int (*set)(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen);
 } opt_t;
 
-static const opt_t OPTS[] = {
-    { "listen", false }, { "state-dir", false }, { "backend", false }, { "node", false },
-    { "nodes-file", false }, { "policy", false }, { "time-scale", false }, { "op-delay", false }, { "sim-fail", false },
-    { "migrate-hook", false }, { "migrate-timeout", false },
-    { "token-file", false }, { "tls-cert", false }, { "tls-key", false }, { "max-body", false },
-    { "max-conns", false }, { "http-threads", false }, { "commit-delay", false }, { "allow-remote", true }, { "config", false },
-    { "kube", true }, { "kubeconfig", false }, { "kube-api", false }, { "kube-token-file", false },
-    { "kube-ca", false }, { "extender-ttl", false },
-    { "leader-elect", true }, { "lease", false }, { "lease-duration", false }, { "k8s-policy", false },
-    { "layout-period", false }, { "layout-hysteresis", false }, { "layout-drain-timeout", false },
-    { "layout-apply-timeout", false }, { "layout-budget", false }, { "layout-min-gain", false },
-    { "layout-evict", true }, { "agent", false }, { "agent-token-file", false }, { NULL, false },
-};
-
-/* A policy option (src/policy/cfg.c owns the names, ranges and messages, so
- * every option `simulate` knows works here with the same errors). v NULL: a
- * command-line flag. "no-X = true|false" in a file is X = false|true. A
- * string value (static-layout) is kept in c->static_layout: the library
- * borrows it. */
-/* One of the queue discipline's options (ms_sched_cfg_option)? */
-static bool queue_opt(const char *k)
+static int set_backend(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
 {
-    const char *n;
-    int i;
-
-    for (i = 0; (n = ms_sched_cfg_option(i, NULL)) != NULL; i++)
-        if (strcmp(n, k) == 0)
-            return true;
-    return false;
-}
-
-static int policy_opt(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
-{
-    ms_diag_t diag;
-    ms_status_t st;
-    bool b;
-
-    ms_diag_clear(&diag);
-    if (queue_opt(k)) {
-        st = ms_sched_cfg_set(&c->qcfg, k, v, &diag);
-        if (st == MS_OK)
-            return 0;
-        snprintf(msg, mlen, "%s", diag.msg[0] ? diag.msg : ms_strerror(st));
+    if (strcmp(v, "sim") != 0 && strcmp(v, "dry-run") != 0 && strcmp(v, "nvml") != 0 &&
+        strcmp(v, "agent") != 0) {
+        snprintf(msg, mlen, "%s: '%.60s' is not one of sim, dry-run, nvml, agent", k, v);
         return -1;
     }
-    if (strcmp(k, "static-layout") == 0 && v != NULL) {
+    return set_str(&c->backend, v);
+}
+
+/* --node SPEC and --nodes-file FILE add up, in order; a leading '@' marks
+ * a nodes file. */
+static int add_node(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    char **n = realloc(c->nodes, (size_t)(c->nnodes + 1) * sizeof(*n));
+    size_t len = strlen(v) + 2;
+
+    if (n == NULL)
+        return -1;
+    c->nodes = n;
+    if ((c->nodes[c->nnodes] = malloc(len)) == NULL)
+        return -1;
+    snprintf(c->nodes[c->nnodes], len, "%s%s", strcmp(k, "nodes-file") == 0 ? "@" : "", v);
+    c->nnodes++;
+    return 0;
+}
+
+static int set_policy(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    if (ms_policy_find(v) == NULL) {
+        snprintf(msg, mlen, "%s: no policy named '%.60s' (fa+, fa, static, first-fit, best-fit, "
+                            "fgd, mfi, node-profile, timeslice)", k, v);
+        return -1;
+    }
+    return set_str(&c->policy, v);
+}
+
+static int add_agent(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    const char *eq = strchr(v, '=');
+    char **a;
+
+    if (eq == NULL || eq == v ||
+        (strncmp(eq + 1, "http://", 7) != 0 && strncmp(eq + 1, "https://", 8) != 0)) {
+        snprintf(msg, mlen, "%s: '%.60s' is not NODE=URL with an http:// or https:// URL", k, v);
+        return -1;
+    }
+    if ((a = realloc(c->agents, (size_t)(c->nagents + 1) * sizeof(*a))) == NULL)
+        return -1;
+    c->agents = a;
+    if ((c->agents[c->nagents] = strdup(v)) == NULL)
+        return -1;
+    c->nagents++;
+    return 0;
+}
+
+/* --kubeconfig FILE and --kube-api URL imply --kube. */
+static int set_kube_src(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    c->kube = true;
+    return set_str(strcmp(k, "kubeconfig") == 0 ? &c->kubeconfig : &c->kube_api, v);
+}
+
+static int set_lease(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    const char *sl = strchr(v, '/');
+
+    if (sl == NULL || sl == v || sl[1] == '\0' || strchr(sl + 1, '/') != NULL ||
+        strlen(v) > 317) {
+        snprintf(msg, mlen, "%s: '%.60s' is not NAMESPACE/NAME", k, v);
+        return -1;
+    }
+    return set_str(&c->lease, v);
+}
+
+static int set_recovery(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    if (strcmp(v, "refuse") != 0 && strcmp(v, "adopt") != 0) {
+        snprintf(msg, mlen, "%s must be refuse or adopt", k);
+        return -1;
+    }
+    c->recovery_adopt = v[0] == 'a';
+    return 0;
+}
+
+#define F(f) offsetof(svc_cfg_t, f)
+
+static const opt_t OPTS[] = {
+    { "listen", K_STR, F(listen), 0, 0, 0, NULL },
+    { "state-dir", K_STR, F(state_dir), 0, 0, 0, NULL },
+    { "backend", K_OTHER, 0, 0, 0, 0, set_backend },
+    { "node", K_OTHER, 0, 0, 0, 0, add_node },
+    { "nodes-file", K_OTHER, 0, 0, 0, 0, add_node },
+    { "policy", K_OTHER, 0, 0, 0, 0, set_policy },
+    { "time-scale", K_NUM, F(time_scale), 1e-6, 1e9, 0, NULL },
+    { "op-delay", K_NUM, F(op_delay_s), 0, 10, 0, NULL },
+    { "sim-fail", K_STR, F(sim_fail), 0, 0, 0, NULL },
+    { "migrate-hook", K_STR, F(migrate_hook), 0, 0, 0, NULL },
+    { "migrate-timeout", K_NUM, F(migrate_timeout_s), 1, 86400, 0, NULL },
+    { "op-timeout", K_NUM, F(op_timeout_s), 0.1, 3600, 0, NULL },
+    { "unhealthy-after", K_INT, F(unhealthy_after), 1, 1000, 0, NULL },
+    { "token-file", K_STR, F(token_file), 0, 0, 0, NULL },
+    { "tls-cert", K_STR, F(tls_cert), 0, 0, 0, NULL },
+    { "tls-key", K_STR, F(tls_key), 0, 0, 0, NULL },
+    { "max-body", K_LONG, F(max_body), 256, 64 << 20, 0, NULL },
+    { "max-conns", K_INT, F(max_conns), 4, 10000, 0, NULL },
+    { "max-conns-per-ip", K_INT, F(max_conns_per_ip), 1, 10000, 0, NULL },
+    { "header-timeout", K_NUM, F(header_timeout_s), 1, 3600, 0, NULL },
+    { "body-timeout", K_NUM, F(body_timeout_s), 1, 3600, 0, NULL },
+    { "http-threads", K_INT, F(http_threads), 1, 64, 0, NULL },
+    { "commit-delay", K_NUM, F(commit_delay_s), 0, 100, 0.001, NULL },   /* ms */
+    { "allow-remote", K_FLAG, F(allow_remote), 0, 0, 0, NULL },
+    { "config", K_OTHER, 0, 0, 0, 0, NULL },   /* read first, by svc_cfg_parse */
+    { "kube", K_FLAG, F(kube), 0, 0, 0, NULL },
+    { "kubeconfig", K_OTHER, 0, 0, 0, 0, set_kube_src },
+    { "kube-api", K_OTHER, 0, 0, 0, 0, set_kube_src },
+    { "kube-token-file", K_STR, F(kube_token_file), 0, 0, 0, NULL },
+    { "kube-ca", K_STR, F(kube_ca), 0, 0, 0, NULL },
+    { "extender-ttl", K_NUM, F(ext_ttl_s), 1, 3600, 0, NULL },
+    { "leader-elect", K_FLAG, F(leader_elect), 0, 0, 0, NULL },
+    { "lease", K_OTHER, 0, 0, 0, 0, set_lease },
+    { "lease-duration", K_NUM, F(lease_s), 3, 3600, 0, NULL },
+    { "k8s-policy", K_STR, F(k8s_policy), 0, 0, 0, NULL },
+    { "k8s-tenant-label", K_STR, F(k8s_tenant_label), 0, 0, 0, NULL },
+    { "layout-period", K_NUM, F(layout_period_s), 0.2, 3600, 0, NULL },
+    { "layout-hysteresis", K_NUM, F(layout_hysteresis_s), 0, 604800, 0, NULL },
+    { "layout-drain-timeout", K_NUM, F(layout_drain_s), 0, 604800, 0, NULL },
+    { "layout-apply-timeout", K_NUM, F(layout_apply_s), 0, 604800, 0, NULL },
+    { "layout-budget", K_INT, F(layout_budget), 1, 64, 0, NULL },
+    { "layout-min-gain", K_INT, F(layout_min_gain), 0, 1000000, 0, NULL },
+    { "layout-evict", K_FLAG, F(layout_evict), 0, 0, 0, NULL },
+    { "agent", K_OTHER, 0, 0, 0, 0, add_agent },
+    { "agent-token-file", K_STR, F(agent_token_file), 0, 0, 0, NULL },
+    /* --dra mode (dra_open.c parses its own) */
+    { "dra", K_FLAG, 0, 0, 0, 0, svc_dra_cfg_set },
+    { "dra-driver", K_OTHER, 0, 0, 0, 0, svc_dra_cfg_set },
+    { "dra-expire", K_OTHER, 0, 0, 0, 0, svc_dra_cfg_set },
+    { "dra-fence", K_OTHER, 0, 0, 0, 0, svc_dra_cfg_set },
+    { "dra-retry", K_OTHER, 0, 0, 0, 0, svc_dra_cfg_set },
+    { "dra-webhook-timeout", K_OTHER, 0, 0, 0, 0, svc_dra_cfg_set },
+    { "recovery", K_OTHER, 0, 0, 0, 0, set_recovery },
+    { "unowned-grace", K_NUM, F(unowned_grace_s), 1, 604800, 0, NULL },
+    { "extender-max-body", K_LONG, F(ext_max_body), 65536, 256 << 20, 0, NULL },
+    { NULL, K_OTHER, 0, 0, 0, 0, NULL },
+};
+
+static const opt_t *own_opt(const char *k, size_t klen)
+{
+    const opt_t *o;
+
+    for (o = OPTS; o->name != NULL; o++)
+        if (strlen(o->name) == klen && strncmp(o->name, k, klen) == 0)
+            return o;
+    return NULL;
+}
+
+/* A number for a K_NUM, K_INT or K_LONG setting, in [lo, hi]. */
+static int own_number(const opt_t *o, const char *v, double *x, char *msg, size_t mlen)
+{
+    bool integer = o->kind != K_NUM;
+    ms_status_t st;
+    int64_t i;
+
+    if (integer) {
+        st = ms_number_int(v, (int64_t)o->lo, (int64_t)o->hi, &i);
+        *x = (double)i;
+    } else {
+        st = ms_number_double(v, x);
+        if (st == MS_OK && !(*x >= o->lo && *x <= o->hi))
+            st = MS_ERANGE;
+    }
+    if (st == MS_OK)
+        return 0;
+    snprintf(msg, mlen, "%s: '%.60s' is %s; expected %s in [%g, %g]", o->name, v,
+             st == MS_ERANGE ? "out of range" : integer ? "not an integer" : "not a decimal number",
+             integer ? "an integer" : "a number", o->lo, o->hi);
+    return -1;
+}
+
+/* Apply one of the daemon's own settings; msg receives what is wrong. */
+static int apply_own(svc_cfg_t *c, const opt_t *o, const char *v, char *msg, size_t mlen)
+{
+    char *field = (char *)c + o->off;
+    double x;
+
+    switch (o->kind) {
+    case K_STR:
+        return set_str((char **)(void *)field, v);
+    case K_FLAG:
+        if (o->set != NULL)   /* a flag kept elsewhere (--dra) */
+            return o->set(c, o->name, v, msg, mlen);
+        if (!boolean(v, (bool *)(void *)field)) {
+            snprintf(msg, mlen, "%s: '%.60s' is not true or false", o->name, v);
+            return -1;
+        }
+        return 0;
+    case K_NUM:
+    case K_INT:
+    case K_LONG:
+        if (own_number(o, v, &x, msg, mlen) != 0)
+            return -1;
+        if (o->kind == K_NUM)
+            *(double *)(void *)field = o->scale != 0 ? x * o->scale : x;
+        else if (o->kind == K_INT)
+            *(int *)(void *)field = (int)x;
+        else
+            *(long *)(void *)field = (long)x;
+        return 0;
+    case K_OTHER:
+        break;
+    }
+    if (o->set == NULL) {
+        snprintf(msg, mlen, "%s: cannot be set here", o->name);
+        return -1;
+    }
+    return o->set(c, o->name, v, msg, mlen);
+}
+
+/* A tenant (the simulator's option, which the daemon takes too): the
+ * table's own parser and rules (a name again replaces its declaration, at
+ * most MS_SIM_MAX_TENANTS), through a scratch simulator configuration. */
+static ms_status_t add_tenant(svc_cfg_t *c, const char *k, const char *v, ms_diag_t *diag)
+{
+    ms_sim_cfg_t *sim = calloc(1, sizeof(*sim));
+    ms_opt_target_t t = { NULL, NULL, sim };
+    ms_status_t st;
+
+    if (sim == NULL)
+        return MS_ENOMEM;
+    sim->tenants = c->tenants;
+    if ((st = ms_opt_set(&t, k, v, diag)) == MS_OK)
+        c->tenants = sim->tenants;
+    free(sim);
+    return st;
+}
+
+/* One of the library's queue or policy options (options.h): the same
+ * names, ranges and messages as `migsched simulate`. v NULL: a flag. The
+ * string option (static-layout) is borrowed by the library: the daemon
+ * keeps its copy in c->static_layout. */
+static int apply_table(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
+{
+    ms_opt_target_t t = { &c->pcfg, &c->qcfg, NULL };
+    const ms_opt_t *o = ms_opt_find(k, NULL);
+    ms_diag_t diag;
+    ms_status_t st;
+
+    if (o != NULL && o->type == MS_OPT_STRING && v != NULL) {
         if (set_str(&c->static_layout, v) != 0)
             return -1;
         v = c->static_layout;
     }
-    if (strncmp(k, "no-", 3) == 0 && v != NULL && boolean(v, &b))
-        st = ms_policy_cfg_set(&c->pcfg, k + 3, b ? "false" : "true", &diag);
+    ms_diag_clear(&diag);
+    if (o != NULL && o->type == MS_OPT_TENANT)
+        st = add_tenant(c, k, v, &diag);
     else
-        st = ms_policy_cfg_set(&c->pcfg, k, v, &diag);
+        st = ms_opt_set(&t, k, v, &diag);
     if (st == MS_OK)
         return 0;
-    if (st == MS_ENOENT)
+    if (o == NULL)
         snprintf(msg, mlen, "unknown setting '%s'", k);
     else
-        snprintf(msg, mlen, "%s", diag.msg[0] ? diag.msg : ms_strerror(st));
+        snprintf(msg, mlen, "%s: %.200s", o->name, diag.msg[0] ? diag.msg : ms_strerror(st));
     return -1;
 }
 
-/* Apply one setting; msg receives what is wrong. */
+/* Apply one setting (a file's key = value); msg receives what is wrong. */
 static int apply(svc_cfg_t *c, const char *k, const char *v, char *msg, size_t mlen)
 {
-    double x;
-    bool b;
+    const opt_t *o = own_opt(k, strlen(k));
 
-#define NEED_NUM(lo, hi, what)                                                       \
-    if (!num(v, lo, hi, &x)) {                                                       \
-        snprintf(msg, mlen, "%s must be %s", k, what);                               \
-        return -1;                                                                   \
-    }
-    if (strcmp(k, "listen") == 0)
-        return set_str(&c->listen, v);
-    if (strcmp(k, "state-dir") == 0)
-        return set_str(&c->state_dir, v);
-    if (strcmp(k, "backend") == 0) {
-        if (strcmp(v, "sim") != 0 && strcmp(v, "dry-run") != 0 && strcmp(v, "nvml") != 0 &&
-            strcmp(v, "agent") != 0) {
-            snprintf(msg, mlen, "backend must be sim, dry-run, nvml or agent");
-            return -1;
-        }
-        return set_str(&c->backend, v);
-    }
-    if (strcmp(k, "node") == 0 || strcmp(k, "nodes-file") == 0) {
-        char **n = realloc(c->nodes, (size_t)(c->nnodes + 1) * sizeof(*n));
-        size_t len = strlen(v) + 2;
-
-        if (n == NULL)
-            return -1;
-        c->nodes = n;
-        /* a leading '@' marks a nodes file */
-        if ((c->nodes[c->nnodes] = malloc(len)) == NULL)
-            return -1;
-        snprintf(c->nodes[c->nnodes], len, "%s%s", k[4] == '-' ? "@" : "", v);
-        c->nnodes++;
-        return 0;
-    }
-    if (strcmp(k, "policy") == 0) {
-        if (ms_policy_find(v) == NULL) {
-            snprintf(msg, mlen, "policy: no policy named '%s' (fa, static, first-fit, best-fit, fgd, mfi, node-profile, timeslice)", v);
-            return -1;
-        }
-        return set_str(&c->policy, v);
-    }
-    if (strcmp(k, "allow-remote") == 0) {
-        if (!boolean(v, &b)) {
-            snprintf(msg, mlen, "%s must be true or false", k);
-            return -1;
-        }
-        c->allow_remote = b;
-        return 0;
-    }
-    if (strcmp(k, "time-scale") == 0) {
-        NEED_NUM(1e-6, 1e9, "a number in [1e-6, 1e9]");
-        c->time_scale = x;
-        return 0;
-    }
-    if (strcmp(k, "op-delay") == 0) {
-        NEED_NUM(0, 10, "seconds in [0, 10]");
-        c->op_delay_s = x;
-        return 0;
-    }
-    if (strcmp(k, "sim-fail") == 0)
-        return set_str(&c->sim_fail, v);
-    if (strcmp(k, "migrate-hook") == 0)
-        return set_str(&c->migrate_hook, v);
-    if (strcmp(k, "migrate-timeout") == 0) {
-        NEED_NUM(1, 86400, "seconds in [1, 86400]");
-        c->migrate_timeout_s = x;
-        return 0;
-    }
-    if (strcmp(k, "token-file") == 0)
-        return set_str(&c->token_file, v);
-    if (strcmp(k, "agent") == 0) {
-        const char *eq = strchr(v, '=');
-        char **a;
-
-        if (eq == NULL || eq == v || (strncmp(eq + 1, "http://", 7) != 0 && strncmp(eq + 1, "https://", 8) != 0)) {
-            snprintf(msg, mlen, "agent must be NODE=URL with an http:// or https:// URL");
-            return -1;
-        }
-        if ((a = realloc(c->agents, (size_t)(c->nagents + 1) * sizeof(*a))) == NULL)
-            return -1;
-        c->agents = a;
-        if ((c->agents[c->nagents] = strdup(v)) == NULL)
-            return -1;
-        c->nagents++;
-        return 0;
-    }
-    if (strcmp(k, "agent-token-file") == 0)
-        return set_str(&c->agent_token_file, v);
-    if (strcmp(k, "tls-cert") == 0)
-        return set_str(&c->tls_cert, v);
-    if (strcmp(k, "tls-key") == 0)
-        return set_str(&c->tls_key, v);
-    if (strcmp(k, "max-body") == 0) {
-        NEED_NUM(256, 64 << 20, "bytes in [256, 67108864]");
-        c->max_body = (long)x;
-        return 0;
-    }
-    if (strcmp(k, "max-conns") == 0) {
-        NEED_NUM(4, 10000, "an integer in [4, 10000]");
-        c->max_conns = (int)x;
-        return 0;
-    }
-    if (strcmp(k, "commit-delay") == 0) {
-        NEED_NUM(0, 100, "milliseconds in [0, 100]");
-        c->commit_delay_s = x / 1000.0;
-        return 0;
-    }
-    if (strcmp(k, "http-threads") == 0) {
-        NEED_NUM(1, 64, "an integer in [1, 64]");
-        c->http_threads = (int)x;
-        return 0;
-    }
-    if (strcmp(k, "kube") == 0) {
-        if (!boolean(v, &c->kube)) {
-            snprintf(msg, mlen, "kube must be true or false");
-            return -1;
-        }
-        return 0;
-    }
-    if (strcmp(k, "kubeconfig") == 0 || strcmp(k, "kube-api") == 0) {
-        c->kube = true;
-        return set_str(k[4] == 'c' ? &c->kubeconfig : &c->kube_api, v);
-    }
-    if (strcmp(k, "kube-token-file") == 0)
-        return set_str(&c->kube_token_file, v);
-    if (strcmp(k, "kube-ca") == 0)
-        return set_str(&c->kube_ca, v);
-    if (strcmp(k, "extender-ttl") == 0) {
-        NEED_NUM(1, 3600, "seconds in [1, 3600]");
-        c->ext_ttl_s = x;
-        return 0;
-    }
-    if (strcmp(k, "leader-elect") == 0 || strcmp(k, "layout-evict") == 0) {
-        if (!boolean(v, k[1] == 'e' ? &c->leader_elect : &c->layout_evict)) {
-            snprintf(msg, mlen, "%s must be true or false", k);
-            return -1;
-        }
-        return 0;
-    }
-    if (strcmp(k, "lease") == 0) {
-        const char *sl = strchr(v, '/');
-        if (sl == NULL || sl == v || sl[1] == '\0' || strchr(sl + 1, '/') != NULL || strlen(v) > 317) {
-            snprintf(msg, mlen, "lease must be NAMESPACE/NAME");
-            return -1;
-        }
-        return set_str(&c->lease, v);
-    }
-    if (strcmp(k, "lease-duration") == 0) {
-        NEED_NUM(3, 3600, "seconds in [3, 3600]");
-        c->lease_s = x;
-        return 0;
-    }
-    if (strcmp(k, "k8s-policy") == 0)
-        return set_str(&c->k8s_policy, v);
-    if (strcmp(k, "layout-period") == 0) {
-        NEED_NUM(0.2, 3600, "seconds in [0.2, 3600]");
-        c->layout_period_s = x;
-        return 0;
-    }
-    if (strcmp(k, "layout-hysteresis") == 0 || strcmp(k, "layout-drain-timeout") == 0 ||
-        strcmp(k, "layout-apply-timeout") == 0) {
-        NEED_NUM(0, 604800, "seconds in [0, 604800]");
-        *(k[7] == 'h' ? &c->layout_hysteresis_s : k[7] == 'd' ? &c->layout_drain_s : &c->layout_apply_s) = x;
-        return 0;
-    }
-    if (strcmp(k, "layout-budget") == 0) {
-        NEED_NUM(1, 64, "an integer in [1, 64]");
-        if (x != floor(x)) {
-            snprintf(msg, mlen, "%s must be an integer in [1, 64]", k);
-            return -1;
-        }
-        c->layout_budget = (int)x;
-        return 0;
-    }
-    if (strcmp(k, "layout-min-gain") == 0) {
-        NEED_NUM(0, 1000000, "an integer in [0, 1000000]");
-        if (x != floor(x)) {
-            snprintf(msg, mlen, "%s must be an integer in [0, 1000000]", k);
-            return -1;
-        }
-        c->layout_min_gain = (int)x;
-        return 0;
-    }
-    return policy_opt(c, k, v, msg, mlen);
-#undef NEED_NUM
+    return o != NULL ? apply_own(c, o, v, msg, mlen) : apply_table(c, k, v, msg, mlen);
 }
 
 static char *trim(char *s)
@@ -376,36 +423,58 @@ static char *trim(char *s)
     return s;
 }
 
-static int read_file(svc_cfg_t *c, const char *path)
+/* A read that ends before the end of the file (a directory, out of memory,
+ * an I/O error) is an error naming the file, never a short file; a NUL in
+ * a line is an error naming the line, never a line cut at it. 0, or 1 with
+ * why ("FILE:LINE: field: what"). */
+static int read_file(svc_cfg_t *c, const char *path, char *why, size_t wlen)
 {
     FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
+    ssize_t n;
     long no = 0;
     int rc = 0;
 
     if (f == NULL) {
-        fprintf(stderr, "migschedd: --config %s: %s\n", path, strerror(errno));
+        snprintf(why, wlen, "--config %s: %s", path, strerror(errno));
         return 1;
     }
-    while (getline(&line, &cap, f) != -1) {
+    for (;;) {
         char *s, *eq, msg[256];
 
+        errno = 0;
+        if ((n = getline(&line, &cap, f)) < 0) {
+            if (!feof(f)) {
+                if (no > 0)
+                    snprintf(why, wlen, "--config %s: %s (after line %ld)", path,
+                             strerror(errno != 0 ? errno : EIO), no);
+                else
+                    snprintf(why, wlen, "--config %s: %s", path, strerror(errno != 0 ? errno : EIO));
+                rc = 1;
+            }
+            break;
+        }
         no++;
+        if ((size_t)n != strlen(line)) {
+            snprintf(why, wlen, "%s:%ld: a NUL byte at column %zu", path, no, strlen(line) + 1);
+            rc = 1;
+            break;
+        }
         if ((s = strchr(line, '#')) != NULL)
             *s = '\0';
         s = trim(line);
         if (*s == '\0')
             continue;
         if ((eq = strchr(s, '=')) == NULL) {
-            fprintf(stderr, "migschedd: %s:%ld: expected `key = value`\n", path, no);
+            snprintf(why, wlen, "%s:%ld: expected `key = value`", path, no);
             rc = 1;
             break;
         }
         *eq = '\0';
         msg[0] = '\0';
-        if (strcmp(trim(s), "config") == 0 || apply(c, trim(s), trim(eq + 1), msg, sizeof(msg)) != 0) {
-            fprintf(stderr, "migschedd: %s:%ld: %s\n", path, no, msg[0] ? msg : "cannot be set here");
+        if (apply(c, trim(s), trim(eq + 1), msg, sizeof(msg)) != 0) {
+            snprintf(why, wlen, "%s:%ld: %s", path, no, msg[0] ? msg : "out of memory");
             rc = 1;
             break;
         }
@@ -415,10 +484,21 @@ static int read_file(svc_cfg_t *c, const char *path)
     return rc;
 }
 
-int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
+/* Every --config FILE of argv, in order; 0, or 1 with why. */
+static int read_files(svc_cfg_t *c, int argc, char **argv, char *why, size_t wlen)
+{
+    int i;
+
+    for (i = 1; i < argc; i++)
+        if ((strcmp(argv[i], "--config") == 0 && i + 1 < argc && read_file(c, argv[i + 1], why, wlen) != 0) ||
+            (strncmp(argv[i], "--config=", 9) == 0 && read_file(c, argv[i] + 9, why, wlen) != 0))
+            return 1;
+    return 0;
+}
+
+static int defaults(svc_cfg_t *c)
 {
     const char *env = getenv("MIGSCHEDD_SIM_FAIL");
-    int i, k;
 
     memset(c, 0, sizeof(*c));
     ms_policy_cfg_defaults(&c->pcfg);
@@ -429,8 +509,15 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     c->time_scale = 1.0;
     c->op_delay_s = 0.005;
     c->migrate_timeout_s = 60.0;
+    c->op_timeout_s = 30.0;
+    c->unhealthy_after = 3;
     c->max_body = 65536;
+    c->ext_max_body = 16L << 20;
+    c->unowned_grace_s = 300;
     c->max_conns = 256;
+    c->max_conns_per_ip = 64;
+    c->header_timeout_s = 10;
+    c->body_timeout_s = 30;
     c->http_threads = 2;
     c->commit_delay_s = 0.00025;
     c->lease_s = 10;
@@ -439,108 +526,157 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     c->layout_budget = c->layout_min_gain = -1;
     if (env != NULL && *env != '\0' && set_str(&c->sim_fail, env) != 0)
         return 1;
-    for (i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return -1;
-        }
-    for (i = 1; i < argc; i++)
-        if ((strcmp(argv[i], "--config") == 0 && i + 1 < argc && read_file(c, argv[i + 1]) != 0) ||
-            (strncmp(argv[i], "--config=", 9) == 0 && read_file(c, argv[i] + 9) != 0))
-            return 2;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *val, *eqv;
-        char msg[256] = "";
-        size_t klen;
+    return 0;
+}
 
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "migschedd: unexpected argument '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-        /* --key value, or --key=value as manifests write it */
-        eqv = strchr(a + 2, '=');
-        klen = eqv != NULL ? (size_t)(eqv - (a + 2)) : strlen(a + 2);
-        for (k = 0; OPTS[k].name != NULL &&
-                    (strlen(OPTS[k].name) != klen || strncmp(OPTS[k].name, a + 2, klen) != 0);
-             k++)
-            ;
-        if (OPTS[k].name == NULL) {
-            /* a queue or policy option: a flag if it sets itself without a
-             * value (queue options always take one) */
-            ms_policy_cfg_t probe = c->pcfg;
-            ms_diag_t diag;
-            ms_status_t st;
-            char name[64];
+/* argv[*i], with its value if it takes one (--key value, or --key=value as
+ * manifests write it): 0, or 2 after saying what is wrong. A daemon
+ * setting's flag (K_FLAG) and the table's booleans take no separate
+ * value. */
+static int one_arg(svc_cfg_t *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *val, *eqv;
+    const opt_t *o;
+    const ms_opt_t *t = NULL;
+    char msg[256] = "", name[64];
+    size_t klen;
+    bool flag;
 
-            if (klen >= sizeof(name)) {
-                fprintf(stderr, "migschedd: unknown option '%s'\n", a);
-                usage(stderr);
-                return 2;
-            }
-            memcpy(name, a + 2, klen);
-            name[klen] = '\0';
-            ms_diag_clear(&diag);
-            st = queue_opt(name) ? MS_EINVAL : ms_policy_cfg_set(&probe, name, NULL, &diag);
-            if (st == MS_ENOENT) {
-                fprintf(stderr, "migschedd: unknown option '%s'\n", a);
-                usage(stderr);
-                return 2;
-            }
-            if (eqv != NULL)
-                val = eqv + 1;
-            else if (st == MS_OK)
-                val = NULL;
-            else if (i + 1 >= argc) {
-                fprintf(stderr, "migschedd: %s needs a value\n", a);
-                return 2;
-            } else
-                val = argv[++i];
-            if (policy_opt(c, name, val, msg, sizeof(msg)) != 0) {
-                fprintf(stderr, "migschedd: --%s\n", msg[0] ? msg : "out of memory");
-                return 2;
-            }
-            continue;
-        }
-        if (eqv != NULL)
-            val = eqv + 1;
-        else if (OPTS[k].flag)
-            val = "true";
-        else if (i + 1 >= argc) {
-            fprintf(stderr, "migschedd: %s needs a value\n", a);
-            return 2;
-        } else
-            val = argv[++i];
-        if (strcmp(OPTS[k].name, "config") == 0)
-            continue;
-        if (apply(c, OPTS[k].name, val, msg, sizeof(msg)) != 0) {
-            fprintf(stderr, "migschedd: --%s\n", msg[0] ? msg : "out of memory");
-            return 2;
-        }
+    if (strncmp(a, "--", 2) != 0) {
+        fprintf(stderr, "migschedd: unexpected argument '%s'\n", a);
+        usage(stderr);
+        return 2;
     }
-    if (c->state_dir == NULL) {
+    eqv = strchr(a + 2, '=');
+    klen = eqv != NULL ? (size_t)(eqv - (a + 2)) : strlen(a + 2);
+    if ((o = own_opt(a + 2, klen)) == NULL && klen < sizeof(name)) {
+        memcpy(name, a + 2, klen);
+        name[klen] = '\0';
+        t = ms_opt_find(name, NULL);
+    }
+    if (o == NULL && t == NULL) {
+        fprintf(stderr, "migschedd: unknown option '%s'\n", a);
+        usage(stderr);
+        return 2;
+    }
+    flag = o != NULL ? o->kind == K_FLAG : t->type == MS_OPT_BOOL;
+    if (eqv != NULL)
+        val = eqv + 1;
+    else if (flag)
+        val = o != NULL ? "true" : NULL;
+    else if (t != NULL && t->scope == MS_OPT_SIM && t->type != MS_OPT_TENANT)
+        val = NULL;   /* the table says it is not the daemon's (but for --tenant) */
+    else if (*i + 1 >= argc) {
+        fprintf(stderr, "migschedd: %s needs a value\n", a);
+        return 2;
+    } else
+        val = argv[++*i];
+    if (o != NULL && strcmp(o->name, "config") == 0)
+        return 0;   /* read before the rest */
+    if ((o != NULL ? apply_own(c, o, val, msg, sizeof(msg))
+                   : apply_table(c, name, val, msg, sizeof(msg))) != 0) {
+        fprintf(stderr, "migschedd: --%s\n", msg[0] ? msg : "out of memory");
+        return 2;
+    }
+    return 0;
+}
+
+/* What no single setting can check. */
+static int check(const svc_cfg_t *c)
+{
+    if (c->state_dir == NULL && !svc_dra_on(c)) {
         fprintf(stderr, "migschedd: --state-dir is required\n");
         usage(stderr);
         return 2;
     }
-    if ((c->leader_elect || c->k8s_policy != NULL) && !c->kube) {
-        fprintf(stderr, "migschedd: --leader-elect and --k8s-policy need --kube, --kubeconfig or --kube-api\n");
+    if ((c->leader_elect || c->k8s_policy != NULL || c->k8s_tenant_label != NULL) && !c->kube) {
+        fprintf(stderr, "migschedd: --leader-elect, --k8s-policy and --k8s-tenant-label need --kube, --kubeconfig "
+                        "or --kube-api\n");
         return 2;
     }
     if ((c->kube_token_file != NULL || c->kube_ca != NULL) && c->kube_api == NULL) {
         fprintf(stderr, "migschedd: --kube-token-file and --kube-ca go with --kube-api URL\n");
         return 2;
     }
+    if (c->qcfg.preempt && c->kube) {
+        /* a victim pod must be evicted (Eviction API, PDBs), not have its
+         * instance stopped under it: not built (docs/kubernetes.md) */
+        fprintf(stderr, "migschedd: --preempt is not built with --kube: a victim pod would have to be evicted "
+                        "(docs/kubernetes.md, \"Preemption\")\n");
+        return 2;
+    }
     if (c->nagents > 0 && strcmp(c->backend, "agent") != 0) {
         fprintf(stderr, "migschedd: --agent needs --backend agent\n");
         return 2;
     }
-    if (c->nnodes == 0) {
+    if (svc_dra_on(c) && (c->nnodes > 0 || !c->kube)) {
+        fprintf(stderr, "migschedd: --dra takes its nodes from the ResourceSlices: it needs --kube, --kubeconfig "
+                        "or --kube-api and no --node\n");
+        return 2;
+    }
+    if (c->nnodes == 0 && !svc_dra_on(c)) {
         fprintf(stderr, "migschedd: give at least one --node (or --nodes-file)\n");
         usage(stderr);
         return 2;
     }
     return 0;
+}
+
+int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
+{
+    char why[512];
+    int i, rc;
+
+    if (defaults(c) != 0)
+        return 1;
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return -1;
+        }
+    if (read_files(c, argc, argv, why, sizeof(why)) != 0) {
+        fprintf(stderr, "migschedd: %s\n", why);
+        return 2;
+    }
+    for (i = 1; i < argc; i++)
+        if ((rc = one_arg(c, argc, argv, &i)) != 0)
+            return rc;
+    c->argc = argc;
+    c->argv = argv;
+    return check(c);
+}
+
+int svc_cfg_tenants(const svc_cfg_t *cfg, ms_sim_tenants_t *out, char *why, size_t len)
+{
+    svc_cfg_t c;
+    char msg[256];
+    int i, rc = 0;
+
+    why[0] = '\0';
+    if (defaults(&c) != 0) {
+        snprintf(why, len, "out of memory");
+        svc_cfg_free(&c);
+        return -1;
+    }
+    if (read_files(&c, cfg->argc, cfg->argv, why, len) != 0)
+        rc = -1;
+    for (i = 1; rc == 0 && i < cfg->argc; i++) {
+        const char *a = cfg->argv[i], *v = NULL;
+
+        if (strncmp(a, "--tenant=", 9) == 0)
+            v = a + 9;
+        else if (strcmp(a, "--tenant") == 0 && i + 1 < cfg->argc)
+            v = cfg->argv[++i];
+        msg[0] = '\0';
+        if (v != NULL && apply_table(&c, "tenant", v, msg, sizeof(msg)) != 0) {
+            snprintf(why, len, "--%s", msg[0] ? msg : "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        *out = c.tenants;
+    svc_cfg_free(&c);
+    return rc;
 }
 
 void svc_cfg_free(svc_cfg_t *c)
@@ -566,9 +702,11 @@ void svc_cfg_free(svc_cfg_t *c)
     free(c->tls_key);
     free(c->lease);
     free(c->k8s_policy);
+    free(c->k8s_tenant_label);
     free(c->kube_api);
     free(c->kube_token_file);
     free(c->kube_ca);
     free(c->kubeconfig);
+    svc_dra_cfg_free(c);
     memset(c, 0, sizeof(*c));
 }

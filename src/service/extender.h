@@ -4,14 +4,24 @@
  * ExtenderArgs to /extender/filter and /extender/prioritize and
  * ExtenderBindingArgs to /extender/bind (wire types in
  * ../shared/reference/ecosystem.md section 1; samples in
- * tests/k8s/contract/). Two halves:
- *   - extender_json.c: pure parsing and rendering, no daemon state (fuzzed
- *     by fuzz/fuzz_extender.c, contract-tested by tests/service/
- *     test_extender.c);
- *   - extender.c: the loop-side handlers (reservations keyed by pod UID in
- *     ms_sched, per-node scores, bind), the HTTP-side orchestration of a
- *     bind in --kube mode (wait for the instance, annotate the pod, POST the
- *     Binding, roll back on failure) and the pod watch that frees instances.
+ * tests/k8s/contract/). By thread:
+ *   - extender_json.c (any thread): pure parsing and rendering, no daemon
+ *     state (fuzzed by fuzz/fuzz_extender.c, contract-tested by
+ *     tests/service/test_extender.c);
+ *   - ext_loop.c, ext_adopt.c, ext_pods.c, ext_score.c (the loop): the
+ *     handlers (reservations keyed by pod UID in ms_sched, per-node scores
+ *     kept from filter to prioritize, bind, release, a new leader's
+ *     takeover) and the pod map;
+ *   - ext_worker.c, ext_bind.c (the extender workers: two for filter and
+ *     prioritize, 16 for binds): kube-scheduler's calls, and a bind in
+ *     --kube mode (wait for the instance, annotate the pod, POST the
+ *     Binding, roll back on failure);
+ *   - ext_watch.c (the pod watch) frees the instances of pods that go;
+ *   - ext_takeover.c (kctl, through its takeover callback) lists the pods
+ *     a new leader adopts;
+ *   - ext_kube.c (main) opens the API-server client and starts the watch;
+ *   - ext_msg.c, ext_call.c (any thread): the messages, and a call to the
+ *     loop that waits.
  *
  * Pod resources (containers' requests, else limits; summed over containers):
  *   migsched.io/mig-<profile>: N   a MIG instance of <profile> ("2g.10gb" or
@@ -38,6 +48,10 @@ typedef struct svc_ext_pod {
     double mem_gb;          /* mem-gb, else 0 */
     bool share;             /* gpu-share */
     int gang;               /* 1, or N whole GPUs */
+    int priority;           /* spec.priority (its PriorityClass's value), clamped to the
+                             * API's [-1e6, 1e6]; 0 without one */
+    bool never_preempts;    /* spec.preemptionPolicy: Never (docs/kubernetes.md) */
+    char *tenant;           /* the tenant label's value, else the namespace */
     char *bad;              /* a pod the extender cannot serve: why (an
                              * Error reply, not a 4xx: the body was fine) */
 } svc_ext_pod_t;
@@ -54,10 +68,13 @@ typedef struct svc_ext_bind {
 
 /* Parse a filter/prioritize body. 0, or -1 with err a 4xx naming the field
  * (nothing left to free). */
-int svc_ext_parse_args(const char *body, size_t len, svc_ext_args_t *out, svc_err_t *err);
+int svc_ext_parse_args(const char *body, size_t len, const char *tenant_label, svc_ext_args_t *out,
+                       svc_err_t *err);
 void svc_ext_args_free(svc_ext_args_t *a);
-/* Parse one Pod object (as ExtenderArgs.Pod or a pod list's item). */
-int svc_ext_parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err);
+/* Parse one Pod object (as ExtenderArgs.Pod or a pod list's item).
+ * tenant_label (--k8s-tenant-label, NULL none): the label whose value is the
+ * pod's tenant; without it, or on a pod without that label, the namespace. */
+int svc_ext_parse_pod(json_t *pod, const char *tenant_label, svc_ext_pod_t *p, svc_err_t *err);
 void svc_ext_pod_free(svc_ext_pod_t *p);
 /* Parse a bind body (every field a non-empty string). */
 int svc_ext_parse_bind(const char *body, size_t len, svc_ext_bind_t *out, svc_err_t *err);
@@ -65,7 +82,7 @@ void svc_ext_bind_free(svc_ext_bind_t *b);
 
 /* The /v1/jobs request body a pod becomes (the job's canonical request, so
  * that a restarted daemon reads it back like any job). malloc'd. */
-char *svc_ext_job_body(const svc_ext_pod_t *p);
+char *svc_ext_job_body(const svc_ext_pod_t *p, bool with_tenant);
 
 /* Replies, malloc'd JSON (NULL: out of memory). Filter: the nodes that
  * pass, those that fail now (with reasons) and those that never can. */
@@ -79,26 +96,54 @@ char *svc_ext_filter_reply(const svc_ext_verdict_t *v, int n, const char *error)
 char *svc_ext_prioritize_reply(const char *const *nodes, const int *scores, int n);
 char *svc_ext_bind_reply(const char *error);
 
-/* --- the daemon side (extender.c) ------------------------------------- */
+/* --- the daemon side ------------------------------------------------------ */
 
-/* Route POST /extender/{filter,prioritize,bind} (on an extender worker of
- * http.c: it may block). *status and *body (malloc'd) are the reply. */
-void svc_ext_http(svc_t *d, const char *verb, const char *body, size_t len, int *status,
-                  char **body_out);
-/* The loop's handler of SVC_M_EXT_* messages, and its tick (expired
- * reservations). */
+/* A call for the extender's workers (ext_worker.c), queued by an HTTP
+ * thread with its connection suspended; done(j) is called on the worker
+ * once *status and *out (malloc'd) hold the answer, and resumes it. */
+typedef struct svc_ext_job {
+    svc_qlink_t link;
+    const char *verb;              /* filter, prioritize, bind */
+    const char *body;
+    size_t len;
+    int status;
+    char *out;
+    void (*done)(struct svc_ext_job *j);
+} svc_ext_job_t;
+
+/* ext_worker.c: the pool (start/stop: main; push: an HTTP thread; 0, or -1
+ * when it has stopped). */
+int svc_ext_workers_start(svc_t *d);
+void svc_ext_workers_stop(svc_t *d);
+int svc_ext_workers_push(svc_t *d, svc_ext_job_t *j);
+/* ext_loop.c (loop): the handler of SVC_M_EXT messages, and its tick
+ * (expired reservations). */
 void svc_ext_handle(svc_t *d, svc_msg_t *m, double now);
 void svc_ext_tick(svc_t *d, double now);
+/* ext_pods.c (main): the pod map. */
+int svc_ext_init(svc_t *d);
+void svc_ext_free(svc_t *d);
+/* ext_msg.c (any thread) */
 void svc_ext_msg_free(void *ext);
-/* A replica that just became the leader takes over the pods another one
- * bound: lists the pods and adopts each bound, unfinished pod that carries
- * migsched.io/placement (kctl.c calls it; any thread but the loop's).
- * 0, or -1 when the pods could not be listed (a pod that cannot be adopted
- * is logged and skipped). */
-int svc_ext_adopt(svc_t *d);
 /* May this replica serve the extender (the leader, or no election)? */
 bool svc_ext_serving(const svc_t *d);
 /* Is m an extender read (answered before the batch's writes)? */
 bool svc_ext_is_read(const svc_msg_t *m);
+/* Would m place a pod anew (filter, bind: refused while the store cannot
+ * write, redo.c)? */
+bool svc_ext_is_new(const svc_msg_t *m);
+/* Answer m 503 with why (its verb's outcome: not done). */
+void svc_ext_refuse(svc_msg_t *m, const char *why);
+/* ext_takeover.c (kctl's takeover callback; ctx is the svc_t): a replica
+ * that just became the leader takes over the pods another one bound: lists
+ * the pods and has the loop adopt each bound, unfinished pod that carries
+ * migsched.io/placement. 0, or -1 when the pods could not be listed (a pod
+ * that cannot be adopted is logged and skipped). */
+int svc_ext_takeover(void *ctx);
+/* ext_kube.c (main) */
+int svc_ext_kube_open(svc_t *d);
+void svc_ext_kube_close(svc_t *d);
+int svc_ext_watch_start(svc_t *d);
+void svc_ext_watch_stop(svc_t *d);
 
 #endif

@@ -1,5 +1,5 @@
-/* extender_int.h - private to extender*.c: the extender's state and
- * messages. */
+/* extender_int.h - private to the extender's files (ext_*.c): its state
+ * and messages. */
 #ifndef MIGSCHED_SVC_EXTENDER_INT_H
 #define MIGSCHED_SVC_EXTENDER_INT_H
 
@@ -18,10 +18,12 @@ typedef struct ext_pod {
 
 #define EXT_TOMB ((ext_pod_t *)1)
 
+/* The pod map (ext_pods.c): the loop thread's. */
 typedef struct svc_ext {
     ext_pod_t **slots;             /* open addressing by uid */
     size_t cap, used, n;
     double ttl_s;
+    struct svc_ext_scores *scores; /* the last filter's (ext_score.c) */
 } svc_ext_t;
 
 enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC, EXT_ADOPT };
@@ -43,14 +45,70 @@ typedef struct ext_msg {
     bool ok;
     char job_id[160];
     int state;                     /* ms_job_state_t, -1 unknown */
-    char node[64], profile[32], gpu_uuid[48], inst_uuid[48];
+    char node[SVC_NODE_NAME_MAX + 1], profile[32], gpu_uuid[48], inst_uuid[48];
     int gpu, start, ninst;
+    char places[512];              /* state: every instance's "node/gpu/start", comma-separated */
     char why[300];
 } ext_msg_t;
 
-/* Post e to the loop and wait; returns e (with its replies) or NULL. */
-ext_msg_t *svc__ext_call(svc_t *d, ext_msg_t *e, int *status, char **body);
-/* extender_kube.c: a bind in --kube mode (frees e). */
-void svc__ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **body);
+/* The pod watch thread (ext_watch.c), started by ext_kube.c. */
+struct svc_ext_watch {
+    pthread_t th;
+    volatile int stop;             /* checked by ms_kube_watch at least once a second */
+};
+void *svc_ext_watch_main(void *d);
+
+/* ext_msg.c (any thread) */
+ext_msg_t *svc_ext_msg_new(int verb);     /* NULL out of memory */
+/* The id of a pod's gen-th job: "k8s-<uid>" (gen 1), "k8s-<uid>.<gen>" (a
+ * filter after its hold lapsed, a bind on another node), "k8s-<uid>.<tag><gen>"
+ * (tag "a": a new leader's adoption). The uid goes in as it is when it is a
+ * plain UID (1-64 of A-Z a-z 0-9 -, as the API server's are), else as "x"
+ * and a 64-bit hash of it (16 hex digits): every id keeps the daemon's id
+ * rules (svc_id_valid), whatever kube-scheduler sends. (A uid of 128 bytes
+ * made an id that the backend's tag cut at 127; a restart then took that
+ * pod's instance for nobody's and destroyed it.) buf has room for
+ * SVC_EXT_ID_MAX bytes. */
+#define SVC_EXT_ID_MAX 96
+void svc_ext_job_id(const char *uid, const char *tag, int gen, char *buf, size_t len);
+
+/* ext_call.c (any thread but the loop's): post e to the loop and wait;
+ * returns e (with its replies; the caller frees it) or NULL. */
+ext_msg_t *svc_ext_call(svc_t *d, ext_msg_t *e, int *status, char **body);
+
+/* ext_bind.c (an extender worker): a bind in --kube mode (frees e). */
+void svc_ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **body);
+
+/* ext_pods.c (loop): the map, and where a pod's job stands */
+ext_pod_t *svc_ext_pod_find(svc_ext_t *x, const char *uid);
+ext_pod_t *svc_ext_pod_add(svc_ext_t *x, const char *uid);   /* NULL out of memory */
+void svc_ext_pod_del(svc_ext_t *x, ext_pod_t *p);
+/* The job's node name ("" none) and state (-1 none) in the scheduler's view. */
+const char *svc_ext_job_node(const svc_t *d, const svc_job_t *j);
+int svc_ext_job_state(const svc_t *d, const svc_job_t *j);
+/* A placed job's instances as "node/gpu/start" (the node's GPU index),
+ * comma-separated: the bind's migsched.io/placements; "" when they do not
+ * fit in len. */
+void svc_ext_places(const svc_t *d, const ms_sched_job_info_t *info, char *buf, size_t len);
+/* ext_loop.c (loop): release whatever the pod holds now. */
+void svc_ext_release(svc_t *d, ext_pod_t *p, bool finished, double now);
+/* ext_msg.c (the loop's handlers): the answer of an extender message, body
+ * (NULL: out of memory, a 500). */
+void svc_ext_reply(svc_msg_t *m, int status, char *body);
+
+/* ext_score.c (loop): the last filter's per-node scores (by the
+ * scheduler's node index), for the prioritize of the same pod. put: 0, or
+ * -1 out of memory (nothing kept). get: true with out[i] for node[i] when
+ * they are still what a scoring from scratch would give; false: score
+ * again. drop: forget them. */
+int svc_ext_scores_put(svc_t *d, const char *uid, const char *req, const int *node, const int *score,
+                       int n, double now);
+bool svc_ext_scores_get(svc_t *d, const char *uid, const char *req, const int *node, int n, int *out,
+                        double now);
+void svc_ext_scores_drop(svc_ext_t *x);
+void svc_ext_scores_free(svc_ext_t *x);
+
+/* ext_adopt.c (loop): EXT_ADOPT, a new leader's takeover of bound pods. */
+void svc_ext_h_adopt(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now);
 
 #endif

@@ -1,6 +1,7 @@
 /* extender_json.c - the extender's wire format: parse ExtenderArgs and
  * ExtenderBindingArgs, render ExtenderFilterResult, HostPriorityList and
- * ExtenderBindingResult. No daemon state, so it is fuzzed on its own.
+ * ExtenderBindingResult. No daemon state, so it is fuzzed on its own; any
+ * thread (the extender workers parse, the loop renders).
  *
  * kube-scheduler's types carry no json tags, so keys are Go field names in
  * PascalCase (ExtenderArgs: Pod, Nodes, NodeNames); the embedded Pod uses the
@@ -69,16 +70,14 @@ static long quantity(json_t *v)
     return n;
 }
 
+/* The daemon's profile rule (svc_profile_syntax): a pod whose resource
+ * names no profile ("mig-0g.5gb") is refused here with its reason, as
+ * POST /v1/jobs refuses it with a 400. */
 static bool profile_text_ok(const char *p)
 {
-    size_t i, n = strlen(p);
+    size_t n = strlen(p);
 
-    if (n == 0 || n > 31)
-        return false;
-    for (i = 0; i < n; i++)
-        if (!isalnum((unsigned char)p[i]) && p[i] != '.' && p[i] != '+' && p[i] != '-')
-            return false;
-    return true;
+    return n > 0 && n <= 31 && svc_profile_syntax(p);
 }
 
 typedef struct acc {
@@ -159,7 +158,46 @@ static int add_resources(acc_t *a, json_t *res, const char *field, svc_err_t *er
     return 0;
 }
 
-int svc_ext_parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err)
+/* spec.priority, spec.preemptionPolicy, and the tenant (the label's
+ * value, else the namespace). */
+static int parse_prio_tenant(json_t *md, json_t *spec, const char *tenant_label, svc_ext_pod_t *p,
+                             svc_err_t *err)
+{
+    json_t *x = spec != NULL ? getk(spec, "priority") : NULL, *labels = getk(md, "labels");
+    json_int_t v;
+
+    if (x != NULL && !json_is_null(x)) {
+        if (!json_is_integer(x)) {
+            svc_err_set(err, 400, "Pod.spec.priority", "must be an integer");
+            return -1;
+        }
+        v = json_integer_value(x);   /* int32 in Kubernetes; the API's jobs take [-1e6, 1e6] */
+        p->priority = v > 1000000 ? 1000000 : v < -1000000 ? -1000000 : (int)v;
+    }
+    x = spec != NULL ? getk(spec, "preemptionPolicy") : NULL;
+    if (x != NULL && !json_is_null(x) && !json_is_string(x)) {
+        svc_err_set(err, 400, "Pod.spec.preemptionPolicy", "must be a string");
+        return -1;
+    }
+    p->never_preempts = x != NULL && json_is_string(x) && strcmp(json_string_value(x), "Never") == 0;
+    if (labels != NULL && !json_is_null(labels) && !json_is_object(labels)) {
+        svc_err_set(err, 400, "Pod.metadata.labels", "must be an object");
+        return -1;
+    }
+    x = tenant_label != NULL && json_is_object(labels) ? json_object_get(labels, tenant_label) : NULL;
+    if (x != NULL && (!json_is_string(x) || json_string_length(x) > 63)) {
+        svc_err_set(err, 400, "Pod.metadata.labels", "the tenant label's value must be a string of at most 63 bytes");
+        return -1;
+    }
+    p->tenant = x != NULL && json_string_length(x) > 0 ? dup_str(x) : strdup(p->ns);
+    if (p->tenant == NULL) {
+        svc_err_set(err, 400, "Pod.metadata.labels", "the tenant label's value must be a string without NUL");
+        return -1;
+    }
+    return 0;
+}
+
+int svc_ext_parse_pod(json_t *pod, const char *tenant_label, svc_ext_pod_t *p, svc_err_t *err)
 {
     json_t *md, *spec, *x, *ann;
     acc_t a;
@@ -220,6 +258,8 @@ int svc_ext_parse_pod(json_t *pod, svc_ext_pod_t *p, svc_err_t *err)
         svc_err_set(err, 400, "Pod.spec", "must be an object");
         return -1;
     }
+    if (parse_prio_tenant(md, json_is_object(spec) ? spec : NULL, tenant_label, p, err) != 0)
+        return -1;
     for (l = 0; l < 2 && spec != NULL; l++) {
         json_t *cs = getk(spec, lists[l]), *c;
         char field[64];
@@ -277,6 +317,7 @@ void svc_ext_pod_free(svc_ext_pod_t *p)
     free(p->ns);
     free(p->profile);
     free(p->bad);
+    free(p->tenant);
     memset(p, 0, sizeof(*p));
 }
 
@@ -308,7 +349,8 @@ static int add_node(svc_ext_args_t *a, json_t *v, const char *field, svc_err_t *
     return 0;
 }
 
-int svc_ext_parse_args(const char *body, size_t len, svc_ext_args_t *out, svc_err_t *err)
+int svc_ext_parse_args(const char *body, size_t len, const char *tenant_label, svc_ext_args_t *out,
+                       svc_err_t *err)
 {
     json_error_t je;
     json_t *o, *names, *nodes, *items = NULL, *x;
@@ -328,7 +370,7 @@ int svc_ext_parse_args(const char *body, size_t len, svc_ext_args_t *out, svc_er
         svc_err_set(err, 400, "Pod", "is required");
         goto out;
     }
-    if (svc_ext_parse_pod(getk(o, "Pod"), &out->pod, err) != 0)
+    if (svc_ext_parse_pod(getk(o, "Pod"), tenant_label, &out->pod, err) != 0)
         goto out;
     names = getk(o, "NodeNames");
     nodes = getk(o, "Nodes");
@@ -429,7 +471,7 @@ out:
     return rc;
 }
 
-char *svc_ext_job_body(const svc_ext_pod_t *p)
+char *svc_ext_job_body(const svc_ext_pod_t *p, bool with_tenant)
 {
     json_t *o = json_object(), *labels = json_object();
     char pod[320];
@@ -450,6 +492,12 @@ char *svc_ext_job_body(const svc_ext_pod_t *p)
     json_object_set_new(o, "isolation", json_string(p->share ? "any" : "mig"));
     if (p->gang > 1)
         json_object_set_new(o, "gang", json_integer(p->gang));
+    /* only when they say something, so that a pod without them is the same
+     * request as before (a takeover compares stored bodies) */
+    if (p->priority != 0)
+        json_object_set_new(o, "priority", json_integer(p->priority));
+    if (with_tenant && p->tenant != NULL && strcmp(p->tenant, "default") != 0)
+        json_object_set_new(o, "tenant", json_string(p->tenant));
     json_object_set(o, "labels", labels);
     s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 out:
@@ -466,53 +514,191 @@ static char *dump(json_t *o)
     return s;
 }
 
+/* The filter and prioritize replies hold one entry per listed node (5,000
+ * and more), so they are written straight into one buffer instead of a
+ * jansson tree that json_dumps then copies (issue 25: the tree and its
+ * dump were a quarter of a filter's time at 5,000 nodes). */
+typedef struct out {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} out_t;
+
+static void out_grow(out_t *o, size_t more)
+{
+    size_t cap;
+    char *s;
+
+    if (o->oom || o->len + more + 1 <= o->cap)
+        return;
+    for (cap = o->cap ? o->cap : 256; cap < o->len + more + 1; cap *= 2)
+        ;
+    if ((s = realloc(o->s, cap)) == NULL) {
+        o->oom = true;
+        return;
+    }
+    o->s = s;
+    o->cap = cap;
+}
+
+static void out_raw(out_t *o, const char *t, size_t n)
+{
+    out_grow(o, n);
+    if (o->oom)
+        return;
+    memcpy(o->s + o->len, t, n);
+    o->len += n;
+    o->s[o->len] = '\0';
+}
+
+#define OUT_LIT(o, lit) out_raw(o, lit, sizeof(lit) - 1)
+
+/* Length of the valid UTF-8 sequence at p (of at most n bytes), 0 if none. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    size_t k, i;
+    unsigned cp;
+
+    if (p[0] < 0x80)
+        return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        k = 2, cp = p[0] & 0x1fu;
+    else if (p[0] >= 0xe0 && p[0] <= 0xef)
+        k = 3, cp = p[0] & 0x0fu;
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+        k = 4, cp = p[0] & 0x07u;
+    else
+        return 0;
+    if (k > n)
+        return 0;
+    for (i = 1; i < k; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3fu);
+    }
+    if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return k;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; a
+ * byte that is not UTF-8 (a reason cut inside a character) becomes
+ * U+FFFD, as jansson would have refused the string. */
+static void out_str(out_t *o, const char *t)
+{
+    const unsigned char *p = (const unsigned char *)(t != NULL ? t : "");
+    size_t n = strlen((const char *)p), i = 0, run = 0, k;
+
+    out_grow(o, n + 2);
+    OUT_LIT(o, "\"");
+    while (i < n) {
+        char esc[8];
+
+        if (p[i] >= 0x20 && p[i] != '"' && p[i] != '\\' && p[i] < 0x80) {
+            i++;
+            run++;
+            continue;
+        }
+        out_raw(o, (const char *)p + i - run, run);
+        run = 0;
+        if (p[i] >= 0x80) {
+            if ((k = utf8_len(p + i, n - i)) > 0) {
+                out_raw(o, (const char *)p + i, k);
+                i += k;
+            } else {
+                OUT_LIT(o, "\\ufffd");
+                i++;
+            }
+            continue;
+        }
+        if (p[i] == '"')
+            OUT_LIT(o, "\\\"");
+        else if (p[i] == '\\')
+            OUT_LIT(o, "\\\\");
+        else if (p[i] == '\n')
+            OUT_LIT(o, "\\n");
+        else if (p[i] == '\t')
+            OUT_LIT(o, "\\t");
+        else {
+            snprintf(esc, sizeof(esc), "\\u%04x", p[i]);
+            out_raw(o, esc, 6);
+        }
+        i++;
+    }
+    out_raw(o, (const char *)p + i - run, run);
+    OUT_LIT(o, "\"");
+}
+
+static char *out_done(out_t *o)
+{
+    if (o->oom) {
+        free(o->s);
+        return NULL;
+    }
+    return o->s;
+}
+
+/* The reasons of the nodes that fail (unres: those that never can) as a
+ * JSON object's members. */
+static void out_reasons(out_t *o, const svc_ext_verdict_t *v, int n, bool unres)
+{
+    int i, k = 0;
+
+    OUT_LIT(o, "{");
+    for (i = 0; i < n; i++) {
+        if (v[i].reason == NULL || v[i].unresolvable != unres)
+            continue;
+        if (k++ > 0)
+            OUT_LIT(o, ",");
+        out_str(o, v[i].node);
+        OUT_LIT(o, ":");
+        out_str(o, v[i].reason);
+    }
+    OUT_LIT(o, "}");
+}
+
 char *svc_ext_filter_reply(const svc_ext_verdict_t *v, int n, const char *error)
 {
-    json_t *o = json_object(), *names = json_array(), *failed = json_object(), *unres = json_object();
-    int i, bad = 0;
+    out_t o = { NULL, 0, 0, false };
+    int i, k = 0;
 
-    if (o == NULL || names == NULL || failed == NULL || unres == NULL) {
-        json_decref(o);
-        json_decref(names);
-        json_decref(failed);
-        json_decref(unres);
-        return NULL;
-    }
+    out_grow(&o, 128 + (size_t)(n > 0 ? n : 0) * 24);
+    OUT_LIT(&o, "{\"Nodes\":null,\"NodeNames\":[");
     for (i = 0; i < n; i++) {
-        if (v[i].reason == NULL)
-            bad |= json_array_append_new(names, json_string(v[i].node));
-        else
-            bad |= json_object_set_new(v[i].unresolvable ? unres : failed, v[i].node,
-                                       json_string(v[i].reason));
+        if (v[i].reason != NULL)
+            continue;
+        if (k++ > 0)
+            OUT_LIT(&o, ",");
+        out_str(&o, v[i].node);
     }
-    bad |= json_object_set_new(o, "Nodes", json_null());
-    bad |= json_object_set_new(o, "NodeNames", names);
-    bad |= json_object_set_new(o, "FailedNodes", failed);
-    bad |= json_object_set_new(o, "FailedAndUnresolvableNodes", unres);
-    bad |= json_object_set_new(o, "Error", json_string(error != NULL ? error : ""));
-    if (bad) {
-        json_decref(o);
-        return NULL;
-    }
-    return dump(o);
+    OUT_LIT(&o, "],\"FailedNodes\":");
+    out_reasons(&o, v, n, false);
+    OUT_LIT(&o, ",\"FailedAndUnresolvableNodes\":");
+    out_reasons(&o, v, n, true);
+    OUT_LIT(&o, ",\"Error\":");
+    out_str(&o, error);
+    OUT_LIT(&o, "}");
+    return out_done(&o);
 }
 
 char *svc_ext_prioritize_reply(const char *const *nodes, const int *scores, int n)
 {
-    json_t *a = json_array();
+    out_t o = { NULL, 0, 0, false };
     int i;
 
-    if (a == NULL)
-        return NULL;
+    out_grow(&o, 16 + (size_t)(n > 0 ? n : 0) * 40);
+    OUT_LIT(&o, "[");
     for (i = 0; i < n; i++) {
-        json_t *e = json_pack("{s:s,s:i}", "Host", nodes[i], "Score", scores[i]);
+        char num[24];
 
-        if (e == NULL || json_array_append_new(a, e) != 0) {
-            json_decref(a);
-            return NULL;
-        }
+        if (i > 0)
+            OUT_LIT(&o, ",");
+        OUT_LIT(&o, "{\"Host\":");
+        out_str(&o, nodes[i]);
+        out_raw(&o, num, (size_t)snprintf(num, sizeof(num), ",\"Score\":%d}", scores[i]));
     }
-    return dump(a);
+    OUT_LIT(&o, "]");
+    return out_done(&o);
 }
 
 char *svc_ext_bind_reply(const char *error)

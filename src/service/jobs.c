@@ -4,6 +4,10 @@
  * while the loop adds to it) and a slot -> job map for
  * translating plan ops. Jobs are never removed while the daemon runs (the
  * table is the API's history; 100,000 jobs cost a few tens of MB).
+ *
+ * Threads: the loop changes the table (adding under svc_t.rmu, see
+ * svc_table_add in jobsync.c); any thread may look a job up under rmu. The
+ * functions here take no lock themselves.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +25,21 @@ void svc_jobs_init(svc_jobs_t *t)
     ms__idmap_init(&t->ids, index_id, t, NULL, NULL);
 }
 
+bool svc_job_terminal(int state)
+{
+    return state == MS_JOB_DONE || state == MS_JOB_CANCELLED || state == MS_JOB_FAILED;
+}
+
+bool svc_job_live(int state)
+{
+    return state == MS_JOB_STARTING || state == MS_JOB_RUNNING || state == MS_JOB_MIGRATING;
+}
+
 void svc_req_free(svc_req_t *r)
 {
     free(r->profile);
     free(r->model);
+    free(r->tenant);
     json_decref(r->labels);
     memset(r, 0, sizeof(*r));
 }
@@ -48,6 +63,7 @@ void svc_jview_now(const svc_job_t *j, svc_jview_t *v)
     v->end_t = j->end_t;
     v->place = j->place;
     v->reason = (char *)(uintptr_t)j->reason;   /* borrowed: read only */
+    v->resolved = NULL;
 }
 
 int svc_jview_of(const svc_job_t *j, svc_jview_t *v)
@@ -161,4 +177,5 @@ void svc_job_sched_req(const svc_job_t *j, ms_sched_req_t *r)
     r->estimate_s = j->req.estimate_s > 0 ? j->req.estimate_s : j->req.duration_s;
     r->model = j->req.model;
     r->isolation = j->req.isolation;
+    r->tenant = j->req.tenant;
 }

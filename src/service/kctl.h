@@ -1,6 +1,6 @@
 /* kctl.h - private to migschedd: its Kubernetes control loops.
  *
- * One thread, started in Kubernetes mode, that
+ * One thread (kctl.c, kctl_nodes.c), started in Kubernetes mode, that
  *   - takes part in leader election on a coordination.k8s.io/v1 Lease
  *     (src/control/lease.c decides; this file reads and writes the Lease):
  *     only the leader binds pods and changes nodes, and /readyz answers 503
@@ -14,6 +14,14 @@
  *     nvidia.com/mig.config and clear nvidia.com/mig.config.state in one
  *     patch, evict through the Eviction API when told, uncordon).
  * The leader identity is $POD_NAME, else the host name and the pid.
+ * Becoming the leader, it calls cfg.takeover (migschedd's: the extender
+ * adopts the pods the last leader bound, ext_takeover.c) and serves only
+ * once that returned 0; kctl itself knows nothing of the extender.
+ *
+ * Files: kctl.c (the kctl thread: the Lease and the thread's loop),
+ * kctl_nodes.c (kctl thread: the node layout loop), kctl_api.c (the API
+ * helpers and times; the leader flag, read by any thread), kctl_open.c
+ * (main: the settings, start and stop).
  */
 #ifndef MIGSCHED_SVC_KCTL_H
 #define MIGSCHED_SVC_KCTL_H
@@ -23,6 +31,7 @@
 
 #include "kube/kube.h"
 #include "migsched/nodecfg.h"
+#include "service/svc.h"
 
 typedef struct svc_kctl svc_kctl_t;
 
@@ -54,29 +63,47 @@ typedef struct svc_kctl_cfg {
     int nlayouts;
     ms_nodecfg_cfg_t nodecfg;
     double period_s;               /* node loop period */
+    /* on becoming the leader, before serving (NULL: nothing to take over):
+     * 0 done, -1 try again at the next round (still not serving) */
+    int (*takeover)(void *ctx);
+    void *takeover_ctx;
+    const svc_clock_t *clock;      /* NULL: the real one */
 } svc_kctl_cfg_t;
 
 void svc_kctl_cfg_defaults(svc_kctl_cfg_t *cfg);
 
-struct svc;
-
-/* Start the thread. 0, or -1 with err filled. k stays the caller's. d (may
- * be NULL): the daemon whose extender takes over bound pods (svc_ext_adopt)
- * each time this replica becomes the leader, before it serves. */
-int svc_kctl_start(const svc_kctl_cfg_t *cfg, ms_kube_t *k, struct svc *d, svc_kctl_t **out,
-                   char *err, size_t errlen);
+/* Make the control loops without starting their thread (tests drive
+ * svc_kctl_lease_round themselves). 0, or -1 with err filled. k stays the
+ * caller's. */
+int svc_kctl_new(const svc_kctl_cfg_t *cfg, ms_kube_t *k, svc_kctl_t **out, char *err, size_t errlen);
+/* The same, and start the thread. */
+int svc_kctl_start(const svc_kctl_cfg_t *cfg, ms_kube_t *k, svc_kctl_t **out, char *err, size_t errlen);
+/* One round of the election (the thread's; a test's without it): read the
+ * Lease, write what the rules say, take over on becoming the leader. */
+void svc_kctl_lease_round(svc_kctl_t *c);
 /* Stop it; a leader releases the Lease so a standby takes over at once. */
 void svc_kctl_stop(svc_kctl_t *c);     /* NULL-safe */
 /* True while this replica may bind pods and change nodes (any thread). */
 bool svc_kctl_is_leader(const svc_kctl_t *c);
+/* True while this replica holds the Lease, whether or not it serves yet:
+ * the only time it may act on the backend (any thread). */
+bool svc_kctl_may_act(const svc_kctl_t *c);
 const char *svc_kctl_identity(const svc_kctl_t *c);
 
 /* migschedd's use: from its settings (--leader-elect, --lease,
  * --lease-duration, --k8s-policy and the --layout-* overrides), start the
- * loops when any is asked for (d->kctl; NULL when none). 0, or -1 with err
- * filled (names the file, line and field of a bad policy). */
-int svc_kctl_open(struct svc *d, char *err, size_t errlen);
-void svc_kctl_close(struct svc *d);
+ * loops when any is asked for (d->kctl; NULL when none), with takeover as
+ * the callback. 0, or -1 with err filled (names the file, line and field
+ * of a bad policy). */
+int svc_kctl_open(svc_t *d, int (*takeover)(void *ctx), char *err, size_t errlen);
+/* The backend's gate (ms_backend_set_gate, ctx the svc_t): with
+ * --leader-elect, true only while this replica holds the Lease (any thread). */
+bool svc_kctl_gate(void *ctx);
+/* Shutdown in two steps (main thread): close stops the loops and hands the
+ * Lease over (the gate answers false from then on); free, once every
+ * thread that reads d->kctl has stopped, frees it. */
+void svc_kctl_close(svc_t *d);
+void svc_kctl_free(svc_t *d);
 
 /* RFC 3339 times as the API server writes them ("2026-12-01T10:00:00.123456Z"). */
 bool svc_kctl_time_parse(const char *s, double *out);

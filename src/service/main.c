@@ -1,11 +1,15 @@
-/* main.c - migschedd: the ms_sched scheduler as a crash-safe service.
+/* main.c - migschedd: the ms_sched scheduler as a crash-safe service. The
+ * main thread.
  *
  * Start-up: settings, the state directory (locked: one daemon per
- * directory), the cluster, the backend, the store, reconciliation (loop.c),
- * then the HTTP server. The main thread then waits for signals: SIGHUP
- * reloads the token file; SIGTERM or SIGINT stop the daemon: no new
- * connections, requests in progress are answered (at most 5 s), the
- * executor finishes the op it runs, the loop commits, everything is freed.
+ * directory), the cluster, the backend, the store, the port, the
+ * reconciliation and the core threads (lifecycle.c, restart.c), the
+ * Kubernetes control loops (their takeover callback is the extender's,
+ * ext_takeover.c), then the HTTP server and the pod watch. The main thread
+ * then waits for signals: SIGHUP reloads the token file; SIGTERM or SIGINT
+ * stop the daemon: no new connections, requests in progress are answered
+ * (at most 5 s), the executor finishes the plan it runs, the loop commits,
+ * everything is freed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "service/dra.h"
+#include "service/extender.h"
 #include "service/kctl.h"
 #include "service/svc.h"
+#include "service/tenants.h"
 
 static int build_spec(svc_cfg_t *cfg, ms_cluster_spec_t **out)
 {
@@ -111,28 +118,211 @@ static int agent_map(const svc_cfg_t *cfg, const ms_node_spec_t *nd, int nn, int
     return 0;
 }
 
+/* What the backend's configuration points into (main's until the end). */
+typedef struct gpu_maps {
+    const ms_geom_t **geom;
+    bool *mig;
+    const char **agent;
+    int *local;
+} gpu_maps_t;
+
+static void maps_free(gpu_maps_t *m)
+{
+    free(m->geom);
+    free(m->mig);
+    free(m->agent);
+    free(m->local);
+}
+
+/* The backend --backend names, over the nodes' GPUs. */
+static int open_backend(svc_t *d, const svc_cfg_t *cfg, gpu_maps_t *m)
+{
+    const ms_node_spec_t *nd = ms_cluster_spec_nodes(d->spec);
+    int nn = ms_cluster_spec_nnodes(d->spec), i, g, k = 0;
+    ms_backend_cfg_t bc;
+    ms_diag_t why;
+
+    memset(&bc, 0, sizeof(bc));
+    bc.kind = cfg->backend;
+    bc.state_dir = cfg->state_dir;
+    bc.ngpus = ms_cluster_spec_ngpus(d->spec);
+    bc.op_delay_s = cfg->op_delay_s;
+    bc.fail = cfg->sim_fail;
+    /* each global GPU's geometry and whether its node is MIG (nvml) */
+    m->geom = calloc((size_t)(bc.ngpus > 0 ? bc.ngpus : 1), sizeof(*m->geom));
+    m->mig = calloc((size_t)(bc.ngpus > 0 ? bc.ngpus : 1), sizeof(*m->mig));
+    if (m->geom == NULL || m->mig == NULL) {
+        fprintf(stderr, "migschedd: out of memory\n");
+        return -1;
+    }
+    for (i = 0; i < nn; i++)
+        for (g = 0; g < nd[i].ngpus; g++, k++) {
+            m->geom[k] = nd[i].geom;
+            m->mig[k] = nd[i].mode == MS_NODE_MIG;
+        }
+    bc.gpu_geom = m->geom;
+    bc.gpu_mig = m->mig;
+    if (strcmp(cfg->backend, "agent") == 0 && agent_map(cfg, nd, nn, bc.ngpus, &m->agent, &m->local) != 0)
+        return -1;
+    bc.gpu_agent = m->agent;
+    bc.gpu_local = m->local;
+    bc.agent_token_file = cfg->agent_token_file;
+    bc.keep_foreign = true;   /* the agent's DRA driver's instances are never ours */
+    if (ms_backend_open(&bc, &d->be, &why) != MS_OK) {
+        if (why.file[0] != '\0' && why.line > 0)
+            fprintf(stderr, "migschedd: --backend %s: %s line %ld: %s\n", cfg->backend, why.file, why.line,
+                    why.msg);
+        else if (why.file[0] != '\0')
+            fprintf(stderr, "migschedd: --backend %s: %s: %s\n", cfg->backend, why.file, why.msg);
+        else
+            fprintf(stderr, "migschedd: --backend %s: %s\n", cfg->backend, why.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Everything before the port: 0, or 1 (printed). */
+static int prepare(svc_t *d, svc_cfg_t *cfg, int *lockfd, gpu_maps_t *maps)
+{
+    char why[512];
+
+    if (mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "migschedd: --state-dir %s: %s\n", cfg->state_dir, strerror(errno));
+        return 1;
+    }
+    if ((*lockfd = lock_dir(cfg->state_dir)) < 0) {
+        fprintf(stderr, "migschedd: --state-dir %s: %s\n", cfg->state_dir,
+                *lockfd == -2 ? "another migschedd uses it" : "cannot create its lock file");
+        return 1;
+    }
+    if (build_spec(cfg, &d->spec) != 0 || svc_token_load(d) != 0 || open_backend(d, cfg, maps) != 0)
+        return 1;
+    if (svc_store_open_err(&d->store, cfg->state_dir, why, sizeof(why)) != 0) {
+        fprintf(stderr, "migschedd: the store %s/migschedd.db: %s\n", cfg->state_dir, why);
+        return 1;
+    }
+    id_prefix(d->id_prefix, sizeof(d->id_prefix));
+    d->started = svc_clock_wall(d->clock);
+    return 0;
+}
+
+/* The port, the reconciliation and the threads; 0, or the exit status. */
+static int serve(svc_t *d, svc_cfg_t *cfg, svc_http_t **http)
+{
+    char kerr[512];
+
+    if (svc_init(d) != 0 || svc_ext_init(d) != 0) {
+        fprintf(stderr, "migschedd: start-up failed: out of memory or locks\n");
+        return 1;
+    }
+    if (svc_ext_kube_open(d) != 0)   /* says why */
+        return 1;
+    /* the port first: a daemon that cannot have it must exit before its
+     * start-up reconciles and decides anything (a second daemon would
+     * otherwise act and then fail) */
+    if (svc_http_listen(d) != 0)
+        return 1;
+    /* a standby never acts on the backend: every op passes the Lease */
+    if (cfg->leader_elect)
+        ms_backend_set_gate(d->be, svc_kctl_gate, d);
+    if (svc_start(d) != 0) {   /* it logs the step that failed, and the step itself why */
+        if (d->start_why[0] != '\0')
+            fprintf(stderr, "migschedd: start-up refused: %s\n", d->start_why);
+        else
+            fprintf(stderr, "migschedd: start-up failed (see the log above)\n");
+        return 1;
+    }
+    if (svc_kctl_open(d, svc_ext_takeover, kerr, sizeof(kerr)) != 0) {
+        fprintf(stderr, "migschedd: %s\n", kerr);
+        return 2;
+    }
+    if (svc_http_start(d, http) != 0)   /* says why */
+        return 1;
+    if (svc_ext_watch_start(d) != 0) {
+        fprintf(stderr, "migschedd: start-up failed: cannot start the pod watch thread\n");
+        return 1;
+    }
+    ms_log("info", "listening", json_pack("{s:s,s:s,s:s,s:b}", "listen", cfg->listen, "backend", cfg->backend,
+                                          "policy", cfg->policy, "tls", cfg->tls_cert != NULL));
+    return 0;
+}
+
+/* SIGHUP: the configuration's tenants read again and handed to the loop;
+ * a bad file keeps the old set and says why. */
+static void reload_tenants(svc_t *d)
+{
+    ms_sim_tenants_t *ts = calloc(1, sizeof(*ts));
+    char why[512];
+
+    if (ts == NULL)
+        ms_log("error", "SIGHUP: out of memory; the tenants stay", NULL);
+    else if (svc_cfg_tenants(d->cfg, ts, why, sizeof(why)) != 0)
+        ms_log("error", "SIGHUP: the configuration's tenants are not usable; the previous ones stay",
+               json_pack("{s:s}", "why", why));
+    else
+        svc_tenants_reload(d, ts);
+    free(ts);
+}
+
+static void wait_signals(svc_t *d, const sigset_t *set)
+{
+    int sig;
+
+    for (;;) {
+        if (sigwait(set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            if (svc_token_load(d) == 0)
+                ms_log("info", "SIGHUP: token file reloaded", NULL);
+            if (d->sched != NULL)   /* not in --dra mode: its scheduler has no tenants */
+                reload_tenants(d);
+            continue;
+        }
+        if (sig == SIGPIPE)
+            continue;
+        ms_log("info", "stopping", json_pack("{s:i}", "signal", sig));
+        return;
+    }
+}
+
+/* --dra mode (dra_open.c): no nodes, backend or store of its own. */
+static int dra_main(svc_t *d, const sigset_t *set)
+{
+    svc_http_t *http = NULL;
+    int rc = svc_dra_serve(d, &http);
+
+    if (rc == 0)
+        wait_signals(d, set);
+    svc_dra_stop(d, http);
+    if (d->listen_fd >= 0)
+        close(d->listen_fd);
+    if (d->inited) {
+        svc_fini(d);
+        svc_ext_free(d);
+    }
+    if (rc == 0)
+        ms_log("info", "stopped", NULL);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     svc_cfg_t cfg;
     svc_t d;
     svc_http_t *http = NULL;
-    svc_backend_cfg_t bc;
-    const ms_geom_t **gpu_geom = NULL;
-    bool *gpu_mig = NULL;
-    const char **gpu_agent = NULL;
-    int *gpu_local = NULL;
+    gpu_maps_t maps;
     sigset_t set;
-    const char *err = "";
-    int rc, lockfd = -1, sig;
+    int rc, lockfd = -1;
 
     memset(&d, 0, sizeof(d));
+    memset(&maps, 0, sizeof(maps));
     d.listen_fd = -1;
+    d.clock = &svc_clock_real;
     if ((rc = svc_cfg_parse(&cfg, argc, argv)) != 0) {
         svc_cfg_free(&cfg);
         return rc < 0 ? 0 : rc;
     }
     d.cfg = &cfg;
-    rc = 1;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
@@ -141,121 +331,30 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);   /* every thread inherits it */
     pthread_mutex_init(&d.tmu, NULL);
     svc_metrics_init(&d.met);
-    if (mkdir(cfg.state_dir, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "migschedd: --state-dir %s: %s\n", cfg.state_dir, strerror(errno));
-        goto out;
+    if (svc_dra_on(&cfg)) {
+        rc = dra_main(&d, &set);
+    } else if ((rc = prepare(&d, &cfg, &lockfd, &maps)) == 0 && (rc = serve(&d, &cfg, &http)) == 0) {
+        wait_signals(&d, &set);
+        rc = 0;
     }
-    if ((lockfd = lock_dir(cfg.state_dir)) < 0) {
-        fprintf(stderr, "migschedd: --state-dir %s: %s\n", cfg.state_dir,
-                lockfd == -2 ? "another migschedd uses it" : "cannot create its lock file");
-        goto out;
-    }
-    if (build_spec(&cfg, &d.spec) != 0)
-        goto out;
-    if (svc_token_load(&d) != 0)
-        goto out;
-    memset(&bc, 0, sizeof(bc));
-    bc.kind = cfg.backend;
-    bc.state_dir = cfg.state_dir;
-    bc.ngpus = ms_cluster_spec_ngpus(d.spec);
-    bc.op_delay_s = cfg.op_delay_s;
-    bc.fail = cfg.sim_fail;
-    {
-        /* each global GPU's geometry and whether its node is MIG (nvml) */
-        const ms_node_spec_t *nd = ms_cluster_spec_nodes(d.spec);
-        int nn = ms_cluster_spec_nnodes(d.spec), i, g, k = 0;
-
-        gpu_geom = calloc((size_t)(bc.ngpus > 0 ? bc.ngpus : 1), sizeof(*gpu_geom));
-        gpu_mig = calloc((size_t)(bc.ngpus > 0 ? bc.ngpus : 1), sizeof(*gpu_mig));
-        if (gpu_geom == NULL || gpu_mig == NULL) {
-            fprintf(stderr, "migschedd: out of memory\n");
-            goto out;
-        }
-        for (i = 0; i < nn; i++)
-            for (g = 0; g < nd[i].ngpus; g++, k++) {
-                gpu_geom[k] = nd[i].geom;
-                gpu_mig[k] = nd[i].mode == MS_NODE_MIG;
-            }
-        bc.gpu_geom = gpu_geom;
-        bc.gpu_mig = gpu_mig;
-        if (strcmp(cfg.backend, "agent") == 0 &&
-            agent_map(&cfg, nd, nn, bc.ngpus, &gpu_agent, &gpu_local) != 0)
-            goto out;
-        bc.gpu_agent = gpu_agent;
-        bc.gpu_local = gpu_local;
-        bc.agent_token_file = cfg.agent_token_file;
-    }
-    if (svc_backend_open(&bc, &d.be, &err) != 0) {
-        fprintf(stderr, "migschedd: --backend %s: %s\n", cfg.backend, err);
-        goto out;
-    }
-    if (svc_store_open(&d.store, cfg.state_dir) != 0) {
-        fprintf(stderr, "migschedd: cannot open the store in %s\n", cfg.state_dir);
-        goto out;
-    }
-    id_prefix(d.id_prefix, sizeof(d.id_prefix));
-    d.started = svc_now();
-    if (svc_ext_init(&d) != 0 || svc_ext_kube_open(&d) != 0)
-        goto out_stop;
-    /* the port first: a daemon that cannot have it must exit before its
-     * start-up reconciles and decides anything (a second daemon would
-     * otherwise act and then fail) */
-    if (svc_http_listen(&d) != 0)
-        goto out_stop;
-    if (svc_start(&d) != 0) {
-        fprintf(stderr, "migschedd: start-up failed (see the log above)\n");
-        goto out_stop;
-    }
-    {
-        char kerr[512];
-
-        if (svc_kctl_open(&d, kerr, sizeof(kerr)) != 0) {
-            fprintf(stderr, "migschedd: %s\n", kerr);
-            rc = 2;
-            goto out_stop;
-        }
-    }
-    if (svc_http_start(&d, &http) != 0 || svc_ext_watch_start(&d) != 0)
-        goto out_stop;
-    svc_log("info", "listening", json_pack("{s:s,s:s,s:s,s:b}", "listen", cfg.listen, "backend", cfg.backend,
-                                           "policy", cfg.policy, "tls", cfg.tls_cert != NULL));
-    for (;;) {
-        if (sigwait(&set, &sig) != 0)
-            continue;
-        if (sig == SIGHUP) {
-            if (svc_token_load(&d) == 0)
-                svc_log("info", "SIGHUP: token file reloaded", NULL);
-            continue;
-        }
-        if (sig == SIGPIPE)
-            continue;
-        svc_log("info", "stopping", json_pack("{s:i}", "signal", sig));
-        break;
-    }
-    rc = 0;
-out_stop:
-    svc_kctl_close(&d);             /* a leader hands the Lease over first */
-    svc_http_stop(http);
-    if (d.listen_fd >= 0)
-        close(d.listen_fd);
-    svc_ext_watch_stop(&d);
-    if (d.loop_th != 0) {
+    if (d.inited) {
+        atomic_store(&d.stopping, true);   /* a loop that cannot store gives up what it holds */
+        svc_kctl_close(&d);             /* a leader hands the Lease over first */
+        svc_http_stop(http);
+        if (d.listen_fd >= 0)
+            close(d.listen_fd);
+        svc_ext_watch_stop(&d);
         svc_stop(&d);
+        svc_fini(&d);
+        svc_ext_free(&d);
+        svc_ext_kube_close(&d);
+        svc_kctl_free(&d);              /* no thread reads d->kctl any more */
+        if (rc == 0)
+            ms_log("info", "stopped", NULL);
     }
-    svc_events_free(&d);
-    ms_sched_destroy(d.sched);
-    svc_jobs_free(&d.jobs);
-    svc_ext_free(&d);
-    svc_ext_kube_close(&d);
-    if (rc == 0)
-        svc_log("info", "stopped", NULL);
-out:
     svc_store_close(d.store);
-    svc_backend_close(d.be);
-    free(gpu_geom);
-    free(gpu_mig);
-    free(gpu_agent);
-    free(gpu_local);
+    ms_backend_close(d.be);
+    maps_free(&maps);
     ms_cluster_spec_destroy(d.spec);
     free(d.token);
     pthread_mutex_destroy(&d.tmu);

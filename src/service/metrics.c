@@ -1,5 +1,6 @@
 /* metrics.c - histograms and HTTP counters for /metrics (render.c writes the
- * exposition). Buckets: job waits like Kueue's admission wait (1 s, then
+ * exposition). Any thread: the HTTP counters under their mutex, the loop's
+ * histograms by the loop alone. Buckets: job waits like Kueue's admission wait (1 s, then
  * 2.5 x 2^k up to 40960 s); HTTP durations from 0.5 ms to 5 s, by route.
  */
 #include <string.h>
@@ -7,11 +8,12 @@
 #include "service/svc.h"
 
 const char *const svc_rt_method[SVC_RT_N] = {
-    "other", "POST", "GET", "GET", "DELETE", "POST", "GET", "GET", "GET", "GET", "GET", "GET", "GET", "POST",
+    "other", "POST", "GET", "GET", "DELETE", "POST", "GET", "GET", "GET", "GET", "GET", "GET", "GET", "POST", "GET",
 };
 const char *const svc_rt_path[SVC_RT_N] = {
     "other", "/v1/jobs", "/v1/jobs", "/v1/jobs/{id}", "/v1/jobs/{id}", "/v1/jobs/{id}/done", "/v1/events",
     "/v1/events/stream", "/v1/cluster", "/metrics", "/healthz", "/readyz", "/", "/extender/{verb}",
+    "/v1/tenants",
 };
 
 void svc_hist_init(svc_hist_t *h, const double *le, int n)

@@ -1,5 +1,5 @@
 /* render.c - GET /v1/cluster (JSON) and GET /metrics (Prometheus text
- * format 0.0.4), both from the loop thread's view. Label names follow DCGM
+ * format 0.0.4), both from the loop thread's view, on the loop thread. Label names follow DCGM
  * where they mean the same thing (UUID, modelName, GPU_I_PROFILE), so a
  * PromQL join with dcgm-exporter's series works.
  */
@@ -31,11 +31,11 @@ static const char *mode_name(ms_node_mode_t m)
  * no op is pending. */
 static bool in_sync(svc_t *d, long *ninv)
 {
-    svc_binst_t *inv = NULL;
+    ms_binst_t *inv = NULL;
     int n = 0, i, g, k, nview = 0;
     bool ok = true;
 
-    if (svc_backend_inventory(d->be, &inv, &n) != 0)
+    if (ms_backend_inventory(d->be, &inv, &n, NULL) != MS_OK)
         return false;
     *ninv = n;
     for (g = 0; g < ms_sched_ngpus(d->sched); g++) {
@@ -92,7 +92,7 @@ json_t *svc_cluster_json(svc_t *d)
                 char buf[48];
 
                 if (io != NULL && in->start >= 0) {
-                    svc_backend_inst_uuid(d->be, first + g, in->start, NULL, buf, sizeof(buf));
+                    ms_backend_inst_uuid(d->be, first + g, in->start, NULL, buf, sizeof(buf));
                     if (buf[0])
                         json_object_set_new(io, "uuid", json_string(buf));
                 }
@@ -103,11 +103,14 @@ json_t *svc_cluster_json(svc_t *d)
             else
                 busy++;
             go = json_pack("{s:i,s:i,s:s,s:i,s:i,s:f,s:f,s:s,s:o}", "gpu", g, "global", first + g, "uuid",
-                           svc_backend_gpu_uuid(d->be, first + g), "width", ms_geom_width(geom), "mask",
+                           ms_backend_gpu_uuid(d->be, first + g), "width", ms_geom_width(geom), "mask",
                            (int)ms_state_mask(geom, gpu->state), "fragcost", f, "util", u, "load",
                            u < t ? "lazy" : "busy", "instances", insts);
             if (mode != MS_NODE_MIG)
                 json_object_set_new(go, "replicas", json_integer(replicas));
+            json_object_set_new(go, "healthy", json_boolean(svc_gpu_healthy(d, first + g)));
+            if (!svc_gpu_healthy(d, first + g))
+                json_object_set_new(go, "health", json_string(d->health[first + g].why));
             json_array_append_new(gpus, go);
         }
         json_array_append_new(nodes, json_pack("{s:s,s:s,s:s,s:o}", "name", ns->name, "model",
@@ -133,7 +136,7 @@ json_t *svc_cluster_json(svc_t *d)
         size_t pend = ms_sched_pending(d->sched);
         bool sync = in_sync(d, &ninv);
 
-        json_object_set_new(o, "backend", json_pack("{s:s,s:I,s:I,s:o}", "kind", svc_backend_kind(d->be),
+        json_object_set_new(o, "backend", json_pack("{s:s,s:I,s:I,s:o}", "kind", ms_backend_name(d->be),
                                                     "instances", (json_int_t)ninv, "pending_ops",
                                                     (json_int_t)pend, "in_sync",
                                                     pend == 0 ? json_boolean(sync) : json_null()));
@@ -212,6 +215,55 @@ static void hist(buf_t *b, const char *name, const char *help, const svc_hist_t 
     hist_samples(b, name, "", h);
 }
 
+/* Per tenant (docs/tenants.md): what the scheduler keeps, never a scan of
+ * the jobs. A limit of none is left out of its gauge. */
+static void tenant_metrics(buf_t *b, svc_t *d)
+{
+    ms_sched_tenant_info_t ti[64];
+    int n = ms_sched_ntenants(d->sched), i, k = 0;
+
+    for (i = 0; i < n && k < (int)(sizeof(ti) / sizeof(ti[0])); i++)
+        if (ms_sched_tenant_info(d->sched, i, &ti[k]) == MS_OK)
+            k++;
+    put(b, "# HELP migsched_tenant_usage_slices Compute slices a tenant's live jobs hold.\n"
+           "# TYPE migsched_tenant_usage_slices gauge\n");
+    for (i = 0; i < k; i++)
+        put(b, "migsched_tenant_usage_slices{tenant=\"%s\"} %ld\n", ti[i].name, ti[i].usage);
+    put(b, "# HELP migsched_tenant_usage_memory_bytes GPU memory a tenant's live jobs hold (their "
+           "profiles' GB x 1e9).\n# TYPE migsched_tenant_usage_memory_bytes gauge\n");
+    for (i = 0; i < k; i++)
+        put(b, "migsched_tenant_usage_memory_bytes{tenant=\"%s\"} %.0f\n", ti[i].name, ti[i].mem_gb * 1e9);
+    put(b, "# HELP migsched_tenant_share A tenant's dominant share of the cluster (0..1).\n"
+           "# TYPE migsched_tenant_share gauge\n");
+    for (i = 0; i < k; i++)
+        put(b, "migsched_tenant_share{tenant=\"%s\"} %.6f\n", ti[i].name, ti[i].share);
+    put(b, "# HELP migsched_tenant_weight A tenant's weight in the fair share.\n"
+           "# TYPE migsched_tenant_weight gauge\n");
+    for (i = 0; i < k; i++)
+        put(b, "migsched_tenant_weight{tenant=\"%s\"} %g\n", ti[i].name, ti[i].weight);
+    put(b, "# HELP migsched_tenant_guarantee_slices Compute slices guaranteed to a tenant.\n"
+           "# TYPE migsched_tenant_guarantee_slices gauge\n");
+    for (i = 0; i < k; i++)
+        put(b, "migsched_tenant_guarantee_slices{tenant=\"%s\"} %ld\n", ti[i].name, ti[i].guarantee);
+    put(b, "# HELP migsched_tenant_limit_slices Compute slices a tenant may hold at most (absent: no limit).\n"
+           "# TYPE migsched_tenant_limit_slices gauge\n");
+    for (i = 0; i < k; i++)
+        if (ti[i].limit >= 0)
+            put(b, "migsched_tenant_limit_slices{tenant=\"%s\"} %ld\n", ti[i].name, ti[i].limit);
+    put(b, "# HELP migsched_tenant_jobs A tenant's jobs: live (starting, running, reserved) or waiting.\n"
+           "# TYPE migsched_tenant_jobs gauge\n");
+    for (i = 0; i < k; i++)
+        put(b, "migsched_tenant_jobs{tenant=\"%s\",state=\"running\"} %ld\n"
+               "migsched_tenant_jobs{tenant=\"%s\",state=\"waiting\"} %ld\n",
+            ti[i].name, ti[i].running, ti[i].name, ti[i].waiting);
+    put(b, "# HELP migsched_preemptions_total Jobs of a tenant stopped and queued again for a job of "
+           "higher priority or a guarantee's reclaim (--preempt), since start.\n"
+           "# TYPE migsched_preemptions_total counter\n");
+    for (i = 0; i < n && i < (int)(sizeof(d->met.preempted) / sizeof(d->met.preempted[0])); i++)
+        if (ms_sched_tenant_info(d->sched, i, &ti[0]) == MS_OK)
+            put(b, "migsched_preemptions_total{tenant=\"%s\"} %" PRIu64 "\n", ti[0].name, d->met.preempted[i]);
+}
+
 char *svc_metrics_text(svc_t *d)
 {
     static const char *const OPN[] = { "?", "create", "destroy", "start", "move", "stop" };
@@ -229,7 +281,7 @@ char *svc_metrics_text(svc_t *d)
     b.s[0] = '\0';
     put(&b, "# HELP migsched_build_info The daemon's version.\n# TYPE migsched_build_info gauge\n"
             "migsched_build_info{version=\"0.1\",policy=\"%s\",backend=\"%s\"} 1\n",
-        d->cfg->policy, svc_backend_kind(d->be));
+        d->cfg->policy, ms_backend_name(d->be));
     put(&b, "# HELP migsched_gpu_fragcost FragCost of a MIG GPU (0 best, 1 worst).\n"
             "# TYPE migsched_gpu_fragcost gauge\n");
     for (n = 0; n < ms_sched_nnodes(d->sched); n++) {
@@ -250,9 +302,20 @@ char *svc_metrics_text(svc_t *d)
             if (mode != MS_NODE_MIG)
                 continue;
             put(&b, "migsched_gpu_fragcost{node=\"%s\",gpu=\"%d\",UUID=\"%s\",model=\"%s\"} %.6f\n", ns->name,
-                g, svc_backend_gpu_uuid(d->be, first + g), ms_geom_model(geom)->name,
+                g, ms_backend_gpu_uuid(d->be, first + g), ms_geom_model(geom)->name,
                 ms_frag_cost(geom, gpu->state, &d->cfg->pcfg.frag));
         }
+    }
+    put(&b, "# HELP migsched_gpu_healthy 0 while a GPU is unhealthy (its ops kept failing, or it fell off the bus) until it "
+            "answers a probe; 1 otherwise.\n"
+            "# TYPE migsched_gpu_healthy gauge\n");
+    for (n = 0; n < ms_sched_nnodes(d->sched); n++) {
+        const ms_node_spec_t *ns = ms_sched_node(d->sched, n);
+        int first = ms_sched_node_first_gpu(d->sched, n);
+
+        for (g = 0; g < ns->ngpus; g++)
+            put(&b, "migsched_gpu_healthy{node=\"%s\",gpu=\"%d\",UUID=\"%s\"} %d\n", ns->name, g,
+                ms_backend_gpu_uuid(d->be, first + g), svc_gpu_healthy(d, first + g) ? 1 : 0);
     }
     put(&b, "# HELP migsched_gpus GPUs by load: lazy (busy compute below the threshold) or busy.\n"
             "# TYPE migsched_gpus gauge\nmigsched_gpus{state=\"lazy\"} %ld\nmigsched_gpus{state=\"busy\"} %ld\n",
@@ -273,6 +336,7 @@ char *svc_metrics_text(svc_t *d)
     for (k = 0; k < MS_JOB_NSTATES; k++)
         put(&b, "migsched_jobs{state=\"%s\"} %ld\n", ms_job_state_name((ms_job_state_t)k), nst[k]);
     hist(&b, "migsched_job_wait_seconds", "Seconds from submission to placement.", &d->met.wait);
+    tenant_metrics(&b, d);
     put(&b, "# HELP migsched_plan_ops_total Plan ops run by the executor, by op and result.\n"
             "# TYPE migsched_plan_ops_total counter\n");
     for (k = 1; k <= MS_OP_STOP; k++)
@@ -299,6 +363,18 @@ char *svc_metrics_text(svc_t *d)
             "# HELP migsched_store_sync_seconds_total Seconds the syncer spent in fsync (off the loop).\n"
             "# TYPE migsched_store_sync_seconds_total counter\nmigsched_store_sync_seconds_total %.6f\n",
         atomic_load(&d->met.syncs), (double)atomic_load(&d->met.sync_ns) * 1e-9);
+    put(&b, "# HELP migsched_store_writable 1 while the store commits, 0 while it cannot (a full disk:"
+            " answers and plans are held, new submissions refused).\n"
+            "# TYPE migsched_store_writable gauge\nmigsched_store_writable %d\n"
+            "# HELP migsched_store_commit_failures_total Commits that failed and were held in memory.\n"
+            "# TYPE migsched_store_commit_failures_total counter\nmigsched_store_commit_failures_total %" PRIu64
+            "\n", d->loop.store_down ? 0 : 1, d->met.store_failures);
+    put(&b, "# HELP migsched_unowned_instances Instances no pod or job owns, held in the view (Kubernetes mode:"
+            " destroyed by the leader after --unowned-grace unless an owner appears).\n"
+            "# TYPE migsched_unowned_instances gauge\nmigsched_unowned_instances %d\n"
+            "# HELP migsched_unowned_destroyed_total Unowned instances destroyed after the grace period.\n"
+            "# TYPE migsched_unowned_destroyed_total counter\nmigsched_unowned_destroyed_total %ld\n",
+        atomic_load(&d->own.unowned), d->own.destroyed);
     pthread_mutex_lock(&d->met.http_mu);
     put(&b, "# HELP migsched_http_requests_total HTTP requests answered, by status code.\n"
             "# TYPE migsched_http_requests_total counter\n");

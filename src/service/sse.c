@@ -1,5 +1,6 @@
-/* sse.c - GET /v1/events/stream: the job state changes as Server-Sent Events
- * (text/event-stream), the push form of the long poll GET /v1/events.
+/* sse.c - the HTTP threads: GET /v1/events/stream, the job state changes
+ * as Server-Sent Events (text/event-stream), the push form of the long poll
+ * GET /v1/events.
  *
  * Each event is
  *     id: SEQ
@@ -41,7 +42,7 @@ typedef struct sse {
     atomic_int *open;              /* the streams counter, decremented on free */
     uint64_t next;                 /* seq of the next event to send */
     double heartbeat_s;
-    double hb_due;                 /* svc_mono(): a heartbeat then, unless something was sent */
+    double hb_due;                 /* the clock's mono: a heartbeat then, unless something was sent */
     uint64_t limit, sent;          /* end after limit events (0: never) */
     bool said_truncated;
     char out[2048];                /* formatted, not yet handed to MHD */
@@ -59,36 +60,37 @@ static bool plain(const char *s)
     return true;
 }
 
-/* Under d->emu: format what there is to send into s->out. */
+/* Under the ring's lock: format what there is to send into s->out. */
 static void fill(sse_t *s)
 {
     svc_t *d = s->d;
     size_t n = 0;
 
-    if (s->next < d->ev_first) {
+    if (s->next < d->ev.first) {
         if (!s->said_truncated) {
             int k = snprintf(s->out, sizeof(s->out),
                              "event: truncated\ndata: {\"since\":%" PRIu64 ",\"first\":%" PRIu64 "}\n\n",
-                             s->next, d->ev_first);
+                             s->next, d->ev.first);
 
             n = k > 0 && (size_t)k < sizeof(s->out) ? (size_t)k : 0;
             s->said_truncated = true;
         }
-        s->next = d->ev_first;
+        s->next = d->ev.first;
     }
-    while (s->next < d->ev_pub && (s->limit == 0 || s->sent < s->limit)) {
-        const svc_event_t *e = &d->ev[s->next % SVC_EVENTS];
+    while (s->next < d->ev.pub && (s->limit == 0 || s->sent < s->limit)) {
+        const svc_event_t *e = &d->ev.ring[s->next % SVC_EVENTS];
         char line[512];
         int k;
 
-        if (!plain(e->job) || !plain(e->state))
+        if (!plain(e->job) || !plain(e->state) || !plain(e->by))
             k = snprintf(line, sizeof(line), "id: %" PRIu64 "\nevent: job\ndata: {\"seq\":%" PRIu64 "}\n\n",
                          e->seq, e->seq);
-        else
+        else   /* "by" only on a "preempted" event: the preemptor */
             k = snprintf(line, sizeof(line),
                          "id: %" PRIu64 "\nevent: job\ndata: {\"seq\":%" PRIu64
-                         ",\"t\":%.6f,\"job\":\"%s\",\"state\":\"%s\"}\n\n",
-                         e->seq, e->seq, e->t, e->job, e->state);
+                         ",\"t\":%.6f,\"job\":\"%s\",\"state\":\"%s\"%s%s%s}\n\n",
+                         e->seq, e->seq, e->t, e->job, e->state, e->by[0] ? ",\"by\":\"" : "", e->by,
+                         e->by[0] ? "\"" : "");
         if (k <= 0 || (size_t)k >= sizeof(line) || n + (size_t)k > sizeof(s->out))
             break;   /* the rest on the next call (a line always fits an empty buffer) */
         memcpy(s->out + n, line, (size_t)k);
@@ -122,16 +124,16 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
     while (s->opos == s->olen) {
         bool stop;
 
-        pthread_mutex_lock(&d->emu);
-        stop = d->ev_stop;
+        pthread_mutex_lock(&d->ev.mu);
+        stop = d->ev.stop;
         if (!stop)
             fill(s);
-        pthread_mutex_unlock(&d->emu);
+        pthread_mutex_unlock(&d->ev.mu);
         if (stop)
             return MHD_CONTENT_READER_END_OF_STREAM;
         if (s->olen > 0)
             break;
-        if (svc_mono() >= s->hb_due) {
+        if (svc_clock_mono(d->clock) >= s->hb_due) {
             static const char hb[] = ": heartbeat\n\n";
 
             memcpy(s->out, hb, sizeof(hb) - 1);
@@ -140,11 +142,11 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         }
         s->w.since = s->next;
         s->w.deadline = s->hb_due;
-        if (svc_events_park(d, &s->w, svc_conn_suspend))
+        if (svc_events_park(d, &s->w, svc_conn_suspend, svc_clock_mono(d->clock)))
             return 0;   /* suspended: called again once woken */
         /* something came, or the heartbeat is due, or the daemon stops */
     }
-    s->hb_due = svc_mono() + s->heartbeat_s;
+    s->hb_due = svc_clock_mono(d->clock) + s->heartbeat_s;
     k = s->olen - s->opos < max ? s->olen - s->opos : max;
     memcpy(buf, s->out + s->opos, k);
     s->opos += k;
@@ -187,7 +189,7 @@ struct MHD_Response *svc_sse_response(svc_t *d, struct MHD_Connection *c, atomic
     s->open = open;
     s->next = since;
     s->heartbeat_s = heartbeat_s;
-    s->hb_due = svc_mono() + heartbeat_s;
+    s->hb_due = svc_clock_mono(d->clock) + heartbeat_s;
     s->limit = limit;
     /* a first comment, so the client sees the stream open at once */
     s->olen = (size_t)snprintf(s->out, sizeof(s->out), ": migschedd events from %" PRIu64 "\nretry: 1000\n\n",

@@ -1,6 +1,6 @@
-/* status_page.c - the status page served at / : every node's GPUs as slice
- * maps with their jobs, FragCost, Lazy/Busy and the queue, polling
- * /v1/cluster every second. Inline HTML, CSS and JavaScript (no CDN, no
+/* status_page.c - data (no code): the status page served at / : every node's GPUs as slice
+ * maps with their jobs, FragCost, Lazy/Busy, the queue and the tenants, polling
+ * /v1/cluster and /v1/tenants every second. Inline HTML, CSS and JavaScript (no CDN, no
  * build step); readable on a phone (the node cards wrap). Edit the page
  * here: this literal is its only copy. */
 #include "service/svc.h"
@@ -29,10 +29,14 @@ const char *const svc_status_html[] = {
     ".ts .cell{height:24px}\n",
     "#queue{padding:0 12px 12px;font-size:12px;word-break:break-all}\n",
     "#err{color:#c00}\n",
+    "#tenants{margin:0 12px 12px;border-collapse:collapse;font-size:12px;background:#fff}\n",
+    "#tenants td,#tenants th{border:1px solid #d8dbe2;padding:2px 6px;text-align:right}\n",
+    ".unhealthy{color:#fff;background:#c00;padding:0 4px}\n",
     "</style></head><body>\n",
     "<header><h1>migschedd</h1><span id=\"sum\"></span><span id=\"err\"></span></header>\n",
     "<main id=\"nodes\"></main>\n",
     "<div id=\"queue\"></div>\n",
+    "<table id=\"tenants\"></table>\n",
     "<script>\n",
     "\"use strict\";\n",
     "function el(tag, cls, text) {\n",
@@ -46,6 +50,7 @@ const char *const svc_status_html[] = {
     "  meta.appendChild(el(\"b\", null, \"GPU \" + g.gpu));\n",
     "  meta.appendChild(el(\"span\", null, \"FragCost \" + g.fragcost.toFixed(3)));\n",
     "  meta.appendChild(el(\"span\", g.load, g.load));\n",
+    "  if (g.healthy === false) { var u = el(\"span\", \"unhealthy\", \"unhealthy\"); u.title = g.health || \"\"; meta.appendChild(u); }\n",
     "  meta.appendChild(el(\"span\", null, \"util \" + Math.round(g.util * 100) + \"%\"));\n",
     "  d.appendChild(meta);\n",
     "  if (g.replicas) {\n",
@@ -91,7 +96,20 @@ const char *const svc_status_html[] = {
     "    \" \\u00b7 backend \" + c.backend.kind + (c.backend.in_sync === false ? \" (out of sync)\" : \"\");\n",
     "  document.getElementById(\"queue\").textContent = c.queue.length ? \"queue: \" + c.queue.join(\", \") : \"queue: empty\";\n",
     "}\n",
+    "function tenants(t) {\n",
+    "  var tb = document.getElementById(\"tenants\"), h = el(\"tr\");\n",
+    "  tb.textContent = \"\";\n",
+    "  [\"tenant\", \"weight\", \"guarantee\", \"limit\", \"usage\", \"share\", \"running\", \"waiting\"].forEach(function (k) { h.appendChild(el(\"th\", null, k)); });\n",
+    "  tb.appendChild(h);\n",
+    "  t.tenants.forEach(function (x) {\n",
+    "    var r = el(\"tr\");\n",
+    "    [x.name + (x.declared ? \"\" : \" (undeclared)\"), x.weight, x.guarantee_slices, x.limit_slices === null ? \"-\" : x.limit_slices,\n",
+    "     x.usage_slices, x.share.toFixed(3), x.running, x.waiting].forEach(function (v) { r.appendChild(el(\"td\", null, String(v))); });\n",
+    "    tb.appendChild(r);\n",
+    "  });\n",
+    "}\n",
     "function poll() {\n",
+    "  fetch(\"/v1/tenants\", {cache: \"no-store\"}).then(function (r) { return r.json(); }).then(tenants).catch(function () {});\n",
     "  fetch(\"/v1/cluster\", {cache: \"no-store\"}).then(function (r) { return r.json(); }).then(function (c) {\n",
     "    document.getElementById(\"err\").textContent = \"\";\n",
     "    render(c);\n",

@@ -1,12 +1,22 @@
 /* store.c - durable state in STATE_DIR/migschedd.db (SQLite, WAL,
- * synchronous=FULL: a committed transaction survives a crash and a power
- * cut). The loop thread is the only user.
+ * synchronous=NORMAL: a commit writes the WAL, and the syncer's fsync of it
+ * makes it survive a crash and a power cut). The loop thread is the only
+ * user of the connection; the syncer thread only fsyncs the WAL
+ * (svc_store_sync); restart.c uses it on the main thread before the loop
+ * starts.
  *
  *   jobs    every acknowledged job: its canonical request and its last state
  *   plans   every plan, journalled before its ops go to the executor
  *   ops     each op of a plan and its outcome (pending, done, failed,
  *           discarded, abandoned)
  *   events  the job state changes that GET /v1/events serves
+ *   meta    the commit number (store_meta.c: the schema's version, its
+ *           migration, and the check that no acknowledged commit is missing)
+ *
+ * A write that fails (a full disk: SQLITE_FULL) marks the open transaction
+ * failed: its commit is refused and the caller rolls it back and writes it
+ * again from memory later (redo.c), so a transaction is never committed
+ * with one of its writes missing.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,217 +24,34 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
+#include "service/store_int.h"
 
-#include "service/svc.h"
-
-enum { S_BEGIN, S_COMMIT, S_ROLLBACK, S_JINS, S_JUPD, S_PLAN, S_OP, S_OPRES, S_EVENT, S_N };
-
-static const char *const SQL[S_N] = {
-    "BEGIN IMMEDIATE",
-    "COMMIT",
-    "ROLLBACK",
-    ("INSERT INTO jobs(id, body, state, submit_t, start_t, end_t, placement, reason, r_profile, r_mem_gb,"
-     " r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
-    "UPDATE jobs SET state=?, start_t=?, end_t=?, placement=?, reason=? WHERE seq=?",
-    "INSERT INTO plans(kind, t) VALUES(?,?)",
-    ("INSERT INTO ops(plan, idx, op_id, kind, gpu, start, prof, from_gpu, from_start, bbm, job, result)"
-     " VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending')"),
-    "UPDATE ops SET result=?, t=? WHERE plan=? AND idx=?",
-    "INSERT INTO events(seq, job, state, t) VALUES(?,?,?,?)",
-};
-
-/* The request's fields besides its canonical JSON (body), so that a restart
- * hands them to the scheduler without parsing 100,000 bodies (that was half
- * of the restart). A store from before them gets the columns added, NULL in
- * its old rows, which are parsed from the body as before. */
-#define REQ_COLS ", r_profile TEXT, r_mem_gb REAL, r_model TEXT, r_iso INTEGER, r_gang INTEGER," \
-                 " r_prio INTEGER, r_migr INTEGER, r_dur REAL, r_est REAL"
-static const char *const REQ_ADD[] = {
-    "r_profile TEXT", "r_mem_gb REAL", "r_model TEXT", "r_iso INTEGER", "r_gang INTEGER",
-    "r_prio INTEGER", "r_migr INTEGER", "r_dur REAL", "r_est REAL",
-};
-
-static const char SCHEMA[] =
-    "CREATE TABLE IF NOT EXISTS jobs(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,"
-    " body TEXT NOT NULL, state TEXT NOT NULL, submit_t REAL, start_t REAL, end_t REAL,"
-    " placement TEXT, reason TEXT" REQ_COLS ");"
-    "CREATE TABLE IF NOT EXISTS plans(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, t REAL);"
-    "CREATE TABLE IF NOT EXISTS ops(plan INTEGER NOT NULL, idx INTEGER NOT NULL, op_id INTEGER,"
-    " kind TEXT, gpu INTEGER, start INTEGER, prof INTEGER, from_gpu INTEGER, from_start INTEGER,"
-    " bbm INTEGER, job TEXT, result TEXT NOT NULL, t REAL, PRIMARY KEY(plan, idx));"
-    "CREATE INDEX IF NOT EXISTS ops_pending ON ops(result) WHERE result='pending';"
-    "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, job TEXT, state TEXT, t REAL);";
-
-struct svc_store {
-    sqlite3 *db;
-    sqlite3_stmt *st[S_N];
-    int wal_fd;                    /* the WAL, for svc_store_sync */
-};
-
-static void log_db(svc_store_t *s, const char *what)
-{
-    svc_log("error", "store", json_pack("{s:s,s:s}", "op", what, "sqlite", sqlite3_errmsg(s->db)));
-}
-
-/* A store made before the request columns: add them (NULL in old rows). */
-static int add_req_cols(svc_store_t *s)
-{
-    sqlite3_stmt *st;
-    bool have = false;
-    size_t i;
-    int r;
-
-    if (sqlite3_prepare_v2(s->db, "PRAGMA table_info(jobs)", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-
-        if (name != NULL && strcmp(name, "r_gang") == 0)
-            have = true;
-    }
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE)
-        return -1;
-    for (i = 0; !have && i < sizeof(REQ_ADD) / sizeof(REQ_ADD[0]); i++) {
-        char sql[128];
-
-        snprintf(sql, sizeof(sql), "ALTER TABLE jobs ADD COLUMN %s", REQ_ADD[i]);
-        if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-            return -1;
-    }
-    return 0;
-}
-
-/* The WAL exists once the schema's transaction wrote it (journal_mode=WAL
- * keeps it while the connection is open); its directory entry is made
- * durable once here. */
-static int open_wal(svc_store_t *s, const char *dir)
-{
-    char path[4096];
-    int dfd;
-
-    snprintf(path, sizeof(path), "%s/migschedd.db-wal", dir);
-    if ((s->wal_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return -1;
-    if ((dfd = open(dir, O_RDONLY | O_CLOEXEC)) >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    return fsync(s->wal_fd) == 0 ? 0 : -1;
-}
-
-int svc_store_sync(svc_store_t *s)
-{
-    return fdatasync(s->wal_fd) == 0 ? 0 : -1;
-}
-
-int svc_store_open(svc_store_t **out, const char *dir)
-{
-    svc_store_t *s = calloc(1, sizeof(*s));
-    char path[4096];
-    int i;
-
-    *out = NULL;
-    if (s == NULL)
-        return -1;
-    s->wal_fd = -1;
-    if ((size_t)snprintf(path, sizeof(path), "%s/migschedd.db-wal", dir) >= sizeof(path) ||
-        (size_t)snprintf(path, sizeof(path), "%s/migschedd.db", dir) >= sizeof(path)) {
-        free(s);
-        return -1;
-    }
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK) {
-        log_db(s, "open");
-        svc_store_close(s);
-        return -1;
-    }
-    sqlite3_busy_timeout(s->db, 5000);
-    /* synchronous=NORMAL: a commit writes the WAL but does not fsync it;
-     * svc_store_sync does, on the syncer thread, before anything the
-     * commit holds is acknowledged (checkpoints still sync as SQLite does) */
-    if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(s->db, SCHEMA, NULL, NULL, NULL) != SQLITE_OK) {
-        log_db(s, "schema");
-        svc_store_close(s);
-        return -1;
-    }
-    if (open_wal(s, dir) != 0) {
-        svc_log("error", "store: cannot open the WAL for syncing", json_pack("{s:s}", "dir", dir));
-        svc_store_close(s);
-        return -1;
-    }
-    if (add_req_cols(s) != 0) {
-        log_db(s, "schema: the request columns");
-        svc_store_close(s);
-        return -1;
-    }
-    for (i = 0; i < S_N; i++)
-        if (sqlite3_prepare_v2(s->db, SQL[i], -1, &s->st[i], NULL) != SQLITE_OK) {
-            log_db(s, SQL[i]);
-            svc_store_close(s);
-            return -1;
-        }
-    *out = s;
-    return 0;
-}
-
-void svc_store_close(svc_store_t *s)
-{
-    int i;
-
-    if (s == NULL)
-        return;
-    for (i = 0; i < S_N; i++)
-        sqlite3_finalize(s->st[i]);
-    sqlite3_close(s->db);
-    if (s->wal_fd >= 0)
-        close(s->wal_fd);
-    free(s);
-}
-
-/* Run statement k and reset it. Every statement binds all of its
- * parameters on every use, so the bindings are not cleared (that, and
- * copying each bound string, was a seventh of the loop's time a submission:
- * docs/performance.md). */
 static int step(svc_store_t *s, int k)
 {
-    int rc = sqlite3_step(s->st[k]);
-
-    sqlite3_reset(s->st[k]);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        log_db(s, SQL[k]);
-        return -1;
-    }
-    return 0;
+    return ms__store_step(s, k);
 }
-
-int svc_store_begin(svc_store_t *s) { return step(s, S_BEGIN); }
-int svc_store_commit(svc_store_t *s) { return step(s, S_COMMIT); }
-void svc_store_rollback(svc_store_t *s) { (void)step(s, S_ROLLBACK); }
 
 /* Written as text (jtext.h): sync_job stores it on every state change. */
 static char *place_json(const svc_job_t *j)
 {
-    svc_jtext_t t = { 0 };
+    ms_jtext_t t = { 0 };
 
     if (j->place.node < 0)
         return NULL;
-    svc_jtext_raw(&t, "{\"node\":");
-    svc_jtext_str(&t, j->place.node_name);
-    svc_jtext_raw(&t, ",\"gpu\":");
-    svc_jtext_int(&t, j->place.gpu);
-    svc_jtext_raw(&t, ",\"gpu_global\":");
-    svc_jtext_int(&t, j->place.gpu_global);
-    svc_jtext_raw(&t, ",\"start\":");
-    svc_jtext_int(&t, j->place.start);
-    svc_jtext_raw(&t, ",\"profile\":");
-    svc_jtext_str(&t, j->place.profile);
-    svc_jtext_raw(&t, ",\"gpus\":");
-    svc_jtext_int(&t, j->place.ninst);
-    svc_jtext_raw(&t, "}");
-    return svc_jtext_take(&t);
+    ms_jtext_raw(&t, "{\"node\":");
+    ms_jtext_str(&t, j->place.node_name);
+    ms_jtext_raw(&t, ",\"gpu\":");
+    ms_jtext_int(&t, j->place.gpu);
+    ms_jtext_raw(&t, ",\"gpu_global\":");
+    ms_jtext_int(&t, j->place.gpu_global);
+    ms_jtext_raw(&t, ",\"start\":");
+    ms_jtext_int(&t, j->place.start);
+    ms_jtext_raw(&t, ",\"profile\":");
+    ms_jtext_str(&t, j->place.profile);
+    ms_jtext_raw(&t, ",\"gpus\":");
+    ms_jtext_int(&t, j->place.ninst);
+    ms_jtext_raw(&t, "}");
+    return ms_jtext_take(&t);
 }
 
 /* SQLITE_STATIC: not copied. Every caller's string outlives the step(),
@@ -238,33 +65,55 @@ static void bind_text(sqlite3_stmt *st, int i, const char *t)
         sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
 }
 
+/* A job's columns into st from parameter o + 1 on (id .. r_est); the
+ * placement's text is the caller's to free once stepped. */
+static void bind_job(sqlite3_stmt *st, int o, const svc_job_t *j, const char *place)
+{
+    bind_text(st, o + 1, j->id);
+    bind_text(st, o + 2, j->body);
+    bind_text(st, o + 3, ms_job_state_name((ms_job_state_t)j->state));
+    sqlite3_bind_double(st, o + 4, j->submit_t);
+    sqlite3_bind_double(st, o + 5, j->start_t);
+    sqlite3_bind_double(st, o + 6, j->end_t);
+    bind_text(st, o + 7, place);
+    bind_text(st, o + 8, j->reason);
+    bind_text(st, o + 9, j->req.profile);
+    sqlite3_bind_double(st, o + 10, j->req.mem_gb);
+    bind_text(st, o + 11, j->req.model);
+    sqlite3_bind_int(st, o + 12, (int)j->req.isolation);
+    sqlite3_bind_int(st, o + 13, j->req.gang);
+    sqlite3_bind_int(st, o + 14, j->req.priority);
+    sqlite3_bind_int(st, o + 15, j->req.migratable ? 1 : 0);
+    sqlite3_bind_double(st, o + 16, j->req.duration_s);
+    sqlite3_bind_double(st, o + 17, j->req.estimate_s);
+    bind_text(st, o + 18, j->req.tenant);
+}
+
 int svc_store_job_insert(svc_store_t *s, svc_job_t *j)
 {
-    sqlite3_stmt *st = s->st[S_JINS];
     char *p = place_json(j);
     int rc;
 
-    bind_text(st, 1, j->id);
-    bind_text(st, 2, j->body);
-    bind_text(st, 3, ms_job_state_name((ms_job_state_t)j->state));
-    sqlite3_bind_double(st, 4, j->submit_t);
-    sqlite3_bind_double(st, 5, j->start_t);
-    sqlite3_bind_double(st, 6, j->end_t);
-    bind_text(st, 7, p);
-    bind_text(st, 8, j->reason);
-    bind_text(st, 9, j->req.profile);
-    sqlite3_bind_double(st, 10, j->req.mem_gb);
-    bind_text(st, 11, j->req.model);
-    sqlite3_bind_int(st, 12, (int)j->req.isolation);
-    sqlite3_bind_int(st, 13, j->req.gang);
-    sqlite3_bind_int(st, 14, j->req.priority);
-    sqlite3_bind_int(st, 15, j->req.migratable ? 1 : 0);
-    sqlite3_bind_double(st, 16, j->req.duration_s);
-    sqlite3_bind_double(st, 17, j->req.estimate_s);
+    bind_job(s->st[S_JINS], 0, j, p);
     rc = step(s, S_JINS);
     free(p);
     if (rc == 0)
         j->seq = (uint64_t)sqlite3_last_insert_rowid(s->db);
+    return rc;
+}
+
+int svc_store_job_put(svc_store_t *s, svc_job_t *j)
+{
+    char *p;
+    int rc;
+
+    if (j->seq == 0)   /* its insert never made it: a new row */
+        return svc_store_job_insert(s, j);
+    p = place_json(j);
+    sqlite3_bind_int64(s->st[S_JPUT], 1, (sqlite3_int64)j->seq);
+    bind_job(s->st[S_JPUT], 1, j, p);
+    rc = step(s, S_JPUT);
+    free(p);
     return rc;
 }
 
@@ -316,15 +165,17 @@ static void load_place(svc_job_t *j, const char *text)
     json_decref(o);
 }
 
-/* The stored request columns (9..17) into r; labels stay NULL (the job
+/* The stored request columns (9..18) into r; labels stay NULL (the job
  * table reads them from the body when a query needs them). */
 static int load_req(sqlite3_stmt *st, svc_req_t *r)
 {
     const char *prof = (const char *)sqlite3_column_text(st, 9);
     const char *model = (const char *)sqlite3_column_text(st, 11);
+    const char *tenant = (const char *)sqlite3_column_text(st, 18);   /* NULL: the default */
 
     if ((prof != NULL && (r->profile = strdup(prof)) == NULL) ||
-        (model != NULL && (r->model = strdup(model)) == NULL))
+        (model != NULL && (r->model = strdup(model)) == NULL) ||
+        (tenant != NULL && (r->tenant = strdup(tenant)) == NULL))
         return -1;
     r->mem_gb = sqlite3_column_double(st, 10);
     r->isolation = (ms_isolation_t)sqlite3_column_int(st, 12);
@@ -343,9 +194,9 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
 
     if (sqlite3_prepare_v2(s->db,
                            "SELECT seq, id, body, state, submit_t, start_t, end_t, placement, reason,"
-                           " r_profile, r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est"
+                           " r_profile, r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant"
                            " FROM jobs ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
-        log_db(s, "load");
+        ms__store_log(s, "load");
         return -1;
     }
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -358,6 +209,10 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
         if (j == NULL || id == NULL || body == NULL || state == NULL ||
             (j->id = strdup(id)) == NULL || (j->body = strdup(body)) == NULL ||
             (j->state = state_of(state)) < 0) {
+            /* said here: start-up stops on it (issue 20, defect 20) */
+            ms_log("error", j == NULL ? "out of memory reading the store" : "a stored job cannot be read",
+                   json_pack("{s:I,s:s?,s:s?}", "seq", (json_int_t)sqlite3_column_int64(st, 0), "id", id,
+                             "state", state));
             svc_job_free(j);
             rc = -1;
             break;
@@ -378,7 +233,7 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
             break;
     }
     if (r != SQLITE_DONE && rc == 0) {
-        log_db(s, "load");
+        ms__store_log(s, "load");
         rc = -1;
     }
     sqlite3_finalize(st);
@@ -432,15 +287,25 @@ int svc_store_op_result(svc_store_t *s, int64_t plan_id, int idx, const char *re
     return step(s, S_OPRES);
 }
 
-int svc_store_event(svc_store_t *s, uint64_t seq, const char *job, const char *state, double t)
+static int event_row(svc_store_t *s, int k, uint64_t seq, const char *job, const char *state, double t)
 {
-    sqlite3_stmt *st = s->st[S_EVENT];
+    sqlite3_stmt *st = s->st[k];
 
     sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
     bind_text(st, 2, job);
     bind_text(st, 3, state);
     sqlite3_bind_double(st, 4, t);
-    return step(s, S_EVENT);
+    return step(s, k);
+}
+
+int svc_store_event(svc_store_t *s, uint64_t seq, const char *job, const char *state, double t)
+{
+    return event_row(s, S_EVENT, seq, job, state, t);
+}
+
+int svc_store_event_put(svc_store_t *s, uint64_t seq, const char *job, const char *state, double t)
+{
+    return event_row(s, S_EVPUT, seq, job, state, t);
 }
 
 static long scalar(svc_store_t *s, const char *sql)
@@ -466,13 +331,52 @@ long svc_store_unsettled(svc_store_t *s)
     return scalar(s, "SELECT COUNT(*) FROM ops WHERE result='pending'");
 }
 
+int svc_store_unsettled_gis(svc_store_t *s, int **pairs, int *n)
+{
+    /* the plans with a pending op, by the pending-ops index; their ops by
+     * the primary key (plan, idx) */
+    static const char SQL[] = "SELECT gpu, start FROM ops WHERE kind IN ('create', 'destroy') AND plan IN "
+                              "(SELECT plan FROM ops WHERE result='pending')";
+    sqlite3_stmt *st;
+    int cap = 0, rc;
+
+    *pairs = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(s->db, SQL, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            int *v = cap < 1000000 ? realloc(*pairs, (size_t)(cap ? cap * 2 : 16) * 2 * sizeof(*v)) : NULL;
+
+            if (v == NULL) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *pairs = v;
+            cap = cap ? cap * 2 : 16;
+        }
+        (*pairs)[2 * *n] = sqlite3_column_int(st, 0);
+        (*pairs)[2 * *n + 1] = sqlite3_column_int(st, 1);
+        (*n)++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(*pairs);
+        *pairs = NULL;
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
 int svc_store_abandon(svc_store_t *s, double t)
 {
     char sql[128];
 
     snprintf(sql, sizeof(sql), "UPDATE ops SET result='abandoned', t=%.6f WHERE result='pending'", t);
     if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-        log_db(s, "abandon");
+        s->tx_failed = true;
+        ms__store_log(s, "abandon");
         return -1;
     }
     return 0;

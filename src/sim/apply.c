@@ -96,6 +96,28 @@ static ms_status_t on_move(ms__sim_t *s, const ms_sched_op_t *so)
     return MS_OK;
 }
 
+/* A STOP of a job the simulator still runs: the scheduler preempted it
+ * (a job that ends is marked done before the scheduler hears of it). Its
+ * run is lost; it waits again and will run its full duration. */
+static void preempted(ms__sim_t *s, int32_t slot)
+{
+    int32_t tj = s->slot2tr[slot];
+    ms__sim_job_t *j = &s->jobs[tj];
+    int i;
+
+    if (j->st != MS__J_RUNNING)
+        return;
+    for (i = 0; i < j->ninst; i++)
+        ms__sim_emit_segment(s, tj, &s->pool[j->inst + (uint32_t)i]);
+    s->m->preemptions++;
+    s->m->lost_work_s += s->now - j->place_t;
+    ms__evheap_del(&s->ends, tj);
+    j->st = MS__J_WAITING;
+    j->ninst = 0;
+    j->rate = 0.0;
+    j->dirty = 0;
+}
+
 ms_status_t ms__sim_on_plan(void *ctx, const ms_sched_plan_t *p)
 {
     ms__sim_t *s = ctx;
@@ -116,6 +138,7 @@ ms_status_t ms__sim_on_plan(void *ctx, const ms_sched_plan_t *p)
             break;
         case MS_OP_STOP:
             ms__sim_touch(s, so->op.gpu);
+            preempted(s, so->op.job);
             break;
         default:
             break;

@@ -14,6 +14,59 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int job_prio(const ms__sim_t *s, size_t i)
+{
+    return s->tr->req != NULL ? s->tr->req[i].priority : 0;
+}
+
+/* Waits and JCT per priority class (the distinct priorities of the trace,
+ * highest first, at most MS_SIM_MAX_PRIOS of them); w is scratch. */
+static void prio_metrics(ms__sim_t *s, double *w)
+{
+    ms_metrics_t *m = s->m;
+    size_t i;
+    int k, q;
+
+    m->nprio = 0;
+    for (i = 0; i < s->tr->n; i++) {
+        int p = job_prio(s, i);
+
+        for (k = 0; k < m->nprio && m->prio[k].priority != p; k++)
+            ;
+        if (k < m->nprio)
+            continue;
+        if (m->nprio == MS_SIM_MAX_PRIOS && p < m->prio[m->nprio - 1].priority)
+            continue;
+        if (m->nprio < MS_SIM_MAX_PRIOS)
+            m->nprio++;
+        for (k = m->nprio - 1; k > 0 && m->prio[k - 1].priority < p; k--)
+            m->prio[k].priority = m->prio[k - 1].priority;
+        m->prio[k].priority = p;
+    }
+    for (q = 0; q < m->nprio; q++) {
+        size_t n = 0;
+        double sw = 0.0, sj = 0.0;
+
+        for (i = 0; i < s->tr->n; i++) {
+            const ms__sim_job_t *j = &s->jobs[i];
+
+            if (j->st != MS__J_DONE || job_prio(s, i) != m->prio[q].priority)
+                continue;
+            w[n++] = j->place_t - s->tr->jobs[i].arrival;
+            sw += j->place_t - s->tr->jobs[i].arrival;
+            sj += j->end_t - s->tr->jobs[i].arrival;
+        }
+        m->prio[q].jobs = (long)n;
+        m->prio[q].mean_wait_s = m->prio[q].p99_wait_s = m->prio[q].mean_jct_s = 0.0;
+        if (n == 0)
+            continue;
+        qsort(w, n, sizeof(*w), cmp_double);
+        m->prio[q].mean_wait_s = sw / (double)n;
+        m->prio[q].mean_jct_s = sj / (double)n;
+        m->prio[q].p99_wait_s = ms__percentile(w, n, 99);
+    }
+}
+
 ms_status_t ms__sim_finish_metrics(ms__sim_t *s)
 {
     ms_metrics_t *m = s->m;
@@ -41,6 +94,7 @@ ms_status_t ms__sim_finish_metrics(ms__sim_t *s)
         se += j->end_t - j->place_t;
         sj += j->end_t - tj->arrival;
         ss += tj->duration > 0.0 ? (j->end_t - j->place_t) / tj->duration : 1.0;
+        m->work_s += tj->duration;
         if (j->end_t > m->makespan_s)
             m->makespan_s = j->end_t;
     }
@@ -69,6 +123,8 @@ ms_status_t ms__sim_finish_metrics(ms__sim_t *s)
     m->lower_bound_s = s->ngroups == 1 && s->grp[0].g == s->tr->geom
                            ? ms__lower_bound(s->tr, s->ngpus, skip, s->grp[0].share == MS_SHARE_MIG)
                            : ms__lower_bound_mixed(s, skip);
+    m->preempt = s->cfg->sched.preempt;
+    prio_metrics(s, w);
     free(w);
     free(skip);
     return MS_OK;

@@ -67,6 +67,7 @@ ms_status_t ms__sim_update_rates(ms__sim_t *s)
 
     for (t = 0; t < s->ntouched; t++) {
         const ms_gpu_t *gpu = s->gpu[s->touched[t]];
+        double here = -1.0;   /* this GPU's rate, once a job needs it */
 
         for (i = 0; i < gpu->ninst; i++) {
             int32_t jid = gpu->inst[i].job;
@@ -77,7 +78,13 @@ ms_status_t ms__sim_update_rates(ms__sim_t *s)
                 continue;
             jid = s->slot2tr[jid];
             j = &s->jobs[jid];
-            r = job_rate(s, jid);
+            if (j->ninst == 1) {   /* most jobs: the rate is this GPU's */
+                if (here < 0.0)
+                    here = gpu_rate(s, s->touched[t]);
+                r = here < 1.0 ? here : 1.0;
+            } else {
+                r = job_rate(s, jid);
+            }
             if (!j->dirty && r == j->rate)
                 continue;
             ms__sim_settle(s, j);
@@ -121,7 +128,7 @@ static void contrib(ms__sim_t *s, int g)
     const ms_gpu_t *gpu = s->gpu[g];
     int64_t f = gr->fcost[gpu->state];
     int32_t u = gpu_useful(s, g);
-    uint8_t lazy = (double)gpu->busy / gr->C < s->cfg->pcfg.lb_threshold;
+    uint8_t lazy = (double)gpu->busy / gr->C < s->cfg->sched.pcfg.lb_threshold;
 
     s->sum_frag += f - s->gfrag[g];
     s->sum_useful += u - s->guse[g];
@@ -152,6 +159,8 @@ void ms__sim_update_contrib(ms__sim_t *s, bool all)
 void ms__sim_advance(ms__sim_t *s, double t)
 {
     if (t > s->last_t) {
+        if (s->ten_on)
+            ms__sim_tenants_advance(s, t);
         s->area_frag += (double)s->sum_frag / MS__SIM_FX * (t - s->last_t);
         s->area_util += (double)s->sum_useful * (t - s->last_t);
         s->last_t = t;

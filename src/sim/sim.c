@@ -13,6 +13,7 @@
  *   rates.c    rates and progress (settle/reschedule), aggregates, samples
  *   apply.c    the scheduler's plans -> job events, segments, aggregates
  *   metrics.c  the end-of-run metrics
+ *   tenants.c  tenants: declared, their usage integrated, their metrics
  *   bound.c    the makespan lower bound and percentiles
  */
 #include "migsched/sim.h"
@@ -27,13 +28,9 @@
 void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    ms_policy_cfg_defaults(&cfg->pcfg);
+    ms_sched_cfg_defaults(&cfg->sched);
     cfg->ngpus = 1;
     cfg->gpus_per_node = 0;
-    cfg->index_mode = MS_INDEX_BUCKET;
-    cfg->queue = MS_QUEUE_EASY;      /* as ms_sched_cfg_defaults */
-    cfg->backfill_bound_s = 3600.0;
-    cfg->default_estimate_s = 3600.0;
     cfg->estimate_seed = 1;
     cfg->beta = 0.05;
     cfg->create_s = 2.0;
@@ -92,6 +89,7 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
         rq.model = x->model != NULL ? x->model->name : NULL;
         rq.isolation = (ms_isolation_t)x->isolation;
         rq.priority = x->priority;
+        rq.tenant = ms__sim_tenant_name(s, (size_t)jid);
         if (x->mem_gb > 0.0) {
             /* resolved on each model by its memory, not by the trace model's profile */
             rq.prof_geom = NULL;
@@ -100,9 +98,11 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
     }
     s->jobs[jid].st = MS__J_WAITING;
     ms_diag_clear(&d);
-    /* the simulator never forgets a job, so slots are handed out in order
-     * and the scheduler's plans during this submit already name this one */
-    s->slot2tr[ms_sched_slots(s->sched)] = jid;
+    /* the scheduler's plans during this submit already name its slot; the
+     * simulator forgets a job when it ends, so slots are taken again and
+     * the scheduler's job table stays the size of what waits or runs (at
+     * 1,000,000 jobs and load 1.2, a fifth of the jobs at most) */
+    s->slot2tr[ms_sched_next_slot(s->sched)] = jid;
     st = ms_sched_submit(s->sched, &rq, s->now, &slot, &d);
     if (slot >= 0) {
         s->jobs[jid].slot = slot;
@@ -130,7 +130,8 @@ static ms_status_t on_finish(ms__sim_t *s, int32_t jid)
         ms__sim_emit_segment(s, jid, &s->pool[j->inst + (uint32_t)i]);
     j->st = MS__J_DONE;
     j->end_t = s->now;
-    if ((st = ms_sched_finished(s->sched, j->slot, s->now)) != MS_OK)
+    if ((st = ms_sched_finished(s->sched, j->slot, s->now)) != MS_OK ||
+        (st = ms_sched_forget(s->sched, j->slot)) != MS_OK)
         return st;
     s->m->jobs_completed++;
     count_done(s);
@@ -160,6 +161,7 @@ static void sim_free(ms__sim_t *s)
     free(s->gfrag);
     free(s->guse);
     free(s->glazy);
+    free(s->tr2t);
 }
 
 static ms_status_t make_sched(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t *tr)
@@ -167,20 +169,12 @@ static ms_status_t make_sched(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_tr
     ms_sched_cfg_t sc;
     ms_status_t st;
 
-    ms_sched_cfg_defaults(&sc);
-    sc.policy = cfg->policy;
-    sc.pcfg = cfg->pcfg;
-    sc.index_mode = cfg->index_mode;
-    sc.queue = cfg->queue;
-    sc.backfill_bound_s = cfg->backfill_bound_s;
-    sc.aging_rate = cfg->aging_rate;
-    sc.default_estimate_s = cfg->default_estimate_s;
+    sc = cfg->sched;
     /* no executor yet: the policies' setup plans (GIs only) run before the
      * simulator has its tables; sim_init counts them in afterwards */
-    if (cfg->nnodes > 0) {
-        sc.nodes = cfg->nodes;
-        sc.nnodes = cfg->nnodes;
-    } else {
+    memset(&sc.exec, 0, sizeof(sc.exec));
+    sc.track_ops = false;
+    if (cfg->sched.nnodes <= 0) {
         /* the shorthand: ngpus GPUs of the trace's model, gpn a node (the
          * last node may be short) */
         ms_cluster_spec_t *cs = NULL;
@@ -211,9 +205,9 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
     s->cstamp = 1;
     ms_rng_seed(&s->est_rng, cfg->estimate_seed);
     s->t0 = s->last_t = s->now = tr->n > 0 ? tr->jobs[0].arrival : 0.0;
-    s->ngpus = cfg->nnodes > 0 ? 0 : cfg->ngpus;
-    for (k = 0; k < cfg->nnodes; k++)
-        s->ngpus += cfg->nodes[k].ngpus;
+    s->ngpus = cfg->sched.nnodes > 0 ? 0 : cfg->ngpus;
+    for (k = 0; k < cfg->sched.nnodes; k++)
+        s->ngpus += cfg->sched.nodes[k].ngpus;
     for (i = 0; i < tr->n; i++)
         npool += tr->jobs[i].gang > 1 ? (size_t)tr->jobs[i].gang : 1;
     s->jobs = calloc(tr->n ? tr->n : 1, sizeof(*s->jobs));
@@ -242,7 +236,7 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
     s->progress_step = tr->n / 200 > 0 ? tr->n / 200 : 1;
     s->next_progress = s->progress_step;
 
-    if ((st = make_sched(s, cfg, tr)) != MS_OK)
+    if ((st = make_sched(s, cfg, tr)) != MS_OK || (st = ms__sim_tenants_init(s)) != MS_OK)
         return st;
     if (ms_sched_ngpus(s->sched) != s->ngpus)
         return MS_ESTATE;
@@ -265,7 +259,7 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
             free(ft);
             return MS_ENOMEM;
         }
-        ms_frag_table_fill(c->geom, &cfg->pcfg.frag, ft);
+        ms_frag_table_fill(c->geom, &cfg->sched.pcfg.frag, ft);
         for (q = 0; q < ns; q++)
             gr->fcost[q] = llround(ft->cost[q] * MS__SIM_FX);
         free(ft);
@@ -294,13 +288,13 @@ static ms_status_t check_cfg(const ms_sim_cfg_t *cfg, const ms_trace_t *tr, ms_d
     const char *field = NULL, *why = NULL;
 
     /* the policy and the nodes are checked by ms_sched_create */
-    if (cfg->policy == NULL) {
+    if (cfg->sched.policy == NULL) {
         field = "policy";
         why = "a policy is required";
-    } else if (cfg->nnodes <= 0 && cfg->ngpus <= 0) {
+    } else if (cfg->sched.nnodes <= 0 && cfg->ngpus <= 0) {
         field = "gpus";
         why = "at least one GPU is required";
-    } else if (cfg->nnodes < 0 || (cfg->nnodes > 0 && cfg->nodes == NULL)) {
+    } else if (cfg->sched.nnodes < 0 || (cfg->sched.nnodes > 0 && cfg->sched.nodes == NULL)) {
         field = "node";
         why = "a node list needs its nodes";
     } else if (cfg->gpus_per_node < 0) {
@@ -315,7 +309,7 @@ static ms_status_t check_cfg(const ms_sim_cfg_t *cfg, const ms_trace_t *tr, ms_d
     } else if (!(cfg->migrate_s >= 0.0) || !isfinite(cfg->migrate_s)) {
         field = "migrate-s";
         why = "must be a finite number >= 0";
-    } else if (!(cfg->backfill_bound_s >= 0.0)) {
+    } else if (!(cfg->sched.backfill_bound_s >= 0.0)) {
         field = "backfill-bound";
         why = "must be >= 0";
     } else if (!(cfg->estimate_error >= 0.0 && cfg->estimate_error <= 3.0)) {
@@ -363,7 +357,7 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
 
     next_sample = cfg->sample_every_s > 0.0 ? s.t0 : INFINITY;
     tick = cfg->idle_tick_s > 0.0 ? cfg->idle_tick_s
-         : cfg->pcfg.hysteresis_s > 0.0 ? cfg->pcfg.hysteresis_s : 60.0;
+         : cfg->sched.pcfg.hysteresis_s > 0.0 ? cfg->sched.pcfg.hysteresis_s : 60.0;
     for (;;) {
         double tf, ta, t;
         int kind;   /* 0 finish, 1 arrival, 2 idle tick */
@@ -378,7 +372,7 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
          * made. A wake-up that changes nothing is not repeated until the next
          * event, so the number of wake-ups is bounded by events and changes,
          * never by simulated time (a 1e9 s job costs what a 10 s job costs). */
-        if (next_tick == INFINITY && ss.waiting > 0 && cfg->policy->on_idle != NULL &&
+        if (next_tick == INFINITY && ss.waiting > 0 && cfg->sched.policy->on_idle != NULL &&
             (out->events != events_at_tick || tick_changed))
             next_tick = s.now + tick;
         if (tf == INFINITY && ta == INFINITY && next_tick == INFINITY)
@@ -425,6 +419,8 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         out->layout_switches = ss.layout_switches;
     }
     st = ms__sim_finish_metrics(&s);
+    if (st == MS_OK && s.ten_on)
+        st = ms__sim_tenants_finish(&s);
     if (st == MS_OK && cfg->on_progress != NULL)
         cfg->on_progress(cfg->ctx, s.done, trace->n);
 done:

@@ -93,6 +93,15 @@ typedef struct ms__sim {
     double area_frag, area_util, last_t, t0;
 
     size_t done, progress_step, next_progress;
+
+    /* tenants (tenants.c): on when any is declared or the trace names one */
+    bool ten_on;
+    int nten;                          /* the scheduler's tenants */
+    int32_t *tr2t;                     /* [trace tenants + 1] trace tenant -> scheduler's */
+    bool ten_jobs[MS_SIM_MAX_TENANTS]; /* the trace has jobs of it */
+    double ten_area[MS_SIM_MAX_TENANTS], ten_carea[MS_SIM_MAX_TENANTS];
+    long ten_max[MS_SIM_MAX_TENANTS];
+    double contended_s;
 } ms__sim_t;
 
 /* --- rates.c: rates, progress and aggregates ----------------------------- */
@@ -147,6 +156,22 @@ void ms__sim_emit_segment(const ms__sim_t *s, int32_t jid, const ms__sim_inst_t 
 /* The executor callback of the scheduler: applies one plan's job events,
  * then brings aggregates and rates up to date. */
 ms_status_t ms__sim_on_plan(void *ctx, const ms_sched_plan_t *p);
+
+/* --- tenants.c ----------------------------------------------------------- */
+
+/* Declare cfg's tenants and the trace's others in the scheduler. */
+ms_status_t ms__sim_tenants_init(ms__sim_t *s);
+/* The scheduler's tenant of trace job i. */
+static inline const char *ms__sim_tenant_name(const ms__sim_t *s, size_t i)
+{
+    const ms_job_req_t *x = s->tr->req != NULL ? &s->tr->req[i] : NULL;
+
+    return x != NULL && x->tenant > 0 ? s->tr->tenants[x->tenant - 1] : NULL;
+}
+/* Integrate each tenant's usage from s->last_t to t. */
+void ms__sim_tenants_advance(ms__sim_t *s, double t);
+/* Fill s->m's tenant metrics at the end of the run. */
+ms_status_t ms__sim_tenants_finish(ms__sim_t *s);
 
 /* --- metrics.c ----------------------------------------------------------- */
 

@@ -40,6 +40,8 @@ static void parse_create_refusals(void **state)
         { "{\"gpu\":0,\"profile\":\"1g\",\"start\":0.5}", "start" },
         { "{\"gpu\":0,\"profile\":\"1g\",\"start\":0,\"job\":\"a b\"}", "job" },
         { "{\"gpu\":0,\"profile\":\"1g\",\"start\":0,\"job\":7}", "job" },
+        { "{\"gpu\":0,\"profile\":\"1g\",\"start\":0,\"job\":\".\"}", "job" },
+        { "{\"gpu\":0,\"profile\":\"1g\",\"start\":0,\"job\":\"..\"}", "job" },
         { "{\"gpu\":0,\"profile\":\"\",\"start\":0}", "profile" },
         { "{\"gpu\":0,\"profile\":\"1g/x\",\"start\":0}", "profile" },
         { "{\"gpu\":0,\"profile\":\"1g\",\"start\":0,\"extra\":1}", "" },
@@ -123,6 +125,14 @@ static void parse_op_rules(void **state)
     assert_false(ag_uuid_valid(""));
     assert_false(ag_uuid_valid("MIG/../x"));
     assert_true(ag_job_valid(""));
+    /* "." and "..": path segments no HTTP client sends as they are (issue
+     * 20, defect 20); a name that merely holds dots stays valid */
+    assert_false(ag_uuid_valid("."));
+    assert_false(ag_uuid_valid(".."));
+    assert_false(ag_job_valid("."));
+    assert_false(ag_job_valid(".."));
+    assert_true(ag_uuid_valid("..."));
+    assert_true(ag_job_valid("a.b"));
 }
 
 /* --- an agent on the sim backend in a temporary directory ---------------- */
@@ -136,8 +146,8 @@ typedef struct fx {
 static int setup(void **state)
 {
     fx_t *f = calloc(1, sizeof(*f));
-    svc_backend_cfg_t bc;
-    const char *err;
+    ms_backend_cfg_t bc;
+    ms_diag_t why;
 
     if (f == NULL)
         return -1;
@@ -164,7 +174,7 @@ static int setup(void **state)
     bc.ngpus = f->a.ngpus;
     bc.gpu_geom = f->a.geom;
     bc.gpu_mig = f->a.mig;
-    if (svc_backend_open(&bc, &f->a.be, &err) != 0)
+    if (ms_backend_open(&bc, &f->a.be, &why) != MS_OK)
         return -1;
     *state = f;
     return 0;
@@ -175,7 +185,7 @@ static int teardown(void **state)
     fx_t *f = *state;
     char cmd[160];
 
-    svc_backend_close(f->a.be);
+    ms_backend_close(f->a.be);
     ag_node_free(&f->a);
     pthread_mutex_destroy(&f->a.mu);
     free(f->cfg.node_spec);
@@ -215,7 +225,7 @@ static void write_file(const char *path, const char *text)
 static void cdi_spec_shape_and_caps(void **state)
 {
     fx_t *f = *state;
-    svc_binst_t in;
+    ms_binst_t in;
     json_t *spec, *dev, *nodes;
     char dir[256], path[300];
     size_t i;
@@ -271,7 +281,7 @@ static void cdi_spec_shape_and_caps(void **state)
 static void cdi_sync_only_ours(void **state)
 {
     fx_t *f = *state;
-    svc_binst_t inv[3];
+    ms_binst_t inv[3];
     char path[300];
     json_error_t je;
     json_t *o;
@@ -351,7 +361,7 @@ static void concurrent_retries_create_once(void **state)
     fx_t *f = *state;
     racer_t r[8];
     pthread_t th[8];
-    svc_binst_t *inv;
+    ms_binst_t *inv;
     int i, n, created = 0, existing = 0, status;
     char *body;
 
@@ -370,7 +380,7 @@ static void concurrent_retries_create_once(void **state)
     }
     assert_int_equal(created, 1);
     assert_int_equal(existing, 7);
-    assert_int_equal(svc_backend_inventory(f->a.be, &inv, &n), 0);
+    assert_int_equal(ms_backend_inventory(f->a.be, &inv, &n, NULL), MS_OK);
     assert_int_equal(n, 1);
     assert_string_equal(inv[0].job, "racer");
     free(inv);
@@ -387,6 +397,49 @@ static void concurrent_retries_create_once(void **state)
     assert_int_equal(count_files(f->cdi, "migsched-"), 0);
 }
 
+/* An op that the instance's state does not allow is the caller's conflict
+ * (409, reason conflict), not the agent's failure (500): destroying an
+ * instance a job runs on, starting a job on an instance another runs on.
+ * Nothing changes. (Issue 20, defect 20: it was a 500.) */
+static void op_refused_by_state_is_409(void **state)
+{
+    fx_t *f = *state;
+    ag_create_t rq;
+    ag_op_t op;
+    ms_binst_t *inv;
+    int status, n;
+    char *body;
+
+    memset(&rq, 0, sizeof(rq));
+    rq.gpu = 0;
+    rq.start = 0;
+    snprintf(rq.profile, sizeof(rq.profile), "3g.20gb");
+    snprintf(rq.job, sizeof(rq.job), "j1");
+    body = ag_create(&f->a, &rq, &status);
+    assert_int_equal(status, 201);
+    free(body);
+    memset(&op, 0, sizeof(op));
+    op.kind = MS_OP_DESTROY;
+    op.gpu = 0;
+    op.start = 0;
+    op.from_gpu = op.from_start = -1;
+    snprintf(op.profile, sizeof(op.profile), "3g.20gb");
+    body = ag_op(&f->a, &op, &status);
+    assert_int_equal(status, 409);
+    assert_non_null(strstr(body, "\"reason\":\"conflict\""));
+    free(body);
+    op.kind = MS_OP_START;
+    snprintf(op.job, sizeof(op.job), "j2");
+    body = ag_op(&f->a, &op, &status);
+    assert_int_equal(status, 409);
+    assert_non_null(strstr(body, "\"reason\":\"conflict\""));
+    free(body);
+    assert_int_equal(ms_backend_inventory(f->a.be, &inv, &n, NULL), MS_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(inv[0].job, "j1");
+    free(inv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +448,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(cdi_spec_shape_and_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(cdi_sync_only_ours, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_retries_create_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(op_refused_by_state_is_409, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,7 @@ M=${MIGSCHED:-build/migsched}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 0; }
+command -v python3 >/dev/null || { echo "skip: python3 missing (scripts/deps/test/service.list)"; exit 77; }
 
 # utilisation: node low ~15%, node high ~80%, node ts (time-sliced) ~50%
 python3 - "$tmp" <<'PY'

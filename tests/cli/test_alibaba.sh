@@ -85,23 +85,19 @@ check_schedule() {   # file
           exit bad
         }' "$1"
 }
-if "$M" simulate --help >/dev/null 2>&1; then
-    policies=$("$M" simulate --help | sed -n 's/^policies: *//p')
-    [ -n "$policies" ] || policies="fa static first-fit best-fit mfi fgd node-profile timeslice"
-    for p in $policies; do
-        "$M" simulate --trace "$tmp/trace.csv" --policy "$p" --model A100-40GB --gpus 10 \
-            --gpus-per-node 4 --schedule-out "$tmp/sched-$p.csv" --metrics-out "$tmp/m-$p.json" \
-            --quiet >"$tmp/sim-$p.txt" 2>&1 || { cat "$tmp/sim-$p.txt"; exit 1; }
-        check_schedule "$tmp/sched-$p.csv"
-        # every job that ran has a row; gangs one per GPU
-        ran=$(tail -n +2 "$tmp/sched-$p.csv" | cut -d, -f1 | sort -u | wc -l)
-        [ "$ran" -ge 20 ] || { echo "$p: only $ran jobs ran"; exit 1; }
-        echo "simulate $p: ok ($ran jobs)"
-    done
-    [ "$(grep -c '^gang-4,' "$tmp/sched-best-fit.csv")" -eq 4 ]
-else
-    echo "simulate not available: replay skipped"
-fi
+policies=$("$M" simulate --help | sed -n 's/^policies: *//p')
+[ -n "$policies" ] || { echo "simulate --help lists no policies"; exit 1; }
+for p in $policies; do
+    "$M" simulate --trace "$tmp/trace.csv" --policy "$p" --model A100-40GB --gpus 10 \
+        --gpus-per-node 4 --schedule-out "$tmp/sched-$p.csv" --metrics-out "$tmp/m-$p.json" \
+        --quiet >"$tmp/sim-$p.txt" 2>&1 || { cat "$tmp/sim-$p.txt"; exit 1; }
+    check_schedule "$tmp/sched-$p.csv"
+    # every job that ran has a row; gangs one per GPU
+    ran=$(tail -n +2 "$tmp/sched-$p.csv" | cut -d, -f1 | sort -u | wc -l)
+    [ "$ran" -ge 20 ] || { echo "$p: only $ran jobs ran"; exit 1; }
+    echo "simulate $p: ok ($ran jobs)"
+done
+[ "$(grep -c '^gang-4,' "$tmp/sched-best-fit.csv")" -eq 4 ]
 
 # fill mode: every MIG policy, two seeds, JSON
 "$M" import-alibaba --fill --pods "$tmp/pods.csv" --gpus 8 --gpus-per-node 4 --policy all \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `migsched bench --quick` runs and prints its three tables (placement,
-# migration search, simulation) and valid-looking JSON. Never asserts times.
+# `migsched bench --quick` runs and prints its tables (placement, decisions
+# through ms_sched, migration search, queue depth, simulation) and
+# valid-looking JSON. Never asserts times.
 set -eu
 MIGSCHED=${MIGSCHED:-build/migsched}
 tmp=$(mktemp -d)
@@ -15,13 +16,17 @@ grep -Eq '^best-fit +scan +100 ' "$tmp/out.txt"
 grep -Eq '^fa-nomig +bucket +1000 ' "$tmp/out.txt"
 grep -q '^Migration search: fa' "$tmp/out.txt"
 grep -Eq ' on_finish ' "$tmp/out.txt"
-grep -q '^Simulation: fa' "$tmp/out.txt"
+grep -q '^Queue depth: ' "$tmp/out.txt"
+grep -Eq '^fa\+ +200 +0 ' "$tmp/out.txt"
+grep -Eq '^best-fit +200 +1000 ' "$tmp/out.txt"
+grep -q '^Simulation: ' "$tmp/out.txt"
+grep -Eq '^fa\+ +1\.20 +5000 ' "$tmp/out.txt"
 grep -q '^scaling: ' "$tmp/out.txt"
 ! grep -q 'failed' "$tmp/out.txt"
 
 # JSON: one object with a results array holding every section
 head -c 1 "$tmp/bench.json" | grep -q '{'
-for sec in place migration simulate scaling; do
+for sec in place migration queue simulate scaling; do
     grep -q "\"section\": \"$sec\"" "$tmp/bench.json"
 done
 if command -v python3 >/dev/null 2>&1; then

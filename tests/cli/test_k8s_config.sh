@@ -10,7 +10,7 @@ M=${MIGSCHED:-build/migsched}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 -c 'import yaml' 2>/dev/null || { echo "skip: python3-yaml missing"; exit 0; }
+python3 -c 'import yaml' 2>/dev/null || { echo "skip: python3-yaml missing (scripts/deps/test/k8sconf.list)"; exit 77; }
 
 # one policy per model: a node per built-in layout, a time-sliced node, a whole one
 models=$("$M" models | awk 'NR > 1 {print $1}')

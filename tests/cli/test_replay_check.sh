@@ -7,7 +7,7 @@ M=${MIGSCHED:-build/migsched}
 T=../shared/traces/alibaba-openb
 if [ ! -f "$T/openb_pod_list_gpushare100.csv" ]; then
     echo "skip: no trace at $T"
-    exit 0
+    exit 77
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -11,12 +11,12 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
-command -v jq >/dev/null || { echo "jq missing (scripts/deps/service.list)"; exit 1; }
-command -v python3 >/dev/null || { echo "python3 missing (scripts/deps/base.list)"; exit 1; }
+command -v jq >/dev/null || { echo "jq missing (scripts/deps/test/service.list)"; exit 1; }
+command -v python3 >/dev/null || { echo "python3 missing (scripts/deps/test/service.list)"; exit 1; }
 
 for bad in 0 65 x; do
     out=$("$MIGSCHEDD" --http-threads "$bad" --state-dir "$SVC_TMP/bad" 2>&1) && fail "--http-threads $bad accepted"
-    echo "$out" | grep -q -- '--http-threads must be an integer in \[1, 64\]' || fail "--http-threads $bad: $out"
+    echo "$out" | grep -q -- "--http-threads: '$bad' is .*; expected an integer in \[1, 64\]" || fail "--http-threads $bad: $out"
 done
 svc_start "$SVC_TMP/log" --state-dir "$SVC_TMP/s" --node a=2xA100-40GB --op-delay 0 --http-threads 1 \
     --max-conns 64

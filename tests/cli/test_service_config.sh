@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# migschedd's queue and policy options are the library's (ms_sched_cfg_set,
-# ms_policy_cfg_set; also as --key=value): every
+# migschedd's queue and policy options are the library's one option table
+# (options.h, ms_opt_set; also as --key=value): every
 # name `migschedd --help` lists works on the command line and in a config
 # file, and a bad value gets the library's message naming the option and its
 # range (and the file and line).
@@ -13,7 +13,8 @@ cd "$(dirname "$0")/../.."
 declare -A VAL=([lb-threshold]=0.5 [balance]=flag [dynamic]=flag [migration]=flag [max-moves]=8
     [static-layout]=4g+2g+1g [demand-window]=128 [hysteresis]=60 [replicas]=2 [seed]=7
     [migrate-cost]=5 [interference-beta]=0.1 [room-queue-max]=16
-    [queue]=fifo [backfill-bound]=inf [aging-rate]=2 [default-estimate]=600)
+    [queue]=fifo [backfill-bound]=inf [aging-rate]=2 [default-estimate]=600
+    [preempt]=flag [preempt-grace]=30 [preempt-after]=10 [preempt-rate]=5)
 names=$("$MIGSCHEDD" --help | sed -n '/^queue and policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
 [ -n "$names" ] || fail "--help lists no policy options"
 args=() conf=$SVC_TMP/all.conf
@@ -44,20 +45,23 @@ bad() {   # EXPECTED-TEXT ARGS...
     [ $? -eq 2 ] || fail "'$*' accepted"
     grep -qF -- "$want" "$SVC_TMP/err" || fail "'$*': want '$want', got: $(cat "$SVC_TMP/err")"
 }
-bad "max-moves must be an integer in [0, 1000000], not '-1'" --max-moves -1
-bad "demand-window must be an integer in [1, 1000000], not 'x'" --demand-window x
-bad "interference-beta must be a number in [0, 10], not '11'" --interference-beta 11
-bad "room-queue-max must be an integer in [0, 1000000000], not '-3'" --room-queue-max -3
+bad "--max-moves: '-1' is out of range; expected an integer in [0, 1000000]" --max-moves -1
+bad "--demand-window: 'x' is not an integer; expected an integer in [1, 1000000]" --demand-window x
+bad "--interference-beta: '11' is out of range; expected a number in [0, 10]" --interference-beta 11
+bad "--room-queue-max: '-3' is out of range; expected an integer in [0, 1000000000]" --room-queue-max -3
 bad "--seed needs a value" --seed
 bad "unknown option '--no-seed'" --no-seed
-bad "queue must be backfill, fifo or easy, not 'lifo'" --queue lifo
-bad "queue must be backfill, fifo or easy, not 'lifo'" --queue=lifo
-bad "aging-rate must be a number in [0, 1e+06], not '-1'" --aging-rate=-1
+bad "--queue: 'lifo' is not a choice; expected one of easy, backfill or fifo" --queue lifo
+bad "--queue: 'lifo' is not a choice; expected one of easy, backfill or fifo" --queue=lifo
+bad "--aging-rate: '-1' is out of range; expected a number in [0, 1e+06]" --aging-rate=-1
 bad "--queue needs a value" --queue
-bad "commit-delay must be milliseconds in [0, 100]" --commit-delay 101
-bad "commit-delay must be milliseconds in [0, 100]" --commit-delay=-1
+bad "--beta: a simulator option, not one of this command's" --beta 0.1
+# the daemon's own numbers: number.h's syntax, the same message
+bad "--commit-delay: '101' is out of range; expected a number in [0, 100]" --commit-delay 101
+bad "--commit-delay: '-1' is out of range; expected a number in [0, 100]" --commit-delay=-1
+bad "--max-conns: '0x10' is not an integer; expected an integer in [4, 10000]" --max-conns 0x10
 printf 'node = a=1xA100-40GB\n\nhysteresis = -5\n' > "$SVC_TMP/bad.conf"
-bad "bad.conf:3: hysteresis must be a number in [0, 1e+09], not '-5'" --config "$SVC_TMP/bad.conf"
+bad "bad.conf:3: hysteresis: '-5' is out of range; expected a number in [0, 1e+09]" --config "$SVC_TMP/bad.conf"
 printf 'node = a=1xA100-40GB\nno-migration = maybe\n' > "$SVC_TMP/bad.conf"
-bad "bad.conf:2: " --config "$SVC_TMP/bad.conf"
+bad "bad.conf:2: migration: 'maybe' is not true or false" --config "$SVC_TMP/bad.conf"
 echo "test_service_config: ok"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # migschedd's scheduler extender (POST /extender/{filter,prioritize,bind};
-# src/service/extender*.c), without Kubernetes:
+# src/service/ext_*.c), without Kubernetes:
 #  - the contract: every request kube-scheduler v1.37.2 sent
 #    (tests/k8s/contract/*.request.json) gets a 200 whose key names and JSON
 #    types (two levels deep) are those of the reply kube-scheduler accepted
@@ -16,7 +16,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
-command -v jq >/dev/null || { echo "jq missing (scripts/deps/service.list)"; exit 1; }
+command -v jq >/dev/null || { echo "jq missing (scripts/deps/test/service.list)"; exit 1; }
 
 C=tests/k8s/contract
 D=$SVC_TMP/state
@@ -57,6 +57,23 @@ for req in "$C"/*.request.json; do
 done
 [ "$n" -ge 6 ] || fail "only $n contract samples"
 echo "contract: $n samples ok"
+
+# 1b. a large cluster (issue 20, defect 4): kube-scheduler (nodeCacheCapable)
+# lists every feasible node in the filter's body; 10,000 nodes of 253-character
+# names (2.6 MB) must not be refused (413 with the job API's 64 KiB limit), and
+# the job API keeps its small limit
+jq --argjson n 10000 '.NodeNames += [range($n) | ("n" + (tostring) + "-" + ("x" * 240))[0:253]]' \
+    "$C/filter.request.json" >"$SVC_TMP/big-filter.json"
+[ "$(stat -c %s "$SVC_TMP/big-filter.json")" -gt 2500000 ] || fail "the large filter body is too small"
+ext filter "$SVC_TMP/big-filter.json" >"$SVC_TMP/big-got.json"
+[ "$CODE" = 200 ] || fail "a filter listing 10,000 nodes: HTTP $CODE: $(head -c 300 "$SVC_TMP/big-got.json")"
+jq -e '.FailedAndUnresolvableNodes | length >= 10000' "$SVC_TMP/big-got.json" >/dev/null ||
+    fail "the 10,000 unknown nodes are not unresolvable: $(head -c 300 "$SVC_TMP/big-got.json")"
+python3 -c 'import json; print(json.dumps({"profile": "1g.5gb", "labels": {"pad": "x" * 70000}}))' >"$SVC_TMP/big-job.json"
+code=$(curl -s -o /dev/null -w '%{http_code}' -XPOST -H 'Content-Type: application/json' \
+    --data-binary "@$SVC_TMP/big-job.json" "$B/v1/jobs")
+[ "$code" = 413 ] || fail "a 70 KB job body: HTTP $code, want 413"
+echo "large filter: 10,000 node names accepted; the job API still refuses 70 KB (413)"
 
 # the filter sample: node-c is not a 1g node in migschedd? It is (A100); the
 # time-sliced node-d is unresolvable for a MIG pod, with our reason

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sim backend's inventory: a snapshot (sim-inventory.json) and a journal
 # (sim-inventory.journal) of one line per op holding the new state of the
-# op's GPUs (src/service/backend.c).
+# op's GPUs (src/backend/inv_file.c).
 #   1. after kill -9 the restarted daemon rebuilds the inventory from the
 #      snapshot and the journal: every running job is adopted on the
 #      instance it had (same uuid), nothing is re-created;

@@ -2,13 +2,13 @@
 # The status page at / in headless Chromium: a job submitted through the API
 # appears in the rendered page (the DOM after the page's first polls), and a
 # screenshot is saved to $SVC_PAGE_OUT (default build-asan/tests/service-page.png).
-# Without chromium the test says so and passes (scripts/deps/service.list
+# Without chromium the test says so and is skipped (exit 77; scripts/deps/test/service.list
 # lists it so CI has it).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-if [ -z "$CHROME" ]; then echo "skip: chromium is not installed"; exit 0; fi
+if [ -z "$CHROME" ]; then echo "skip: chromium is not installed (scripts/deps/test/service.list)"; exit 77; fi
 OUT=${SVC_PAGE_OUT:-build-asan/tests/service-page.png}
 mkdir -p "$(dirname "$OUT")"
 

@@ -4,10 +4,13 @@
 # file holds everything and its journal is empty), as a crash in the middle
 # of a make-before-break migration leaves them:
 #   1. target GI created, job not moved yet  -> rolled back: the job stays on
-#      its source, the new idle GI is destroyed;
+#      its source, the new idle GI is kept as an idle GI of the view (nothing
+#      is destroyed at start-up for being idle; the policy may reuse it);
 #   2. job moved, old GI not destroyed yet   -> finished: the job runs on the
-#      target, the old idle GI is destroyed;
-#   3. an instance of a job the store does not know -> destroyed;
+#      target, the old GI is an idle GI of the view;
+#   3. an instance of a job the store does not know -> start-up refuses,
+#      naming it, and changes nothing; with --recovery adopt it becomes a
+#      running job of its own (docs/operations.md);
 #   4. a running job whose instance vanished -> queued again and placed
 #      (and a daemon whose port is taken exits before it reconciles).
 # After each restart the backend holds exactly the scheduler's view.
@@ -34,7 +37,9 @@ svc_start "$SVC_TMP/log" "${ARGS[@]}"
 [ "$(place m1)" = "$before" ] || fail "case 1: m1 moved: $(place m1), was $before"
 wait_for check_cluster || fail "case 1: not in sync"
 svc_stop   # a clean stop leaves the whole inventory in the file (no journal)
-[ "$(jq '.instances | length' "$INV")" = 1 ] || fail "case 1: the idle target survived: $(cat "$INV")"
+jq -e '[.instances[] | select(.uuid == "MIG-target" and .job == "")] | length == 1' "$INV" >/dev/null ||
+    fail "case 1: the idle target was not kept: $(cat "$INV")"
+jq '.instances |= map(select(.uuid != "MIG-target"))' "$INV" > "$INV.new" && mv "$INV.new" "$INV"
 
 # 2. the job moved to the target; the source is idle
 jq ".instances |= map(.job = \"\") | .instances += [{\"gpu\": $tgpu, \"start\": 0, \"prof\": $prof, \"job\": \"m1\", \"uuid\": \"MIG-moved\"}]" \
@@ -44,14 +49,27 @@ curl -s "$B/v1/jobs/m1" | jq -e ".state == \"running\" and .placement.gpu == $tg
     >/dev/null || fail "case 2: m1 is not on the target: $(curl -s "$B/v1/jobs/m1")"
 wait_for check_cluster || fail "case 2: not in sync"
 svc_stop
-[ "$(jq '.instances | length' "$INV")" = 1 ] || fail "case 2: the idle source survived: $(cat "$INV")"
+jq -e '[.instances[] | select(.job == "")] | length == 1' "$INV" >/dev/null ||
+    fail "case 2: the idle source was not kept: $(cat "$INV")"
+jq '.instances |= map(select(.job != ""))' "$INV" > "$INV.new" && mv "$INV.new" "$INV"
 
 # 3. an instance nobody knows
 jq ".instances += [{\"gpu\": $sgpu, \"start\": 4, \"prof\": $prof, \"job\": \"ghost\", \"uuid\": \"MIG-ghost\"}]" "$INV" > "$INV.new" && mv "$INV.new" "$INV"
-svc_start "$SVC_TMP/log" "${ARGS[@]}"
+cp "$INV" "$SVC_TMP/inv3"
+"$MIGSCHEDD" --listen 127.0.0.1:$(free_port) "${ARGS[@]}" 2>"$SVC_TMP/e3" && fail "case 3: started with an unknown job's instance"
+grep -q 'start-up refused: .*job ghost' "$SVC_TMP/e3" || fail "case 3: no reason: $(tail -n 3 "$SVC_TMP/e3")"
+[ "$(jq -Sc '.instances | sort_by(.gpu, .start)' "$INV")" = "$(jq -Sc '.instances | sort_by(.gpu, .start)' "$SVC_TMP/inv3")" ] ||
+    fail "case 3: the refusal changed the hardware: $(cat "$INV")"
+svc_start "$SVC_TMP/log" "${ARGS[@]}" --recovery adopt
+curl -s "$B/v1/jobs/ghost" | jq -e '.state == "running" and .labels["migsched.io/recovered"] == "true"' >/dev/null ||
+    fail "case 3: the ghost was not adopted: $(curl -s "$B/v1/jobs/ghost")"
 wait_for check_cluster || fail "case 3: not in sync"
+curl -sf -o /dev/null -XDELETE "$B/v1/jobs/ghost" || fail "case 3: cancel the ghost"
+wait_for sh -c "jq -e '[.instances[] | select(.job == \"ghost\")] | length == 0' '$INV' >/dev/null || curl -s '$B/v1/cluster' | jq -e '[.nodes[].gpus[].instances[] | select(.job == \"ghost\")] | length == 0' >/dev/null" ||
+    fail "case 3: the cancelled ghost still runs"
 svc_stop
-jq -e '[.instances[] | select(.job == "ghost")] | length == 0' "$INV" >/dev/null || fail "case 3: the ghost survived"
+jq -e '[.instances[] | select(.job == "ghost")] | length == 0' "$INV" >/dev/null || fail "case 3: the ghost survived its cancel"
+jq '.instances |= map(select(.job != ""))' "$INV" > "$INV.new" && mv "$INV.new" "$INV"
 
 # 4. m1's instance is gone: it is queued again and placed anew
 jq '.instances = []' "$INV" > "$INV.new" && mv "$INV.new" "$INV"

@@ -6,8 +6,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
-command -v jq >/dev/null || { echo "jq missing (scripts/deps/service.list)"; exit 1; }
-command -v sqlite3 >/dev/null || { echo "sqlite3 missing (scripts/deps/service-perf.list)"; exit 1; }
+command -v jq >/dev/null || { echo "jq missing (scripts/deps/test/service.list)"; exit 1; }
+command -v sqlite3 >/dev/null || { echo "sqlite3 missing (scripts/deps/test/service-perf.list)"; exit 1; }
 
 args=(--node a=1xA100-40GB --node b=1xH100-80GB --op-delay 0)
 svc_start "$SVC_TMP/log0" --state-dir "$SVC_TMP/s" "${args[@]}"
@@ -24,10 +24,14 @@ kill -TERM "$SVC_PID"; wait "$SVC_PID" || fail "unclean exit"
 [ "$(sqlite3 "$SVC_TMP/s/migschedd.db" 'SELECT COUNT(*) FROM jobs WHERE r_gang >= 1')" = 40 ] ||
     fail "the request columns are not written"
 
+# the store as a migschedd before the request columns and the schema's
+# version left it: no columns, no meta table, user_version 0, no sidecar
 cp -a "$SVC_TMP/s" "$SVC_TMP/old"
 for c in r_profile r_mem_gb r_model r_iso r_gang r_prio r_migr r_dur r_est; do
     sqlite3 "$SVC_TMP/old/migschedd.db" "ALTER TABLE jobs DROP COLUMN $c" || fail "drop $c"
 done
+sqlite3 "$SVC_TMP/old/migschedd.db" "DROP TABLE meta; PRAGMA user_version=0" || fail "unversion"
+rm -f "$SVC_TMP/old/migschedd.acked"
 
 view() {   # what must agree: ids, states, requests, labels, placements; a label query
     curl -s "$B/v1/jobs?limit=1000" |
@@ -48,4 +52,5 @@ cmp -s "$SVC_TMP/new.txt" "$SVC_TMP/old.txt" ||
 # the old store got the columns back (NULL in its rows) and new rows fill them
 [ "$(sqlite3 "$SVC_TMP/old/migschedd.db" 'SELECT COUNT(*) FROM jobs WHERE r_gang IS NULL')" = 40 ] ||
     fail "the old store was not given the columns"
+[ "$(sqlite3 "$SVC_TMP/old/migschedd.db" 'PRAGMA user_version')" = 2 ] || fail "the old store was not migrated"
 echo "test_service_restart: 40 jobs, the same after a restart from columns and from parsed bodies"

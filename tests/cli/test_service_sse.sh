@@ -6,7 +6,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
-command -v jq >/dev/null || { echo "jq missing (scripts/deps/service.list)"; exit 1; }
+command -v jq >/dev/null || { echo "jq missing (scripts/deps/test/service.list)"; exit 1; }
 
 # --max-conns 16: at most 4 streams
 svc_start "$SVC_TMP/log" --state-dir "$SVC_TMP/s" --node a=2xA100-40GB --op-delay 0 --time-scale 50 \

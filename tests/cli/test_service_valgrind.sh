@@ -5,7 +5,7 @@
 # exit 0.
 set -u
 cd "$(dirname "$0")/../.."
-command -v valgrind >/dev/null || { echo "valgrind missing (scripts/deps/service-perf.list)"; exit 1; }
+command -v valgrind >/dev/null || { echo "valgrind missing (scripts/deps/test/service-perf.list)"; exit 1; }
 D=${MIGSCHEDD_PLAIN:-build/migschedd}
 [ -n "${MIGSCHEDD_PLAIN:-}" ] || MAKEFLAGS= MFLAGS= make -s -j2 "$D" >/dev/null || { echo "FAIL: cannot build $D"; exit 1; }
 MIGSCHEDD=$D
@@ -14,7 +14,7 @@ export MIGSCHEDD
 
 # a random port, another one if it is taken (as svc_start does)
 for try in 1 2 3 4 5 6 7 8; do
-    port=$((20000 + RANDOM % 40000))
+    port=$(free_port)
     B=http://127.0.0.1:$port
     valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
         "$D" --listen 127.0.0.1:$port --state-dir "$SVC_TMP/s" --node a=4xA100-40GB \

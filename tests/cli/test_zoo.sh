@@ -43,9 +43,20 @@ cmp -s "$tmp/z/zoo_runs.csv" "$tmp/z2/zoo_runs.csv" || fail "two runs differ"
 grep -q '^## What migration buys' "$tmp/z3/zoo.md" || fail "no migration table"
 [ "$(tail -n +2 "$tmp/z3/zoo.csv" | wc -l)" -eq 5 ] || fail "option variants rows"
 
+# node=N cuts the cluster into nodes of N GPUs: static's layouts are per
+# GPU, so its runs do not change; node-profile's whole-node layouts do
+"$M" zoo --quick --only a30-8 --variants static,static/node=1,node-profile,node-profile/node=1 \
+    --out "$tmp/z4" > /dev/null 2>&1 || fail "node=N variants"
+[ "$(grep -c '^a30-8,static,' "$tmp/z4/zoo_runs.csv")" -eq 2 ] || fail "node=N: static rows"
+[ "$(grep '^a30-8,static,' "$tmp/z4/zoo_runs.csv" | cut -d, -f3-)" = \
+  "$(grep '^a30-8,static/node=1,' "$tmp/z4/zoo_runs.csv" | cut -d, -f3-)" ] || fail "node=N changed static"
+[ "$(grep '^a30-8,node-profile,' "$tmp/z4/zoo_runs.csv" | cut -d, -f3-)" != \
+  "$(grep '^a30-8,node-profile/node=1,' "$tmp/z4/zoo_runs.csv" | cut -d, -f3-)" ] || fail "node=N had no effect"
+
 # errors
 for bad in "--variants nope" "--variants fa+/t=2" "--variants fa+/wat" "--variants fa+/roomq=-1" \
-           "--variants fa+/roomq=1e3" "--only nowhere" \
+           "--variants fa+/roomq=1e3" "--variants static/node=0" "--variants static/node=2x" \
+           "--only nowhere" \
            "--seeds 0" "--queue lifo" "--jobs-scale -1"; do
     # shellcheck disable=SC2086
     if "$M" zoo --quick $bad --out "$tmp/e" > /dev/null 2> "$tmp/e.txt"; then

@@ -195,6 +195,42 @@ static void test_bad_profiles(void **state)
     assert_null(g);
 }
 
+/* The fit rule's shared facts (fit.c), as a property over every model's
+ * classic set and the A100's extended one: the full profile takes the whole
+ * GPU and is classic where a classic one does; the first start is the
+ * lowest bit of the start mask and a legal placement on the empty GPU;
+ * covers is exactly "at least the compute and the memory". */
+static void test_fit_facts(void **state)
+{
+    int n, i;
+    const ms_model_t *all = ms_models(&n);
+
+    (void)state;
+    for (i = 0; i <= n; i++) {
+        ms_geom_t *g = i < n ? geom(all[i].name, "") : geom("A100-40GB", "1g,1g.10gb,1g+me,7g");
+        int k, j, full = ms_geom_full_profile(g);
+
+        assert_true(full >= 0);
+        assert_int_equal(ms_geom_profile(g, full)->cslices, ms_geom_compute(g));
+        assert_int_equal(ms_geom_profile(g, full)->msize, ms_geom_width(g));
+        assert_true(ms_geom_profile(g, full)->flags & MS_PF_BASE);
+        for (k = 0; k < ms_geom_nprofiles(g); k++) {
+            const ms_profile_t *p = ms_geom_profile(g, k);
+            int s = ms_geom_first_start(g, k);
+
+            assert_true(s >= 0 && ((p->start_mask >> s) & 1u));
+            assert_true((p->start_mask & ((1u << s) - 1u)) == 0);
+            assert_int_not_equal(ms_state_place(g, ms_geom_empty_state(), k, s), MS_STATE_NONE);
+            for (j = 0; j < ms_geom_nprofiles(g); j++) {
+                const ms_profile_t *q = ms_geom_profile(g, j);
+                assert_int_equal(ms_geom_covers(g, k, j),
+                                 p->cslices >= q->cslices && p->msize >= q->msize);
+            }
+        }
+        ms_geom_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_maximal_layouts),
         cmocka_unit_test(test_me_count_tracked),
         cmocka_unit_test(test_bad_profiles),
+        cmocka_unit_test(test_fit_facts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "migsched/schedule.h"
+#include "migsched/sim.h"   /* ms_metrics_write_json */
 #include "migsched/trace.h"
 
 static ms_geom_t *a100(void)

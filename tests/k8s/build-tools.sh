@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver and kube-scheduler of the pinned release
-# (tests/k8s/tools/go.mod) into a cache outside the repository:
+# Builds etcd, kube-apiserver, kube-scheduler, kube-controller-manager and the
+# kubelet of the pinned release (tests/k8s/tools/go.mod) into a cache outside the repository:
 #   ${MIGSCHED_K8S_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/migsched-k8s}/VERSION/bin
 # Test infrastructure only; the product stays C.
 # Exit 0 when the binaries are there (built now or before), and also exit 0
@@ -66,13 +66,14 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ld="$ld -X $p.gitVersion=$MS_K8S_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$minor"
     ld="$ld -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
-say "building etcd, kube-apiserver, kube-scheduler into $MS_K8S_BIN (cold: about 8 min on 2 cores, 4 GB of Go caches)"
+say "building etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubelet into $MS_K8S_BIN (cold: 12-30 min on 2 cores, 5 GB of Go caches)"
 start=$(date +%s)
 # One go build for all three, so the 2 cores share one package graph. etcd's
 # main package is its module root, named "server" by go build (the last
 # path element that is not a major version).
 "$GO" build -trimpath -ldflags "$ld" -o "$tmp/" go.etcd.io/etcd/server/v3 \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
+    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubelet
 mv "$tmp/server" "$tmp/etcd"
 rm -rf "$MS_K8S_BIN"
 mv "$tmp" "$MS_K8S_BIN"

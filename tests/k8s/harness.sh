@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane on 127.0.0.1 for tests: etcd,
 # kube-apiserver and kube-scheduler of the pinned release (build-tools.sh),
-# no kubelet, no controller-manager; nodes are API objects with capacity.
+# kube-controller-manager when MS_K8S_KCM names its controllers ("*",
+# "resourceclaim-controller", ...). Nodes are API objects with capacity, or real
+# kubelets that node.sh starts on this control plane (stop stops them too).
+# MS_K8S_IGNORED_BY_SCHEDULER (default true) is the extender's
+# managedResources' ignoredByScheduler.
 #
 #   harness.sh start DIR     start everything, state and logs in DIR
 #   harness.sh standin DIR [ARGS]  start the stand-in extender
@@ -12,6 +16,8 @@
 # start writes DIR/env with MS_K8S_API (https URL), MS_K8S_CA, MS_K8S_TOKEN
 # (admin, system:masters), MS_K8S_EXT_TOKEN (user migsched-extender with
 # only the rights an extender needs), MS_K8S_KUBECONFIG (admin kubeconfig),
+# MS_K8S_AGENT_TOKEN_FILE and MS_K8S_DRA_TOKEN_FILE (the node agents, as
+# device plugins and as DRA drivers, with the shipped roles),
 # MS_K8S_EXTENDER_URL and MS_K8S_EXTENDER_PORT (where kube-scheduler calls
 # the extender). The extender URL is chosen before kube-scheduler starts;
 # set MS_K8S_EXTENDER_URL to use a given one, otherwise a free port is used.
@@ -70,6 +76,16 @@ spawn() {
     echo "$name $!" >>"$D/pids"
 }
 
+# stop_nodes: every node of node.sh (its containers and shims are not in
+# DIR/pids), before the processes that are.
+stop_nodes() {
+    local n
+    [ -d "$D/nodes" ] || return 0
+    for n in "$D"/nodes/*/; do
+        [ -d "$n" ] && bash "$MS_K8S_DIR/node.sh" stop "$D" "$(basename "$n")" || true
+    done
+}
+
 # stop_all: stops the recorded processes newest first, each before the next
 # (kube-apiserver shuts down cleanly only while etcd is still up): TERM, up
 # to 10 s, then KILL. Only a process still the one we started is signalled
@@ -77,6 +93,7 @@ spawn() {
 stop_all() {
     local name pid i
     [ -f "$D/pids" ] || return 0
+    stop_nodes
     while read -r name pid; do
         [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$D" || continue
         kill -TERM "$pid" 2>/dev/null || continue
@@ -114,14 +131,25 @@ gen_pki() {
     ADMIN_TOKEN=$(openssl rand -hex 16)
     SCHED_TOKEN=$(openssl rand -hex 16)
     EXT_TOKEN=$(openssl rand -hex 16)
+    KUBELET_TOKEN=$(openssl rand -hex 16)
+    KCM_TOKEN=$(openssl rand -hex 16)
+    AGENT_TOKEN=$(openssl rand -hex 16)
+    DRA_TOKEN=$(openssl rand -hex 16)
     # token,user,uid,"groups"
     {
         echo "$ADMIN_TOKEN,migsched-admin,uid-admin,\"system:masters\""
         echo "$SCHED_TOKEN,system:kube-scheduler,uid-scheduler"
         echo "$EXT_TOKEN,migsched-extender,uid-extender"
+        echo "$KUBELET_TOKEN,migsched-kubelet,uid-kubelet,\"system:nodes\""
+        echo "$KCM_TOKEN,system:kube-controller-manager,uid-kcm"
+        echo "$AGENT_TOKEN,migsched-agent,uid-agent"
+        echo "$DRA_TOKEN,migsched-dra,uid-dra"
     } >"$p/tokens.csv"
+    echo "$AGENT_TOKEN" >"$p/agent.token"
+    echo "$DRA_TOKEN" >"$p/dra.token"
     echo "$EXT_TOKEN" >"$p/extender.token"
-    chmod 600 "$p"/*.key "$p/tokens.csv" "$p/extender.token"
+    echo "$KUBELET_TOKEN" >"$p/kubelet.token"
+    chmod 600 "$p"/*.key "$p/tokens.csv" "$p/extender.token" "$p/kubelet.token" "$p/agent.token" "$p/dra.token"
 }
 
 kubeconfig() { # kubeconfig FILE TOKEN
@@ -173,7 +201,7 @@ extenders:
 EOF
     local r
     for r in $MS_K8S_RESOURCES; do
-        printf '  - {name: %s, ignoredByScheduler: true}\n' "$r" >>"$D/scheduler.yaml"
+        printf '  - {name: %s, ignoredByScheduler: %s}\n' "$r" "${MS_K8S_IGNORED_BY_SCHEDULER:-true}" >>"$D/scheduler.yaml"
     done
 }
 
@@ -196,6 +224,26 @@ print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
     "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
     "metadata": {"name": "migsched-extender-test"}, "subjects": user,
     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "migsched-extender"}}]))
+# the node agents (tests/k8s/node.sh) get exactly the agent's ClusterRole
+agent = docs[("ClusterRole", "migsched-agent")]
+print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/clusterroles", agent]))
+print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+    "metadata": {"name": "migsched-agent-test"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "migsched-agent"}],
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "migsched-agent"}}]))
+# the agents as DRA drivers (test_e2e_dra.sh) get exactly the driver's
+# ClusterRole (deploy/kubernetes/dra/rbac.yaml), as user migsched-dra
+import os
+dra = os.path.join(os.path.dirname(sys.argv[1]), "dra", "rbac.yaml")
+if os.path.exists(dra):
+    ddocs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(open(dra)) if d}
+    print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/clusterroles", ddocs[("ClusterRole", "migsched-dra-driver")]]))
+    print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "migsched-dra-driver-test"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "migsched-dra"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "migsched-dra-driver"}}]))
 ns = lease["metadata"]["namespace"]
 print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles" % ns, lease]))
 print(json.dumps(["/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings" % ns, {
@@ -209,6 +257,12 @@ PY
         body=$(printf '%s' "$line" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)[1]))')
         api POST "$path" "$body" >/dev/null
     done <"$D/rbac.jsonl"
+    # The nodes' kubelets (node.sh) share one identity; the API server runs
+    # RBAC only (no Node authorizer), so it gets the role system:node.
+    api POST /apis/rbac.authorization.k8s.io/v1/clusterrolebindings '{"apiVersion":"rbac.authorization.k8s.io/v1",
+      "kind":"ClusterRoleBinding","metadata":{"name":"migsched-test-kubelets"},
+      "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"migsched-kubelet"}],
+      "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:node"}}' >/dev/null
 }
 
 # The extended resources the migsched profile manages (A100-40GB profiles
@@ -272,12 +326,36 @@ cmd_start() {
         --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --cert-dir "$D/scheduler-certs" --v 2
     wait_for kube-scheduler 60 kube-scheduler curl -sfk --max-time 5 "https://127.0.0.1:$SCHED_PORT/readyz"
 
+    if [ -n "${MS_K8S_KCM:-}" ]; then
+        local kcm_port r
+        kcm_port=$(free_ports 1)
+        # It runs with its own identity (no per-controller service-account
+        # credentials), whose default role lacks the controllers' rights:
+        # bind it the roles of the controllers the DRA claim lifecycle needs
+        # (claims from templates, reservedFor; garbage collection by owner).
+        for r in resource-claim-controller generic-garbage-collector; do
+            api POST /apis/rbac.authorization.k8s.io/v1/clusterrolebindings "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",
+              \"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":\"migsched-test-kcm-$r\"},
+              \"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"User\",\"name\":\"system:kube-controller-manager\"}],
+              \"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"system:controller:$r\"}}" >/dev/null
+        done
+        kubeconfig "$D/kcm.kubeconfig" "$KCM_TOKEN"
+        log "kube-controller-manager ${MS_K8S_VERSION} (controllers $MS_K8S_KCM)"
+        spawn kube-controller-manager "$B/kube-controller-manager" --kubeconfig "$D/kcm.kubeconfig" \
+            --controllers "$MS_K8S_KCM" --leader-elect=false --use-service-account-credentials=false \
+            --bind-address 127.0.0.1 --secure-port "$kcm_port" --cert-dir "$D/kcm-certs" \
+            --service-account-private-key-file "$D/pki/sa.key" --root-ca-file "$D/pki/ca.crt" --v 1
+        wait_for kube-controller-manager 60 kube-controller-manager curl -sfk --max-time 5 "https://127.0.0.1:$kcm_port/healthz"
+    fi
+
     cat >"$D/env" <<EOF
 MS_K8S_STATE=$D
 MS_K8S_API=https://127.0.0.1:$API_PORT
 MS_K8S_CA=$D/pki/ca.crt
 MS_K8S_TOKEN=$ADMIN_TOKEN
 MS_K8S_EXT_TOKEN=$EXT_TOKEN
+MS_K8S_AGENT_TOKEN_FILE=$D/pki/agent.token
+MS_K8S_DRA_TOKEN_FILE=$D/pki/dra.token
 MS_K8S_KUBECONFIG=$D/kubeconfig
 MS_K8S_EXTENDER_URL=$EXT_URL
 MS_K8S_EXTENDER_PORT=$EXT_PORT

@@ -34,10 +34,41 @@ ms_k8s_go_ok() {
 # versions (the binaries themselves are asked, not a stamp file).
 ms_k8s_bins_ok() {
     local b
-    for b in etcd kube-apiserver kube-scheduler; do
+    for b in etcd kube-apiserver kube-scheduler kube-controller-manager kubelet; do
         [ -x "$MS_K8S_BIN/$b" ] || return 1
     done
     "$MS_K8S_BIN/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes $MS_K8S_VERSION" || return 1
     "$MS_K8S_BIN/kube-scheduler" --version 2>/dev/null | grep -qx "Kubernetes $MS_K8S_VERSION" || return 1
+    "$MS_K8S_BIN/kube-controller-manager" --version 2>/dev/null | grep -qx "Kubernetes $MS_K8S_VERSION" || return 1
+    "$MS_K8S_BIN/kubelet" --version 2>/dev/null | grep -qx "Kubernetes $MS_K8S_VERSION" || return 1
     "$MS_K8S_BIN/etcd" --version 2>/dev/null | grep -qx "etcd Version: ${MS_ETCD_VERSION#v}" || return 1
+}
+
+# The test nodes' container runtime (build-node.sh, node.sh): containerd
+# from its Go module, runc and busybox from Debian.
+MS_CONTAINERD_VERSION=v2.4.2
+MS_NODE_BIN=$MS_K8S_CACHE/containerd-$MS_CONTAINERD_VERSION/bin
+
+# ms_node_bins_ok: the cached containerd binaries report the pinned version.
+ms_node_bins_ok() {
+    local b
+    for b in containerd containerd-shim-runc-v2 ctr; do
+        [ -x "$MS_NODE_BIN/$b" ] || return 1
+    done
+    "$MS_NODE_BIN/containerd" --version 2>/dev/null | grep -q " $MS_CONTAINERD_VERSION " || return 1
+}
+
+# ms_node_skip_reason: empty when a test node (node.sh) can run on this
+# machine, else why not.
+ms_node_skip_reason() {
+    [ "$(id -u)" = 0 ] || { echo "a node needs root"; return; }
+    command -v runc >/dev/null || { echo "no runc (apt-get install runc)"; return; }
+    # busybox-static's /bin/busybox has no program interpreter (ld-linux)
+    [ -x /bin/busybox ] && ! head -c 4096 /bin/busybox | grep -qa 'ld-linux' ||
+        { echo "no static /bin/busybox (apt-get install busybox-static)"; return; }
+    grep -qw overlay /proc/filesystems || { echo "no overlayfs in this kernel"; return; }
+    command -v unshare >/dev/null && command -v nsenter >/dev/null || { echo "no unshare/nsenter (util-linux)"; return; }
+    [ -d /sys/fs/cgroup/memory ] || { echo "no cgroup v1 memory hierarchy (the node is set up for cgroups v1)"; return; }
+    ms_k8s_bins_ok || { echo "no Kubernetes $MS_K8S_VERSION binaries (build-tools.sh)"; return; }
+    ms_node_bins_ok || { echo "no containerd $MS_CONTAINERD_VERSION binaries (build-node.sh)"; return; }
 }

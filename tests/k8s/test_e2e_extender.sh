@@ -16,7 +16,7 @@
 #    pod watch), and pending pods are then bound onto the freed room: some
 #    new pods land on placements the deleted ones had;
 #  - a pod that completes (status.phase Succeeded) frees its instance too.
-# Prints "k8s extender e2e: skipped (REASON)" and exits 0 when the binaries cannot be
+# Prints "k8s extender e2e: skipped (REASON)" and exits 77 (the suite's skip) when the binaries cannot be
 # built here (Go < 1.26 or no module proxy) or MIGSCHED_K8S_SKIP is set.
 # MS_K8S_KEEP=1 keeps the harness dir (logs) for a look.
 set -eu
@@ -25,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
-skip() { echo "k8s extender e2e: skipped ($*)"; exit 0; }
+skip() { echo "k8s extender e2e: skipped ($*)"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 [ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
 for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done

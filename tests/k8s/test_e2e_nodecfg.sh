@@ -14,7 +14,7 @@
 #  - migschedd held the Lease while doing it (leader election on, with the
 #    RBAC deploy/ ships: the harness binds it to the extender identity), and
 #    released it on SIGTERM.
-# Prints "k8s nodecfg e2e: skipped (REASON)" and exits 0 when the binaries
+# Prints "k8s nodecfg e2e: skipped (REASON)" and exits 77 (the suite's skip) when the binaries
 # cannot be built here (as test_e2e_smoke.sh does).
 set -eu
 export PYTHONDONTWRITEBYTECODE=1
@@ -25,7 +25,7 @@ pick() { if [ -x "$root/build-asan/$1" ]; then echo "$root/build-asan/$1"; else 
 MIGSCHEDD=${MIGSCHEDD:-$(pick migschedd)}
 case "${MIGSCHED:-}" in /*) ;; "") MIGSCHED=$(pick migsched) ;; *) MIGSCHED=$root/$MIGSCHED ;; esac
 
-skip() { echo "k8s nodecfg e2e: skipped ($*)"; exit 0; }
+skip() { echo "k8s nodecfg e2e: skipped ($*)"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 [ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
 for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done

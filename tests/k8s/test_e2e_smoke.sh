@@ -17,14 +17,14 @@
 #    contract samples (tests/k8s/contract/); MS_K8S_RECORD_CONTRACT=1
 #    re-records those samples from this run.
 # MS_K8S_KEEP=1 keeps the harness dir (logs, recorded requests) for a look.
-# Prints "k8s e2e: skipped (REASON)" and exits 0 when the binaries cannot be
+# Prints "k8s e2e: skipped (REASON)" and exits 77 (the suite's skip) when the binaries cannot be
 # built here (Go < 1.26 or no module proxy) or MIGSCHED_K8S_SKIP is set.
 set -eu
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the tree
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-skip() { echo "k8s e2e: skipped ($*)"; exit 0; }
+skip() { echo "k8s e2e: skipped ($*)"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 [ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
 for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done

@@ -54,11 +54,11 @@ static void run_four(const char *pol, bool balance, bool migration, segs_t *s,
     }
     assert_int_equal(ms_trace_from_jobs(g, jobs, 4, NULL, &t), MS_OK);
     ms_sim_cfg_defaults(&cfg);
-    cfg.policy = ms_policy_find(pol);
-    assert_non_null(cfg.policy);
+    cfg.sched.policy = ms_policy_find(pol);
+    assert_non_null(cfg.sched.policy);
     cfg.ngpus = 2;
-    cfg.pcfg.balance = balance;
-    cfg.pcfg.migration = migration;
+    cfg.sched.pcfg.balance = balance;
+    cfg.sched.pcfg.migration = migration;
     cfg.ctx = s;
     cfg.on_segment = collect;
     s->n = 0;

@@ -109,6 +109,16 @@ static int finish(np_t *p, int32_t job, double now)
     return len;
 }
 
+/* n arrivals of profile prof announced (the recent arrival mix). */
+static void arrive(np_t *p, int prof, int n)
+{
+    ms_job_t j = pt_job(100, prof);
+    int i;
+
+    for (i = 0; i < n; i++)
+        p->ops->on_arrival(p->self, &j);
+}
+
 /* GIs of profile `prof` on GPU g. */
 static int count(const np_t *p, int g, const char *prof)
 {
@@ -170,7 +180,10 @@ static void test_static_until_it_switches(void **state)
 /* Two nodes of two GPUs: node 0 = 7g | 4g+3g, node 1 = 3g+2g+1g+1g |
  * 2g+2g+1g+1g+1g (the static cycle). With GPU 0's 7g busy a second 7g
  * fits nowhere: node 1 is drained and hosts none of it, so it switches to
- * training (7g on both GPUs) in this on_idle, and the 7g starts there. */
+ * training (7g on both GPUs) in this on_idle, and the 7g starts there. The
+ * nodes are smaller than the cycle, so the switch must also suit the
+ * cluster: with 7g jobs as the recent arrivals (64, SERVICE_MIN) it then
+ * serves three of them at once instead of one. */
 /* ms_policy_node_layout, the layouts `migsched k8s-config` writes: on
  * every model each kind is a valid layout (training one full-size GI,
  * inference-peak only the smallest profile, as often as it fits: no other
@@ -235,6 +248,7 @@ static void test_drained_node_switches(void **state)
     assert_int_equal(count(&p, 2, "3g"), 1);
     assert_int_equal(place(&p, 1, seven), 0);
     assert_int_equal(place(&p, 2, seven), -1);
+    arrive(&p, seven, 64);
     assert_true(idle(&p, "7g", 1, 0.0) > 0);
     assert_int_equal(count(&p, 2, "7g"), 1);
     assert_int_equal(count(&p, 3, "7g"), 1);
@@ -259,7 +273,8 @@ static void test_drained_node_switches(void **state)
  * when another kind would host at least 1.5x the compute of a demand of at
  * least the node's size; it takes no new job, and when its last job leaves
  * on_finish switches it. One node of 2 GPUs (7g | 4g+3g): a 3g runs, eight
- * 7g jobs wait (56 slices); static hosts one 7g now (7), training two (14). */
+ * 7g jobs wait (56 slices); static hosts one 7g now (7), training two (14);
+ * with 7g jobs as the recent arrivals the (one-node) cluster gains. */
 static void test_cordon_then_switch(void **state)
 {
     np_t p = np_new(2, 2);
@@ -269,6 +284,7 @@ static void test_cordon_then_switch(void **state)
     three = pt_prof(p.g, "3g");
     one = pt_prof(p.g, "1g");
     assert_int_equal(place(&p, 1, three), 1);            /* the 3g GI of GPU 1 */
+    arrive(&p, pt_prof(p.g, "7g"), 64);
     /* within hysteresis of the start? a node that never switched is past it */
     assert_int_equal(idle(&p, "7g", 8, 1000.0), 0);      /* cordoned: no ops */
     assert_int_equal(place(&p, 2, one), -1);             /* no new job */
@@ -280,43 +296,52 @@ static void test_cordon_then_switch(void **state)
 }
 
 /* The two rules a cordon must also pass when it starts (the set-up of
- * test_cordon_then_switch, eight 7g waiting):
- * - the mix rule: with 1g jobs as the recent arrival mix, training (two 7g
- *   GIs, two 1g jobs at once) would run fewer of them at once than static
- *   (7g | 4g+3g: three), so no cordon; with 7g jobs as the mix it would run
- *   more (two against one), so the cordon comes;
+ * test_cordon_then_switch, eight 7g waiting), on a node of the whole
+ * static cycle (4 GPUs: 7g | 4g+3g | 3g+2g+1g+1g | 2g+2g+1g+1g+1g) and on
+ * one of 2 GPUs (7g | 4g+3g), the whole cluster each time:
+ * - the mix rule (4 GPUs; 2 GPUs: the cluster's service, with 64
+ *   arrivals): with 1g jobs as the recent arrival mix, training (a 7g GI a
+ *   GPU) would run fewer of them at once than static (twelve GIs; three),
+ *   so no cordon; with 7g jobs as the mix it would run more (four against
+ *   one; two against one), so the cordon comes;
  * - the drain rule: with the 7g mix of mean duration 100 s, a 3g expected
  *   to run until t = 10000 s keeps the node open at t = 1000 s. */
+static void cordon_rules_case(int per, int pass)
+{
+    np_t p = np_new(per, per);
+    int three = pt_prof(p.g, "3g"), one = pt_prof(p.g, "1g"), seven = pt_prof(p.g, "7g");
+    ms_job_t run = pt_job(1, three), a;
+    ms_plan_t plan;
+    int i;
+
+    run.duration = pass == 2 ? 10000.0 : 100.0;
+    ms_plan_init(&plan);
+    assert_int_equal(p.ops->place(p.self, p.c, &run, &plan), MS_OK);
+    pt_apply(p.c, &plan);
+    ms_plan_fini(&plan);
+    for (i = 0; i < (per == 4 ? 16 : 64); i++) {   /* the recent arrival mix, after the 3g started */
+        a = pt_job(100 + i, pass == 0 ? one : seven);
+        a.arrival = 1.0 + i;
+        a.duration = 100.0;
+        p.ops->on_arrival(p.self, &a);
+    }
+    assert_int_equal(idle(&p, "7g", 8, 1000.0), 0);
+    /* open (pass 0: mix rule; pass 2: drain rule) or cordoned (pass 1) */
+    if (pass == 1)
+        assert_int_equal(place(&p, 2, one), -1);
+    else   /* 4 GPUs: a 1g GI of GPU 2; 2 GPUs: the idle 4g of GPU 1 */
+        assert_int_equal(place(&p, 2, one), per == 4 ? 2 : 1);
+    pol_free(&p, true);
+}
+
 static void test_cordon_rules(void **state)
 {
     int pass;
 
     (void)state;
     for (pass = 0; pass < 3; pass++) {
-        np_t p = np_new(2, 2);
-        int three = pt_prof(p.g, "3g"), one = pt_prof(p.g, "1g"), seven = pt_prof(p.g, "7g");
-        ms_job_t run = pt_job(1, three), a;
-        ms_plan_t plan;
-        int i;
-
-        run.duration = pass == 2 ? 10000.0 : 100.0;
-        ms_plan_init(&plan);
-        assert_int_equal(p.ops->place(p.self, p.c, &run, &plan), MS_OK);
-        pt_apply(p.c, &plan);
-        ms_plan_fini(&plan);
-        for (i = 0; i < 16; i++) {   /* the recent arrival mix, after the 3g started */
-            a = pt_job(100 + i, pass == 0 ? one : seven);
-            a.arrival = 1.0 + i;
-            a.duration = 100.0;
-            p.ops->on_arrival(p.self, &a);
-        }
-        assert_int_equal(idle(&p, "7g", 8, 1000.0), 0);
-        /* open (pass 0: mix rule; pass 2: drain rule) or cordoned (pass 1) */
-        if (pass == 1)
-            assert_int_equal(place(&p, 2, one), -1);
-        else
-            assert_int_equal(place(&p, 2, one), 1);   /* the idle 4g of GPU 1 */
-        pol_free(&p, true);
+        cordon_rules_case(4, pass);
+        cordon_rules_case(2, pass);
     }
 }
 
@@ -416,10 +441,11 @@ static void test_busy_node_never_switches(void **state)
 }
 
 /* An empty node takes the kind that hosts the recent arrival mix at least
- * twice as well as its layout, when a job is placed on it: after twenty 7g
- * arrivals, node 0 (7g | 4g+3g hosts one 7g, training two) is re-cut as
- * the first 7g starts, node 1 when the third does. Without arrivals
- * announced (fewer than 8) nothing switches. */
+ * twice as well as its layout, when a job is placed on it: after 64 7g
+ * arrivals (nodes of 2 GPUs are smaller than the cycle: the cluster must
+ * gain, and know 64 arrivals), node 0 (7g | 4g+3g hosts one 7g, training
+ * two) is re-cut as the first 7g starts, node 1 when the third does.
+ * Without arrivals announced nothing switches. */
 static void test_empty_node_follows_the_mix(void **state)
 {
     np_t p = np_new(4, 2), q = np_new(4, 2);
@@ -429,7 +455,7 @@ static void test_empty_node_follows_the_mix(void **state)
     (void)state;
     seven = pt_prof(p.g, "7g");
     j = pt_job(100, seven);
-    for (i = 0; i < 20; i++)
+    for (i = 0; i < 64; i++)
         p.ops->on_arrival(p.self, &j);
     assert_int_equal(place(&p, 1, seven), 0);
     assert_int_equal(count(&p, 1, "7g"), 1);             /* node 0 training */

@@ -322,39 +322,17 @@ static void test_aging_bounds_wait(void **state)
     drv_free(&d);
 }
 
-/* --- options by name ------------------------------------------------------ */
+/* --- the disciplines' names (their options are the option table's,
+ * tests/sim/test_options.c) ----------------------------------------------- */
 
 static void test_options(void **state)
 {
     ms_sched_cfg_t c;
-    ms_diag_t d;
     ms_queue_mode_t q;
-    const char *help;
-    int i;
 
     (void)state;
     ms_sched_cfg_defaults(&c);
     assert_int_equal(c.queue, MS_QUEUE_EASY);   /* the zoo's choice */
-    assert_int_equal(ms_sched_cfg_set(&c, "queue", "easy", &d), MS_OK);
-    assert_int_equal(c.queue, MS_QUEUE_EASY);
-    assert_int_equal(ms_sched_cfg_set(&c, "queue", "lifo", &d), MS_ERANGE);
-    assert_non_null(strstr(d.msg, "backfill, fifo or easy"));
-    assert_int_equal(ms_sched_cfg_set(&c, "backfill-bound", "inf", &d), MS_OK);
-    assert_true(isinf(c.backfill_bound_s));
-    assert_int_equal(ms_sched_cfg_set(&c, "backfill-bound", "-1", &d), MS_ERANGE);
-    assert_int_equal(ms_sched_cfg_set(&c, "aging-rate", "0.5", &d), MS_OK);
-    assert_true(c.aging_rate == 0.5);
-    assert_int_equal(ms_sched_cfg_set(&c, "aging-rate", "x", &d), MS_ERANGE);
-    assert_int_equal(ms_sched_cfg_set(&c, "default-estimate", "0", &d), MS_ERANGE);
-    assert_int_equal(ms_sched_cfg_set(&c, "default-estimate", "600", &d), MS_OK);
-    assert_true(c.default_estimate_s == 600.0);
-    /* a policy option through the same call */
-    assert_int_equal(ms_sched_cfg_set(&c, "lb-threshold", "0.2", &d), MS_OK);
-    assert_true(c.pcfg.lb_threshold == 0.2);
-    assert_int_equal(ms_sched_cfg_set(&c, "no-such-option", "1", &d), MS_ENOENT);
-    for (i = 0; ms_sched_cfg_option(i, &help) != NULL; i++)
-        assert_true(help != NULL && help[0] != '\0');
-    assert_int_equal(i, 4);
     for (q = MS_QUEUE_BACKFILL; q <= MS_QUEUE_EASY; q++) {
         ms_queue_mode_t back;
 

@@ -15,55 +15,12 @@
 
 #include "migsched/rng.h"
 #include "migsched/sched.h"
+#include "support/sched_world.h"
 
 static const char *const MODELS[] = { "A100-40GB", "H100-80GB", "A30-24GB" };
 static const char *const SIZES[] = { "1g", "2g", "3g", "4g", "7g" };
 
 /* --- helpers -------------------------------------------------------------- */
-
-typedef struct world {
-    ms_cluster_spec_t *cs;
-    ms_sched_t *s;
-} world_t;
-
-static uint64_t rnd(ms_rng_t *r, uint64_t n)
-{
-    return ms_rng_next(r) % n;
-}
-
-static void world_free(world_t *w)
-{
-    ms_sched_destroy(w->s);
-    ms_cluster_spec_destroy(w->cs);
-    memset(w, 0, sizeof(*w));
-}
-
-static void world_make(world_t *w, const ms_policy_ops_t *pol, const char *const *nodes, int n,
-                       bool track, ms_sched_exec_t *ex)
-{
-    ms_sched_cfg_t cfg;
-    ms_diag_t d;
-    int i;
-
-    memset(w, 0, sizeof(*w));
-    assert_int_equal(ms_cluster_spec_create(&w->cs), MS_OK);
-    for (i = 0; i < n; i++) {
-        ms_status_t st = ms_cluster_spec_add(w->cs, nodes[i], 0, &d);
-
-        if (st != MS_OK)
-            fail_msg("node %s: %s", nodes[i], d.msg);
-    }
-    ms_sched_cfg_defaults(&cfg);
-    cfg.policy = pol;
-    cfg.nodes = ms_cluster_spec_nodes(w->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(w->cs);
-    cfg.track_ops = track;
-    if (ex != NULL)
-        cfg.exec = *ex;
-    ms_diag_clear(&d);
-    if (ms_sched_create(&cfg, 0.0, &w->s, &d) != MS_OK)
-        fail_msg("ms_sched_create: %s", d.msg);
-}
 
 /* The node spec and the mode of global GPU g. */
 static const ms_node_spec_t *gpu_node(const ms_sched_t *s, int g)
@@ -155,16 +112,16 @@ static void random_nodes(ms_rng_t *r, char buf[][64], const char **nodes, int *n
 {
     int i;
 
-    *n = 1 + (int)rnd(r, 5);
+    *n = 1 + (int)world_rnd(r, 5);
     for (i = 0; i < *n; i++) {
         const char *mode = "";
 
-        switch (rnd(r, 4)) {
+        switch (world_rnd(r, 4)) {
         case 1: mode = ":timeslice=3"; break;
         case 2: mode = ":whole"; break;
         default: break;
         }
-        snprintf(buf[i], 64, "n%d=%dx%s%s", i, 1 + (int)rnd(r, 4), MODELS[rnd(r, 3)], mode);
+        snprintf(buf[i], 64, "n%d=%dx%s%s", i, 1 + (int)world_rnd(r, 4), MODELS[world_rnd(r, 3)], mode);
         nodes[i] = buf[i];
     }
 }
@@ -173,21 +130,21 @@ static void random_req(ms_rng_t *r, ms_sched_req_t *q, want_t *w)
 {
     memset(q, 0, sizeof(*q));
     memset(w, 0, sizeof(*w));
-    if (rnd(r, 3) == 0)
-        q->mem_gb = (double)(5 << rnd(r, 4));
+    if (world_rnd(r, 3) == 0)
+        q->mem_gb = (double)(5 << world_rnd(r, 4));
     else
-        q->profile = SIZES[rnd(r, 5)];
-    q->gang = rnd(r, 8) == 0 ? 2 : 1;
+        q->profile = SIZES[world_rnd(r, 5)];
+    q->gang = world_rnd(r, 8) == 0 ? 2 : 1;
     if (q->gang > 1) {
         q->profile = "7g";
         q->mem_gb = 0;
     }
-    q->isolation = rnd(r, 3) == 0 ? MS_ISO_MIG : MS_ISO_ANY;
-    if (rnd(r, 4) == 0) {
-        q->model = MODELS[rnd(r, 3)];
+    q->isolation = world_rnd(r, 3) == 0 ? MS_ISO_MIG : MS_ISO_ANY;
+    if (world_rnd(r, 4) == 0) {
+        q->model = MODELS[world_rnd(r, 3)];
         w->model = ms_model_find(q->model);
     }
-    q->migratable = rnd(r, 2) == 0;
+    q->migratable = world_rnd(r, 2) == 0;
     w->mig = q->isolation == MS_ISO_MIG;
     w->gang = q->gang > 1 ? q->gang : 1;
     w->live = true;
@@ -213,12 +170,12 @@ static void property_run(const ms_policy_ops_t *pol, uint64_t seed)
     memset(wants, 0, sizeof(wants));
     for (step = 0; step < 300; step++) {
         now += 1.0;
-        if (nlive > 0 && rnd(&r, 3) == 0) {
-            int i = (int)rnd(&r, (uint64_t)nlive);
+        if (nlive > 0 && world_rnd(&r, 3) == 0) {
+            int i = (int)world_rnd(&r, (uint64_t)nlive);
             ms_sched_job_info_t ji;
 
             assert_int_equal(ms_sched_job(w.s, live[i], &ji), MS_OK);
-            if (ji.state == MS_JOB_QUEUED && rnd(&r, 2) == 0)
+            if (ji.state == MS_JOB_QUEUED && world_rnd(&r, 2) == 0)
                 assert_int_equal(ms_sched_cancel(w.s, live[i], now), MS_OK);
             else
                 assert_int_equal(ms_sched_finished(w.s, live[i], now), MS_OK);
@@ -309,49 +266,6 @@ static ms_status_t fake_plan(void *ctx, const ms_sched_plan_t *p)
     return MS_OK;
 }
 
-/* The hardware: one homogeneous cluster per node group, ops applied when done. */
-typedef struct hw {
-    ms_cluster_t *c[8];
-    int n;
-} hw_t;
-
-static void hw_make(hw_t *h, const ms_sched_t *s)
-{
-    int k;
-
-    h->n = ms_sched_ngroups(s);
-    assert_true(h->n <= 8);
-    for (k = 0; k < h->n; k++) {
-        const ms_cluster_t *v = ms_sched_group_cluster(s, k);
-        ms_cluster_cfg_t cc;
-
-        memset(&cc, 0, sizeof(cc));
-        cc.geom = v->geom;
-        cc.ngpus = v->ngpus;
-        cc.gpus_per_node = v->gpus_per_node;
-        cc.share = v->share;
-        cc.replicas = v->replicas;
-        assert_int_equal(ms_cluster_create(&cc, &h->c[k]), MS_OK);
-    }
-}
-
-static void hw_apply(hw_t *h, const ms_sched_t *s, const ms_op_t *gop)
-{
-    ms_op_t op = *gop;
-    int grp, local, fl;
-
-    ms_sched_gpu_where(s, gop->gpu, NULL, &grp, &local);
-    op.gpu = local;
-    if (op.kind == MS_OP_MOVE) {
-        ms_sched_gpu_where(s, gop->from_gpu, NULL, NULL, &fl);
-        op.from_gpu = fl;
-    }
-    if (ms_cluster_apply_op(h->c[grp], &op) != MS_OK)
-        fail_msg("the hardware refuses op %d job %d gpu %d/%d start %d prof %d from %d/%d",
-                 (int)op.kind, (int)op.job, (int)gop->gpu, local, (int)op.start, (int)op.prof,
-                 (int)gop->from_gpu, (int)op.from_start);
-}
-
 static void test_exec_failures(void **state)
 {
     static const char *const nodes[] = { "a=2xA100-40GB", "b=1xH100-80GB", "c=1xA100-40GB:timeslice=2" };
@@ -381,7 +295,7 @@ static void test_exec_failures(void **state)
             /* the policies' setup plans were queued too: run them */
             ms_rng_seed(&r, seed);
             for (step = 0; step < 400 || f.head < f.n; step++) {
-                uint64_t a = rnd(&r, 10);
+                uint64_t a = world_rnd(&r, 10);
 
                 now += 0.5;
                 if (step < 400 && a < 3 && nlive < 500) {
@@ -390,12 +304,12 @@ static void test_exec_failures(void **state)
                     ms_diag_t d;
 
                     memset(&q, 0, sizeof(q));
-                    q.profile = SIZES[rnd(&r, 4)];
+                    q.profile = SIZES[world_rnd(&r, 4)];
                     q.migratable = true;
                     if (ms_sched_submit(w.s, &q, now, &slot, &d) == MS_OK)
                         live[nlive++] = slot;
                 } else if (step < 400 && a < 5 && nlive > 0) {
-                    int i = (int)rnd(&r, (uint64_t)nlive);
+                    int i = (int)world_rnd(&r, (uint64_t)nlive);
                     ms_sched_job_info_t ji;
 
                     assert_int_equal(ms_sched_job(w.s, live[i], &ji), MS_OK);
@@ -407,7 +321,7 @@ static void test_exec_failures(void **state)
                     qop_t q = f.q[f.head++];
 
                     /* any op but a STOP may fail (a STOP is retried until it works) */
-                    if (rnd(&r, 5) == 0 && q.op.op.kind != MS_OP_STOP) {
+                    if (world_rnd(&r, 5) == 0 && q.op.op.kind != MS_OP_STOP) {
                         size_t k, before = f.n;
 
                         assert_int_equal(ms_sched_op_failed(w.s, q.op.id, now), MS_OK);
@@ -457,8 +371,7 @@ static void test_exec_failures(void **state)
                     fail_msg("%s seed %llu: GPU %d differs from the hardware (%d vs %d instances)",
                              pols[pi], (unsigned long long)seed, g, v->ninst, hw->ninst);
             }
-            for (g = 0; g < h.n; g++)
-                ms_cluster_destroy(h.c[g]);
+            hw_free(&h);
             free(f.q);
             world_free(&w);
         }
@@ -630,12 +543,12 @@ static void test_restart_same_decisions(void **state)
         ev[nev].t = i * 3.0;
         ev[nev].kind = 0;
         ev[nev].job = i;
-        ev[nev].prof = (int)rnd(&r, 5);
+        ev[nev].prof = (int)world_rnd(&r, 5);
         nev++;
         if (i >= 4) {
             ev[nev].t = i * 3.0 + 1.0;
             ev[nev].kind = 1;
-            ev[nev].job = (int)rnd(&r, 7);
+            ev[nev].job = (int)world_rnd(&r, 7);
             ev[nev].prof = 0;
             nev++;
         }

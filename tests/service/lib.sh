@@ -15,6 +15,15 @@ svc_cleanup() {
 }
 trap svc_cleanup EXIT
 
+# free_port: a loopback TCP port nothing holds now, chosen by the kernel (bound
+# to port 0, then closed), so two tests running at once (make check runs the
+# gcc and clang suites side by side) do not draw the same one as a random pick
+# could. A small race with other programs remains; the starters below retry
+# on "cannot listen".
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 fail() { echo "FAIL: $*"; [ -n "${SVC_LOG:-}" ] && [ -f "$SVC_LOG" ] && tail -n 30 "$SVC_LOG"; exit 1; }
 
 # svc_start LOG ARGS... : starts migschedd on a free loopback port; sets
@@ -23,7 +32,7 @@ svc_start() {
     local log=$1 try i; shift
     SVC_LOG=$log
     for try in 1 2 3 4 5 6 7 8; do
-        SVC_PORT=$((20000 + RANDOM % 40000))
+        SVC_PORT=$(free_port)
         "$MIGSCHEDD" --listen 127.0.0.1:$SVC_PORT "$@" 2>>"$log" &
         SVC_PID=$!
         SVC_PIDS+=("$SVC_PID")

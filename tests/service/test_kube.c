@@ -147,6 +147,79 @@ static void test_in_cluster_and_url(void **state)
     ms_kube_close(k);
 }
 
+/* put_bytes: a file with exactly these bytes (NULs included). */
+static void put_bytes(const char *name, const char *bytes, size_t n)
+{
+    char p[128];
+    FILE *f;
+
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+/* Issue 20, defects 14 and 15: hostile credentials files get an error that
+ * says what is wrong, within bounded memory; never a cut token, a token
+ * that spans lines, gigabytes for an alias chain, or a stale errno. */
+static void test_hostile_files(void **state)
+{
+    ms_kube_cfg_t c;
+    ms_kube_t *k = NULL;
+    char err[512], p[128], *big;
+    const size_t bign = (1u << 20) + 10;
+    int i;
+    /* ten levels of ten aliases each: 10^10 nodes if expanded naively */
+    char laughs[2048] = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+
+    (void)state;
+    for (i = 1; i < 10; i++) {
+        char line[128];
+
+        snprintf(line, sizeof(line), "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i,
+                 i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+        strncat(laughs, line, sizeof(laughs) - strlen(laughs) - 1);
+    }
+    assert_true(strlen(laughs) < 1000);
+    assert_int_equal(open_kc(laughs, &k, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "aliases"));
+    /* over 1 MiB: said so, not "No such file or directory" */
+    big = malloc(bign);
+    assert_non_null(big);
+    memset(big, '#', bign);
+    put_bytes("kc", big, bign);
+    free(big);
+    memset(&c, 0, sizeof(c));
+    snprintf(p, sizeof(p), "%s/kc", dir);
+    c.kubeconfig = p;
+    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "larger than 1 MiB"));
+    /* token files: a NUL is refused, not a shortened token; so is a second
+     * line; trailing white space is not part of the token */
+    memset(&c, 0, sizeof(c));
+    c.api = "https://127.0.0.1:1";
+    snprintf(p, sizeof(p), "%s/tok", dir);
+    c.token_file = p;
+    put_bytes("tok", "abc\0def\n", 8);
+    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "0x00"));
+    put("tok", "abc\nX-Injected: 1\n");
+    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "0x0a"));
+    put("tok", "\n");
+    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "empty"));
+    put("tok", "abc.def-ghi_jkl \r\n");
+    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), 0);
+    ms_kube_close(k);
+    /* a kubeconfig's inline token follows the same rule */
+    assert_int_equal(open_kc("clusters:\n- name: t\n  cluster: {server: 'https://h:1'}\nusers:\n- name: u\n"
+                             "  user: {token: \"a b\"}\ncontexts:\n- name: c\n  context: {cluster: t, user: u}\n"
+                             "current-context: c\n", &k, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "token"));
+}
+
 static void test_escape(void **state)
 {
     char b[16];
@@ -299,6 +372,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kubeconfig),
         cmocka_unit_test(test_in_cluster_and_url),
+        cmocka_unit_test(test_hostile_files),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_watch_relists_after_410),
     };

@@ -1,4 +1,4 @@
-/* test_render.c - JSON written as text (src/service/jtext.c) and a job's
+/* test_render.c - JSON written as text (src/daemon/jtext.c) and a job's
  * JSON (svc_job_render in src/service/api.c), checked against jansson: the
  * numbers are written byte for byte as jansson writes them, every string
  * reads back as it went in and is quoted as jansson quotes it, the
@@ -39,11 +39,11 @@ static void test_real_as_jansson(void **state)
 
     (void)state;
     for (i = 0; i < sizeof(V) / sizeof(V[0]); i++) {
-        svc_jtext_t t = { 0 };
+        ms_jtext_t t = { 0 };
         char *want = jansson_real(V[i]), *got;
 
-        svc_jtext_real(&t, V[i]);
-        got = svc_jtext_take(&t);
+        ms_jtext_real(&t, V[i]);
+        got = ms_jtext_take(&t);
         assert_non_null(want);
         assert_non_null(got);
         assert_string_equal(got, want);
@@ -54,28 +54,28 @@ static void test_real_as_jansson(void **state)
 
 static void test_real_not_finite_is_null(void **state)
 {
-    svc_jtext_t t = { 0 };
+    ms_jtext_t t = { 0 };
     char *got;
 
     (void)state;
-    svc_jtext_real(&t, NAN);
-    svc_jtext_raw(&t, ",");
-    svc_jtext_real(&t, INFINITY);
-    got = svc_jtext_take(&t);
+    ms_jtext_real(&t, NAN);
+    ms_jtext_raw(&t, ",");
+    ms_jtext_real(&t, INFINITY);
+    got = ms_jtext_take(&t);
     assert_string_equal(got, "null,null");
     free(got);
 }
 
 static void test_int_extremes(void **state)
 {
-    svc_jtext_t t = { 0 };
+    ms_jtext_t t = { 0 };
     char *got;
 
     (void)state;
-    svc_jtext_int(&t, LLONG_MIN);
-    svc_jtext_raw(&t, " ");
-    svc_jtext_int(&t, LLONG_MAX);
-    got = svc_jtext_take(&t);
+    ms_jtext_int(&t, LLONG_MIN);
+    ms_jtext_raw(&t, " ");
+    ms_jtext_int(&t, LLONG_MAX);
+    got = ms_jtext_take(&t);
     assert_string_equal(got, "-9223372036854775808 9223372036854775807");
     free(got);
 }
@@ -94,13 +94,13 @@ static void test_string_reads_back(void **state)
     all[31] = '\0';
     for (i = 0; i <= sizeof(S) / sizeof(S[0]); i++) {
         const char *s = i < sizeof(S) / sizeof(S[0]) ? S[i] : all;
-        svc_jtext_t t = { 0 };
+        ms_jtext_t t = { 0 };
         json_error_t je;
         json_t *back;
         char *text;
 
-        svc_jtext_str(&t, s);
-        text = svc_jtext_take(&t);
+        ms_jtext_str(&t, s);
+        text = ms_jtext_take(&t);
         back = json_loads(text, JSON_DECODE_ANY, &je);
         assert_non_null(back);
         assert_true(json_is_string(back));
@@ -130,12 +130,12 @@ static void test_string_as_jansson(void **state)
 
     (void)state;
     for (c = 1; c < 0x80; c++) {
-        svc_jtext_t t = { 0 };
+        ms_jtext_t t = { 0 };
         char *want, *got;
 
         snprintf(one, sizeof(one), "%c%c", 'a', c);
-        svc_jtext_str(&t, one);
-        got = svc_jtext_take(&t);
+        ms_jtext_str(&t, one);
+        got = ms_jtext_take(&t);
         want = jansson_str(one);
         assert_non_null(want);
         assert_string_equal(got, want);
@@ -143,11 +143,11 @@ static void test_string_as_jansson(void **state)
         free(want);
     }
     for (i = 0; i < sizeof(S) / sizeof(S[0]); i++) {
-        svc_jtext_t t = { 0 };
+        ms_jtext_t t = { 0 };
         char *want = jansson_str(S[i]), *got;
 
-        svc_jtext_str(&t, S[i]);
-        got = svc_jtext_take(&t);
+        ms_jtext_str(&t, S[i]);
+        got = ms_jtext_take(&t);
         assert_string_equal(got, want);
         free(got);
         free(want);
@@ -201,8 +201,13 @@ static void test_canon_as_jansson(void **state)
         svc_err_t err;
         int i, nl;
 
+        /* well-formed profiles only (a malformed one is a 400,
+         * svc_profile_syntax); odd text is tried in model and labels */
+        static const char *const PROFILES[] = { "1g.5gb", "3G.20GB", "1g+me", "1g.2xmem", "7g", "99g",
+                                                "5g.25gb", "1g.24gb+me.all" };
+
         if (ms_rng_below(&g, 2))
-            json_object_set_new(o, "profile", ms_rng_below(&g, 2) ? json_string("1g.5gb") : rnd_str(&g, 31));
+            json_object_set_new(o, "profile", json_string(PROFILES[ms_rng_below(&g, 8)]));
         else
             json_object_set_new(o, "mem_gb", ms_rng_below(&g, 4) ? rnd_real(&g, 0.001, 100000) : json_real(0.001));
         if (ms_rng_below(&g, 2))
@@ -251,23 +256,23 @@ static void test_canon_as_jansson(void **state)
 
 static void test_growth_and_reset(void **state)
 {
-    svc_jtext_t t = { 0 };
+    ms_jtext_t t = { 0 };
     char *got;
     int i;
 
     (void)state;
     for (i = 0; i < 10000; i++)
-        svc_jtext_raw(&t, "0123456789");
+        ms_jtext_raw(&t, "0123456789");
     assert_int_equal(t.len, 100000);
     assert_int_equal(t.p[t.len], '\0');
-    svc_jtext_reset(&t);
+    ms_jtext_reset(&t);
     assert_int_equal(t.len, 0);
-    svc_jtext_raw(&t, "x");
-    got = svc_jtext_take(&t);
+    ms_jtext_raw(&t, "x");
+    got = ms_jtext_take(&t);
     assert_string_equal(got, "x");
     assert_null(t.p);
     free(got);
-    got = svc_jtext_take(&t);   /* nothing appended: an empty string, not NULL */
+    got = ms_jtext_take(&t);   /* nothing appended: an empty string, not NULL */
     assert_string_equal(got, "");
     free(got);
 }
@@ -276,7 +281,7 @@ static void expect_member(const char *s, const char *key, const char *want)
 {
     const char *at = NULL;
     size_t n = 0;
-    bool ok = svc_jtext_member(s, strlen(s), key, &at, &n);
+    bool ok = ms_jtext_member(s, strlen(s), key, &at, &n);
 
     if (want == NULL) {
         assert_false(ok);

@@ -154,7 +154,7 @@ static ms_job_t job(const ms_geom_t *g, const char *prof, double arr, double dur
 static void cfg_init(ms_sim_cfg_t *cfg, const ms_policy_ops_t *p, int ngpus, segs_t *segs)
 {
     ms_sim_cfg_defaults(cfg);
-    cfg->policy = p;
+    cfg->sched.policy = p;
     cfg->ngpus = ngpus;
     cfg->beta = 0.0;
     cfg->create_s = 0.0;
@@ -300,8 +300,8 @@ static void run_queue(ms_queue_mode_t q, double bound, double *b1, double *b2)
     jobs[2] = job(g, "1g", 2, 1);
     assert_int_equal(ms_trace_from_jobs(g, jobs, 3, NULL, &t), MS_OK);
     cfg_init(&cfg, &TFF, 1, &s);
-    cfg.queue = q;
-    cfg.backfill_bound_s = bound;
+    cfg.sched.queue = q;
+    cfg.sched.backfill_bound_s = bound;
     assert_int_equal(ms_sim_run(&cfg, t, &m, NULL), MS_OK);
     assert_int_equal(m.jobs_completed, 3);
     *b1 = begin_of(&s, 1);
@@ -356,7 +356,7 @@ static void test_rejection(void **state)
     assert_int_equal(m.jobs_rejected, 1);
     assert_int_equal(m.jobs_completed, 3);
     pol.can_host = refuse_7g;
-    cfg.policy = &pol;
+    cfg.sched.policy = &pol;
     assert_int_equal(ms_sim_run(&cfg, t, &m, NULL), MS_OK);
     assert_int_equal(m.jobs_rejected, 3);
     assert_int_equal(m.jobs_completed, 1);
@@ -545,7 +545,7 @@ static char *run_csv(ms_sim_cfg_t *cfg, const ms_trace_t *t, ms_metrics_t *m, si
     ms_diag_clear(&d);
     st = ms_sim_run(cfg, t, m, &d);
     if (st != MS_OK)
-        fail_msg("%s: %s: %s", cfg->policy->name, ms_strerror(st), d.msg);
+        fail_msg("%s: %s: %s", cfg->sched.policy->name, ms_strerror(st), d.msg);
     assert_int_equal(ms_schedule_writer_close(w), MS_OK);
     fclose(f);
     return buf;
@@ -564,11 +564,11 @@ static void property_one(const ms_policy_ops_t *p, uint64_t seed, double load, b
     size_t la, lb;
 
     ms_sim_cfg_defaults(&cfg);
-    cfg.policy = p;
+    cfg.sched.policy = p;
     cfg.ngpus = 8;
     cfg.gpus_per_node = 4;
-    cfg.backfill_bound_s = seed % 2 ? 600 : 3600;
-    cfg.queue = seed % 4 == 3 ? MS_QUEUE_FIFO : MS_QUEUE_BACKFILL;
+    cfg.sched.backfill_bound_s = seed % 2 ? 600 : 3600;
+    cfg.sched.queue = seed % 4 == 3 ? MS_QUEUE_FIFO : MS_QUEUE_BACKFILL;
     cfg.ctx = &s;
     cfg.on_segment = collect;
     ms_diag_clear(&d);
@@ -579,16 +579,16 @@ static void property_one(const ms_policy_ops_t *p, uint64_t seed, double load, b
     check_schedule(g, t, &s, &m, p->share == MS_SHARE_MIG, p->name);
 
     /* deterministic, and the same with either index */
-    cfg.index_mode = MS_INDEX_BUCKET;
+    cfg.sched.index_mode = MS_INDEX_BUCKET;
     a = run_csv(&cfg, t, &m2, &la);
-    cfg.index_mode = MS_INDEX_SCAN;
+    cfg.sched.index_mode = MS_INDEX_SCAN;
     b = run_csv(&cfg, t, &m2, &lb);
     if (la != lb || memcmp(a, b, la) != 0)
         fail_msg("%s seed %llu: schedules differ between --index bucket and scan", p->name,
                  (unsigned long long)seed);
     assert_float_equal(m.makespan_s, m2.makespan_s, 0);
     free(a);
-    cfg.index_mode = MS_INDEX_SCAN;
+    cfg.sched.index_mode = MS_INDEX_SCAN;
     a = run_csv(&cfg, t, &m2, &la);
     assert_true(la == lb && memcmp(a, b, la) == 0);
     free(a);

@@ -46,6 +46,33 @@ ms_status_t ms_report_mkdirs(const char *path);
 /* Open dir/name for writing ("w"). OUT f: the caller fcloses it. */
 ms_status_t ms_report_fopen(const char *dir, const char *name, FILE **f);
 
+/* --- a report directory (report_dir.c): what `migsched report` writes -- */
+
+/* The inputs: run directories (metrics.json, optional schedule.csv and
+ * trace.csv, as `simulate --out` writes them), metrics JSON files alone,
+ * `fgd-experiment --json` files and `import-alibaba --fill --json` files;
+ * the schedules' model is geom's. */
+typedef struct ms_report_inputs {
+    const char *const *runs;
+    size_t nruns;
+    const char *const *metrics;
+    size_t nmetrics;
+    const char *const *fgd;
+    size_t nfgd;
+    const char *const *fill;
+    size_t nfill;
+    const ms_geom_t *geom;
+} ms_report_inputs_t;
+
+/* Read every input (an error names its file, line and field; nothing is
+ * written then), create out and write out/README.md with, per kind of
+ * input: metrics.csv, compare.svg, utilisation.svg, fragcost_time.svg,
+ * timeseries.csv, wait_cdf.svg, waits.csv, gantt_*.svg (runs);
+ * fgd_*.svg, fgd_table.csv, fgd_curves.csv (fgd); fill_*.svg,
+ * fill_table.csv, fill_curves.csv (fill). */
+ms_status_t ms_report_write_dir(const ms_report_inputs_t *in, const char *out,
+                                ms_diag_t *diag);
+
 /* Mean and sample standard deviation of x[0..n) over finite values
  * (sd 0 with fewer than two; mean NaN with none). */
 void ms_report_mean_sd(const double *x, size_t n, double *mean, double *sd);
@@ -94,7 +121,7 @@ ms_status_t ms_report_wait_times(const ms_report_arrival_t *a, size_t na,
  * in *p (p[i] = (i + 1) / n), both malloc'd (NULL when n is 0). */
 ms_status_t ms_report_cdf(const double *x, size_t n, double **xs, double **p);
 
-/* --- fill-experiment JSON (report_json.c) ------------------------------
+/* --- fill-experiment JSON (report_exp_json.c, on report_json.c) --------
  *
  * Readers for the JSON that `migsched fgd-experiment --json` and
  * `migsched import-alibaba --fill --json` write, over a small general JSON

@@ -26,7 +26,7 @@
 #include <stdio.h>
 
 #include "migsched/geometry.h"
-#include "migsched/sim.h"
+#include "migsched/segment.h"
 
 /* Common chart options. Zero-initialise and fill what you need. */
 typedef struct ms_svg_chart {

@@ -9,16 +9,18 @@
  * metric, the mean over seeds and its 95% confidence half-width
  * (Student t), written as Markdown, CSV and SVG by ms_zoo_write().
  *
- * A variant is a policy name with optional "/" options:
- *   nomig  no migration          nobal  no load balancing
- *   t=X    lb_threshold X         fifo   strict FIFO queue
- *   mig=S  migration costs S seconds (the simulator's migrate_s and fa+'s
- *          migrate_cost_s)
- *   easy   EASY reservation backfilling   backfill  FCFS + bounded backfill
- *   bound=S  the backfill bound (s; "inf" = unbounded)
- *   aging=R  aging, R priority points per hour waited
- *   esterr=E estimates duration x exp(E x N(0,1)), seeded by the trace seed
- * e.g. "fa+", "fa/nomig", "fa+/t=0.2/fifo".
+ * A variant is a policy name with optional "/" options: any option of the
+ * one option table (options.h) as NAME=VALUE, or NAME / no-NAME for a
+ * boolean, with its range and message, and these short forms:
+ *   nomig  no-migration           nobal  no-balance
+ *   t=X    lb-threshold=X          fifo, easy, backfill   queue=...
+ *   mig=S  migrate-s=S (the simulator's migration cost and fa+'s)
+ *   roomq=N  room-queue-max=N      bound=S  backfill-bound=S ("inf" too)
+ *   aging=R  aging-rate=R          esterr=E estimate-error=E (estimates are
+ *            duration x exp(E x N(0,1)), seeded by the trace seed)
+ * and the zoo's own node=N: every workload's GPUs in nodes of N (1..1024)
+ * on the same traces.
+ * e.g. "fa+", "fa/nomig", "fa+/t=0.2/fifo", "fa/max-moves=8", "static/node=1".
  */
 #ifndef MIGSCHED_ZOO_H
 #define MIGSCHED_ZOO_H
@@ -28,6 +30,20 @@
 #include <stdio.h>
 
 #include "migsched/sim.h"
+
+/* A tenant of a workload (docs/zoo.md, docs/tenants.md): its own stream of
+ * jobs, declared to the simulator with its weight and guarantee. */
+typedef struct ms_zoo_tenant {
+    const char *name;
+    double weight;             /* its fair-share weight */
+    long guarantee;            /* compute slices */
+    int32_t priority;          /* of every job of it */
+    double load;               /* the compute load it offers */
+    const char *mix;           /* its profile mix */
+    double mean_s, sigma;      /* lognormal durations */
+    double idle_from, idle_to; /* no arrivals in [from, to) x the trace's
+                                * expected span (0, 0: none) */
+} ms_zoo_tenant_t;
 
 typedef struct ms_zoo_workload {
     const char *name;
@@ -43,9 +59,14 @@ typedef struct ms_zoo_workload {
     double sigma;              /* lognormal sigma of each mode */
     double diurnal_amp;        /* 0..1; 0 = Poisson */
     double diurnal_period_s;
+    /* tenants (0: none; load, mix and durations above are then unused):
+     * jobs split by their loads, each tenant's stream generated alone */
+    const ms_zoo_tenant_t *tenants;
+    int ntenants;
 } ms_zoo_workload_t;
 
-/* The built-in workloads, in a fixed order. */
+/* The built-in workloads, in a fixed order (those with tenants last; the
+ * zoo runs them only when --only names them). */
 const ms_zoo_workload_t *ms_zoo_workloads(int *n);
 
 /* Generate one trace of workload w with seed (geometry g of w->model). */
@@ -54,7 +75,12 @@ ms_status_t ms_zoo_trace(const ms_zoo_workload_t *w, const ms_geom_t *g, uint64_
 
 enum {
     MS_ZOO_MAKESPAN = 0, MS_ZOO_WAIT, MS_ZOO_P99WAIT, MS_ZOO_JCT, MS_ZOO_EXEC,
-    MS_ZOO_MIGR, MS_ZOO_GAP, MS_ZOO_LB, MS_ZOO_NMETRIC
+    MS_ZOO_MIGR, MS_ZOO_GAP, MS_ZOO_LB,
+    /* workloads with tenants (0 without): Jain's index over the tenants'
+     * contended shares by weight, the first tenant's contended share and
+     * p99 wait */
+    MS_ZOO_JAIN, MS_ZOO_T1SHARE, MS_ZOO_T1P99,
+    MS_ZOO_NMETRIC
 };
 
 typedef struct ms_zoo_cfg {
@@ -65,12 +91,10 @@ typedef struct ms_zoo_cfg {
     const char *only;          /* comma list of workload names; NULL = all */
     bool quick;                /* 3 small workloads, 2 seeds, 1/4 of the jobs,
                                   fa+, fa, first-fit (unless set) */
-    double beta, create_s;     /* simulator model (defaults 0.05, 2) */
-    double migrate_s;          /* default 10 (a variant's mig=S overrides) */
-    ms_queue_mode_t queue;     /* default easy (a variant's fifo/easy/backfill overrides) */
-    double backfill_bound_s;   /* default 3600 (a variant's bound=S overrides) */
-    double aging_rate;         /* default 0 (aging=R) */
-    double estimate_error;     /* default 0 (esterr=E) */
+    /* What every variant starts from: policy, queue and simulator options
+     * (ms_sim_cfg_defaults, then ms_opt_set); a variant's own options
+     * apply on top. Its policy, cluster and estimate seed are the zoo's. */
+    ms_sim_cfg_t sim;
     void (*on_progress)(void *ctx, long done, long total, const char *what);
     void *ctx;
 } ms_zoo_cfg_t;

@@ -1,0 +1,54 @@
+/* fa_plus_int.h - private: fa+'s state, shared by fa_plus.c (demand
+ * weights, ranks, placement) and fa_plus_room.c (make_room). Never
+ * installed. */
+#ifndef MIGSCHED_FA_PLUS_INT_H
+#define MIGSCHED_FA_PLUS_INT_H
+
+#include "policy/policy_int.h"
+
+typedef struct ms__faplus {
+    const ms_geom_t *geom;
+    ms_policy_cfg_t cfg;
+    int np, compute, ns;
+    int full;                      /* the full-GPU profile, -1 none */
+    bool balance;
+    double t;
+    /* demand */
+    int window;
+    int8_t *ring;
+    int head, filled;
+    long arrivals;
+    int count[MS_MAX_PROFILES];
+    int built_q[MS_MAX_PROFILES];  /* quantised weights the ranks were built with */
+    uint64_t ver;                  /* weights taken */
+    double mean_dur;               /* EWMA of recent durations */
+    double w[MS_MAX_PROFILES];
+    /* per state */
+    uint8_t *feas;                 /* [ns * np] Feasible_p(s) */
+    uint16_t *fits;                /* [ns] bit p: profile p fits state s */
+    uint8_t *busy;                 /* [ns] busy compute of state s */
+    ms_state_t *after;             /* [np * ns * width] state s after k at st */
+    int width;
+    /* make_room found no plan at all (no move, whatever its cost) for
+     * profile none_prof on the cluster at none_version with the weights
+     * none_ver: the same inputs find none again */
+    uint64_t none_version, none_ver;
+    int none_prof;
+    double cap[MS_MAX_STATES];     /* Cap(s) for w */
+    double negcap[MS_MAX_STATES];  /* -Cap(s): the relayout cost (lower better) */
+    ms_rank_t rank[MS_MAX_PROFILES];
+    ms_rank_t pack[MS_MAX_PROFILES];   /* the cost alone, no classes: evictions */
+    ms_rank_t tight[MS_MAX_PROFILES];  /* while jobs wait: an empty GPU is not Lazy */
+    uint64_t built[3][MS_MAX_PROFILES];/* the weights (ver) each rank was built with */
+    int building;                      /* 0 rank, 1 pack, 2 tight */
+    long waiting;                      /* after the last scheduling pass */
+} ms__faplus_t;
+
+/* Rank `mode` (0 rank, 1 pack, 2 tight) of profile k at the current
+ * weights (rebuilt on first use after they changed). */
+ms_status_t ms__faplus_rank(ms__faplus_t *f, int mode, int k, const ms_rank_t **out);
+/* The make_room hook (fa_plus_room.c). */
+ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job_t *j, double now,
+                                 ms_plan_t *out);
+
+#endif

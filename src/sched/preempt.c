@@ -1,0 +1,435 @@
+/* preempt.c - preemption by MIG geometry (cfg.preempt; docs/tenants.md,
+ * "Preemption").
+ *
+ * When the head of the queue fits nowhere (and make_room did nothing), the
+ * pass asks here: on each GPU where its profile exists, ms_victims_gpu
+ * finds the cheapest set of eligible running jobs whose stopping gives the
+ * profile a legal start; the cheapest over all GPUs (victims, then lost run
+ * time, then the lowest GPU) is taken. The victims are stopped as a cancel
+ * would stop them (an MS_PK_STOP plan each) but go back to the queue at
+ * their old place (their submission time and order kept: their wait counts
+ * from their submission, and they run their full duration again); then the
+ * head is started at the freed start in an MS_PK_PLACE plan (DESTROYs of
+ * idle GIs in the way, the CREATE, the START).
+ *
+ * Who may be a victim of head h (priority p, tenant T): a running job
+ * (not starting, migrating or reserved) of one instance, not marked
+ * nonpreemptible, that has run for preempt_grace_s at least, and
+ *   - has a priority below p, or
+ *   - reclaim: T is below its guarantee with h started (usage + h's slices
+ *     <= guarantee), the job is another tenant's, and its priority is not
+ *     above p;
+ * and, when it is another tenant's, stopping it (with the other victims
+ * of that tenant on the GPU) leaves that tenant at or above its
+ * guarantee: a guarantee is never taken by preemption.
+ * A gang is never a victim and never preempts (not built). With
+ * preempt_after_s, a head preempts only once it has waited that long
+ * (seen at the next pass: an event or a tick).
+ *
+ * Cost: nothing when preemption is off. When it is on, a blocked head
+ * costs O(distinct priorities + tenants) unless someone could be a victim
+ * (live possible victims are counted by priority and by tenant as they
+ * start and leave); only then a search over the GPUs of its candidate
+ * groups, O(GPUs x instances). The rate limit (at most preempt_rate in any
+ * 60 s) is checked before any search. A search that found nothing is not
+ * repeated for the same head until something changed (an op, a tenant's
+ * usage, an op confirmed) or a running job's grace period ended: the same
+ * answer, without asking (test_preempt compares with a scheduler that
+ * always searches).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sched/sched_int.h"
+
+#define RATE_WINDOW_S 60.0
+
+static bool counted(const ms__job_t *j)
+{
+    return j->gang == 1 && !j->nopreempt && j->cls >= 0;
+}
+
+void ms__preempt_count(ms_sched_t *s, int32_t slot, int d)
+{
+    const ms__job_t *j = &s->jobs[slot];
+    int i;
+
+    if (!counted(j))
+        return;
+    ms__tenant(s, s->cls[j->cls].tenant)->pre_running += d;
+    for (i = 0; i < s->npc; i++)
+        if (s->pc_prio[i] == j->priority) {
+            s->pc_n[i] += d;
+            return;
+        }
+    if (d > 0 && s->npc < MS__PC_MAX) {
+        s->pc_prio[s->npc] = j->priority;
+        s->pc_n[s->npc++] = d;
+        return;
+    }
+    s->pc_other += d;   /* the table was full when it started: still not in it */
+}
+
+void ms__preempt_fini(ms_sched_t *s)
+{
+    ms__sfree(s, s->pre_ring);
+    s->pre_ring = NULL;
+}
+
+ms_status_t ms__preempt_check(const ms_sched_t *s)
+{
+    long n[MS__PC_MAX], other = 0, tot = 0;
+    int32_t slot;
+    int i, t;
+
+    memset(n, 0, sizeof(n));
+    for (slot = 0; slot < s->njobs; slot++) {
+        const ms__job_t *j = &s->jobs[slot];
+
+        if (j->state == MS__SLOT_FREE || j->charge <= 0 || !counted(j))
+            continue;
+        for (i = 0; i < s->npc && s->pc_prio[i] != j->priority; i++)
+            ;
+        if (i < s->npc)
+            n[i]++;
+        else
+            other++;
+        tot++;
+    }
+    for (i = 0; i < s->npc; i++)
+        if (n[i] != s->pc_n[i])
+            return MS_ESTATE;
+    if (other != s->pc_other)
+        return MS_ESTATE;
+    for (t = 0; t < s->nten; t++)
+        tot -= ms__tenant_c(s, t)->pre_running;
+    return tot == 0 ? MS_OK : MS_ESTATE;
+}
+
+/* May another preemption happen at now under the rate limit? */
+static bool rate_ok(const ms_sched_t *s, double now)
+{
+    int r = s->cfg.preempt_rate;
+
+    if (r <= 0 || s->pre_n < r)
+        return true;
+    /* the oldest of the last r: one more now would make r + 1 within less
+     * than the window */
+    return now - s->pre_ring[s->pre_head] >= RATE_WINDOW_S;
+}
+
+static ms_status_t rate_note(ms_sched_t *s, double now)
+{
+    int r = s->cfg.preempt_rate;
+
+    if (r <= 0)
+        return MS_OK;
+    if (s->pre_ring == NULL && (s->pre_ring = ms__salloc(s, (size_t)r * sizeof(double))) == NULL)
+        return MS_ENOMEM;
+    if (s->pre_n < r) {
+        s->pre_ring[(s->pre_head + s->pre_n) % r] = now;
+        s->pre_n++;
+    } else {
+        s->pre_ring[s->pre_head] = now;
+        s->pre_head = (s->pre_head + 1) % r;
+    }
+    return MS_OK;
+}
+
+/* What the search knows of the head. */
+typedef struct head {
+    int32_t slot;
+    int32_t prio;
+    int32_t tenant;
+    bool reclaim;
+    double now;
+} head_t;
+
+/* Could anyone be a victim at all (the fast skip)? */
+static bool anyone(const ms_sched_t *s, const head_t *h)
+{
+    int i, t;
+
+    if (s->pc_other > 0)
+        return true;
+    for (i = 0; i < s->npc; i++)
+        if (s->pc_n[i] > 0 && s->pc_prio[i] < h->prio)
+            return true;
+    if (!h->reclaim)
+        return false;
+    for (t = 0; t < s->nten; t++) {
+        const ms__tenant_t *u = ms__tenant_c(s, t);
+
+        if (t != h->tenant && u->pre_running > 0 && u->usage > u->guarantee)
+            return true;
+    }
+    return false;
+}
+
+static bool eligible(const ms_sched_t *s, const head_t *h, int32_t v)
+{
+    const ms__job_t *j = &s->jobs[v];
+    int32_t t;
+
+    if (v < 0 || v >= s->njobs || v == h->slot || j->state != MS_JOB_RUNNING || !counted(j))
+        return false;
+    if (!(h->now - j->start_t >= s->cfg.preempt_grace_s))
+        return false;
+    t = s->cls[j->cls].tenant;
+    if (j->priority >= h->prio && !(h->reclaim && t != h->tenant && j->priority <= h->prio))
+        return false;
+    if (t != h->tenant) {
+        const ms__tenant_t *u = ms__tenant_c(s, t);
+
+        if (u->usage - j->charge < u->guarantee)
+            return false;
+    }
+    return true;
+}
+
+/* No tenant but the head's loses more than it holds above its guarantee
+ * (each victim alone was checked; here the victims of a tenant together). */
+static bool guarantees_kept(const ms_sched_t *s, const head_t *h, const ms_gpu_t *gpu,
+                            uint32_t victims)
+{
+    int i, k;
+
+    for (i = 0; i < gpu->ninst; i++) {
+        const ms__job_t *j;
+        const ms__tenant_t *u;
+        long take = 0;
+        int32_t t;
+
+        if (!(victims >> i & 1u))
+            continue;
+        j = &s->jobs[gpu->inst[i].job];
+        t = s->cls[j->cls].tenant;
+        if (t == h->tenant)
+            continue;
+        for (k = 0; k < gpu->ninst; k++)
+            if ((victims >> k & 1u) && s->cls[s->jobs[gpu->inst[k].job].cls].tenant == t)
+                take += s->jobs[gpu->inst[k].job].charge;
+        u = ms__tenant_c(s, t);
+        if (u->usage - take < u->guarantee)
+            return false;
+    }
+    return true;
+}
+
+/* The best choice so far. */
+typedef struct choice {
+    int gi, l;                    /* group, local GPU; gi < 0: none */
+    int32_t gpu;                  /* global */
+    ms_victims_t v;
+    double until;                 /* the first end of a grace period seen */
+} choice_t;
+
+static bool better(const choice_t *b, const ms_victims_t *v, int32_t gpu)
+{
+    if (b->gi < 0)
+        return true;
+    if (v->nvictims != b->v.nvictims)
+        return v->nvictims < b->v.nvictims;
+    if (v->lost_s != b->v.lost_s)
+        return v->lost_s < b->v.lost_s;
+    return gpu < b->gpu;
+}
+
+/* One GPU: its cheapest victims for profile k, into *b if better. */
+static ms_status_t search_gpu(const ms_sched_t *s, const head_t *h, int gi, int l, int k,
+                              choice_t *b)
+{
+    const ms__grp_t *gr = &s->grp[gi];
+    const ms_gpu_t *gpu = &gr->c->gpus[l];
+    ms_victim_cand_t cand[MS_MAX_INST];
+    ms_victims_t v;
+    int32_t g = gr->l2g[l];
+    bool any = false;
+    int i;
+    ms_status_t st;
+
+    if (s->fence_of != NULL && s->fence_of[g] != 0)
+        return MS_OK;   /* cordoned or holding others' GIs: never placed on */
+    for (i = 0; i < gpu->ninst; i++) {
+        int32_t v_slot = gpu->inst[i].job;
+
+        if (v_slot >= 0 && v_slot < s->njobs &&
+            h->now - s->jobs[v_slot].start_t < s->cfg.preempt_grace_s &&
+            s->jobs[v_slot].start_t + s->cfg.preempt_grace_s < b->until)
+            b->until = s->jobs[v_slot].start_t + s->cfg.preempt_grace_s;
+
+        cand[i].eligible = v_slot >= 0 && eligible(s, h, v_slot);
+        /* the work lost: its run so far (not weighted by its size: with
+         * slice-seconds the smaller victims it preferred freed less, and
+         * more preemptions followed on the zoo's SLA workload) */
+        cand[i].lost_s = cand[i].eligible ? h->now - s->jobs[v_slot].start_t : 0.0;
+        any |= cand[i].eligible;
+    }
+    if (!any)
+        return MS_OK;
+    st = ms_victims_gpu(gr->geom, gpu, k, cand, &v);
+    if (st == MS_ENOFIT)
+        return MS_OK;
+    if (st != MS_OK)
+        return st;
+    /* no victim: the policy declined that placement (its layout); not ours
+     * to overrule */
+    if (v.nvictims == 0 || !guarantees_kept(s, h, gpu, v.victims) || !better(b, &v, g))
+        return MS_OK;
+    b->gi = gi;
+    b->l = l;
+    b->gpu = g;
+    b->v = v;
+    return MS_OK;
+}
+
+static ms_status_t search(ms_sched_t *s, const head_t *h, choice_t *b)
+{
+    const ms__cls_t *c = &s->cls[s->jobs[h->slot].cls];
+    int i, l;
+    ms_status_t st;
+
+    memset(b, 0, sizeof(*b));
+    b->gi = -1;
+    b->until = INFINITY;
+    for (i = 0; i < c->norder; i++) {
+        int gi = c->order[i], from = 0, to;
+        const ms__grp_t *gr = &s->grp[gi];
+
+        if (gr->c->share != MS_SHARE_MIG || c->prof[gi] < 0 || !ms__tenant_fits(s, h->slot, gi))
+            continue;
+        to = gr->ngpus;
+        if (c->node >= 0) {
+            if (s->node_grp[c->node] != gi)
+                continue;
+            from = s->g2l[s->node_first[c->node]];
+            to = from + s->nodes[c->node].ngpus;
+        }
+        for (l = from; l < to; l++)
+            if ((st = search_gpu(s, h, gi, l, c->prof[gi], b)) != MS_OK)
+                return st;
+    }
+    return MS_OK;
+}
+
+/* Stop victim v and queue it again at its old place. */
+static ms_status_t requeue(ms_sched_t *s, int32_t v, double now)
+{
+    ms__job_t *j = &s->jobs[v];
+    ms_status_t st;
+
+    s->st.preempt_lost_s += now - j->start_t;
+    if ((st = ms__sched_release(s, v, MS_JOB_CANCELLED, now)) != MS_OK)
+        return st;
+    j = &s->jobs[v];
+    j->group = -1;
+    j->end_t = 0.0;
+    j->npreempt++;
+    s->st.preemptions++;
+    ms__sched_enqueue(s, v);
+    return MS_OK;
+}
+
+/* Start the head at profile k, start st of local GPU l of group gi: the
+ * idle GIs in the way go, the instance is created (or an idle one of that
+ * profile at that start is taken), the head starts on it. */
+static ms_status_t place_at(ms_sched_t *s, int32_t slot, int gi, int l, int k, int at, double now)
+{
+    ms__grp_t *gr = &s->grp[gi];
+    const ms_gpu_t *gpu = &gr->c->gpus[l];
+    uint16_t m = ms_geom_profile_mask(gr->geom, k, at);
+    bool reuse = false;
+    ms_op_t op;
+    int i;
+    ms_status_t st;
+
+    ms_plan_clear(&s->plan);
+    for (i = 0; i < gpu->ninst; i++) {
+        const ms_inst_t *in = &gpu->inst[i];
+
+        if (!(ms_geom_profile_mask(gr->geom, in->prof, in->start) & m))
+            continue;
+        if (in->job >= 0)
+            return MS_ESTATE;   /* a victim still there: a bug */
+        if (in->prof == k && in->start == at)
+            reuse = true;
+        else if ((st = ms_plan_add_destroy(&s->plan, l, in->start)) != MS_OK)
+            return st;
+    }
+    if (!reuse && (st = ms_plan_add_create(&s->plan, l, k, at)) != MS_OK)
+        return st;
+    memset(&op, 0, sizeof(op));
+    op.kind = MS_OP_START;
+    op.job = slot;
+    op.gpu = l;
+    op.start = (int8_t)at;
+    op.prof = (int8_t)k;
+    op.from_gpu = -1;
+    op.from_start = -1;
+    if ((st = ms_plan_add(&s->plan, &op)) != MS_OK)
+        return st;
+    s->placing = slot;
+    st = ms__sched_run_plan(s, gi, MS_PK_PLACE, now);
+    s->placing = -1;
+    return st;
+}
+
+ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *placed,
+                            int32_t *victims, int *nvict)
+{
+    const ms__job_t *j = &s->jobs[slot];
+    const ms__cls_t *c = &s->cls[j->cls];
+    const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
+    const ms_gpu_t *gpu;
+    choice_t b;
+    head_t h;
+    int i, n = 0, k;
+    ms_status_t st;
+
+    *placed = false;
+    *nvict = 0;
+    if (!s->cfg.preempt || j->gang > 1 || j->state != MS_JOB_QUEUED || !rate_ok(s, now) ||
+        now - j->submit_t < s->cfg.preempt_after_s)
+        return MS_OK;
+    h.slot = slot;
+    h.prio = j->priority;
+    h.tenant = c->tenant;
+    h.now = now;
+    h.reclaim = s->ten_on && t->guarantee > 0 && t->usage + c->hdem <= t->guarantee;
+    if (!anyone(s, &h))
+        return MS_OK;
+    if (s->pf_head == slot && s->pf_stamp == s->stamp && now < s->pf_until &&
+        s->pf_ops == s->st.ops_done + s->st.ops_failed && !s->test_full_passes)
+        return MS_OK;   /* the same answer as the last search: nothing changed */
+    s->st.preempt_searches++;
+    if ((st = search(s, &h, &b)) != MS_OK)
+        return st;
+    if (b.gi < 0) {
+        s->pf_head = slot;
+        s->pf_stamp = s->stamp;
+        s->pf_ops = s->st.ops_done + s->st.ops_failed;
+        s->pf_until = b.until;
+        return MS_OK;
+    }
+    s->pf_head = -1;
+    /* the victims' slots first: stopping one changes the GPU's list */
+    gpu = &s->grp[b.gi].c->gpus[b.l];
+    for (i = 0; i < gpu->ninst; i++)
+        if (b.v.victims >> i & 1u)
+            victims[n++] = gpu->inst[i].job;
+    for (i = 0; i < n; i++) {
+        if ((st = requeue(s, victims[i], now)) != MS_OK)
+            return st;
+        *nvict = i + 1;
+    }
+    if ((st = rate_note(s, now)) != MS_OK)
+        return st;
+    k = c->prof[b.gi];
+    if ((st = place_at(s, slot, b.gi, b.l, k, b.v.start, now)) != MS_OK)
+        return st;
+    j = &s->jobs[slot];
+    if (j->state != MS_JOB_RUNNING && j->state != MS_JOB_STARTING)
+        return MS_ESTATE;
+    *placed = true;
+    return MS_OK;
+}

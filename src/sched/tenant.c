@@ -1,0 +1,433 @@
+/* tenant.c - tenants: who a job belongs to, what each tenant holds, and the
+ * queue order between tenants (docs/tenants.md).
+ *
+ * A tenant's usage (compute slices and memory GB of its live jobs) is kept
+ * incrementally: a job is charged when it first becomes live (its first
+ * START: placed, reserved or adopted) and given back when it leaves (release)
+ * or goes back to the queue (a failed START rolled back). A move keeps its
+ * group and so its charge. Nothing here scans jobs.
+ *
+ * Classes are per tenant (jobs.c), so a tenant's usage orders its classes'
+ * heads without touching job records: tier 0 (the head fits in the
+ * guarantee) before tier 1 (it borrows); in tier 1 the smaller virtual
+ * time first (start-time fair queueing: the slice-seconds charged, by
+ * weight). The current share alone (the first rule here) gave 1.83:1 for
+ * weights 2:1 on a mixed workload: a tenant whose head is a 7g waits while
+ * others fill in, and nothing remembers it; the virtual time does, and
+ * gives 1.98:1 (docs/tenants.md). A class whose head would take its tenant over its
+ * limit on every candidate group is left out of a pass (it blocks no one).
+ * Until a tenant is declared (ten_on), none of this changes an order: every
+ * job is the default tenant's and the scheduler decides as before.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sched/sched_int.h"
+
+#define MAX_NAME 63
+#define LN2 0.69314718055994530942
+/* the credit a tenant keeps over the active ones when it waits again
+ * (ms__tenant_backlogged): this many seconds of the whole cluster */
+#define BANK_S 1800.0
+
+void ms__tenant_init(ms_sched_t *s)
+{
+    int k;
+
+    memset(&s->ten0, 0, sizeof(s->ten0));
+    s->ten0.name = NULL;   /* "default", see tname() */
+    s->ten0.weight = 1.0;
+    s->ten0.limit = -1;
+    s->nten = 1;
+    s->tot_slices = 0;
+    s->tot_mem = 0.0;
+    for (k = 0; k < s->ngroups; k++) {
+        const ms__grp_t *gr = &s->grp[k];
+
+        s->tot_slices += (long)gr->ngpus * ms_geom_compute(gr->geom);
+        s->tot_mem += (double)gr->ngpus * ms_geom_model(gr->geom)->mem_gb;
+    }
+}
+
+void ms__tenant_fini(ms_sched_t *s)
+{
+    int i;
+
+    for (i = 0; i + 1 < s->nten; i++)
+        ms__sfree(s, s->ten[i].name);
+    ms__sfree(s, s->ten);
+    s->ten = NULL;
+    s->nten = s->capten = 0;
+}
+
+static const char *tname(const ms_sched_t *s, int t)
+{
+    const char *n = ms__tenant_c(s, t)->name;
+
+    return n != NULL ? n : "default";
+}
+
+int ms_sched_tenant_find(const ms_sched_t *s, const char *name)
+{
+    int t;
+
+    if (name == NULL || name[0] == '\0')
+        return 0;
+    /* tenants are teams: a handful, never a function of jobs or GPUs */
+    for (t = 0; t < s->nten; t++)
+        if (strcmp(tname(s, t), name) == 0)
+            return t;
+    return -1;
+}
+
+int ms_sched_ntenants(const ms_sched_t *s)
+{
+    return s->nten;
+}
+
+ms_status_t ms__tenant_of_req(const ms_sched_t *s, const ms_sched_req_t *req, int32_t *t,
+                              ms_diag_t *diag)
+{
+    int k = ms_sched_tenant_find(s, req->tenant);
+
+    if (k < 0) {
+        ms_diag_set(diag, NULL, 0, "tenant", "no tenant '%.64s' is declared", req->tenant);
+        return MS_EINVAL;
+    }
+    *t = k;
+    return MS_OK;
+}
+
+static bool name_ok(const char *n)
+{
+    size_t i, len;
+
+    if (n == NULL || (len = strnlen(n, MAX_NAME + 1)) == 0 || len > MAX_NAME)
+        return false;
+    for (i = 0; i < len; i++) {
+        char c = n[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *idx,
+                                ms_diag_t *diag)
+{
+    ms__tenant_t *r;
+    int k;
+
+    if (t == NULL || !name_ok(t->name)) {
+        ms_diag_set(diag, NULL, 0, "tenant", "a tenant's name is 1..%d of [A-Za-z0-9._-]", MAX_NAME);
+        return MS_EINVAL;
+    }
+    if (!(t->weight > 0.0 && t->weight <= 1e6)) {
+        ms_diag_set(diag, NULL, 0, "weight", "tenant %s: weight must be in (0, 1e6]", t->name);
+        return MS_EINVAL;
+    }
+    if (t->guarantee < 0 || t->guarantee > 1000000000L) {
+        ms_diag_set(diag, NULL, 0, "guarantee", "tenant %s: guarantee must be 0..1e9 slices",
+                    t->name);
+        return MS_EINVAL;
+    }
+    if (t->limit >= 0 && (t->limit < t->guarantee || t->limit > 1000000000L)) {
+        ms_diag_set(diag, NULL, 0, "limit",
+                    "tenant %s: limit must be at least the guarantee (%ld) and at most 1e9 slices",
+                    t->name, t->guarantee);
+        return MS_EINVAL;
+    }
+    k = ms_sched_tenant_find(s, t->name);
+    if (k < 0) {
+        size_t n = strlen(t->name) + 1;
+        char *name;
+
+        if (s->nten > 30000) {
+            ms_diag_set(diag, NULL, 0, "tenant", "too many tenants");
+            return MS_ERANGE;
+        }
+        if (s->nten - 1 == s->capten) {
+            int cap = s->capten ? s->capten * 2 : 8;
+            ms__tenant_t *v = ms__srealloc(s, s->ten, (size_t)cap * sizeof(*v));
+
+            if (v == NULL)
+                return MS_ENOMEM;
+            s->ten = v;
+            s->capten = cap;
+        }
+        if ((name = ms__salloc(s, n)) == NULL)
+            return MS_ENOMEM;
+        memcpy(name, t->name, n);
+        k = s->nten++;
+        r = ms__tenant(s, k);
+        memset(r, 0, sizeof(*r));
+        r->name = name;
+    }
+    r = ms__tenant(s, k);
+    r->weight = t->weight;
+    r->guarantee = t->guarantee;
+    r->limit = t->limit < 0 ? -1 : t->limit;
+    /* a raised limit may let a held-back class start: offer it again */
+    r->dec_at = ++s->stamp;
+    s->ten_on = true;
+    if (idx != NULL)
+        *idx = k;
+    return MS_OK;
+}
+
+/* The dominant share of a tenant holding `slices` and `mem` GB. */
+static double dom_of(const ms_sched_t *s, double slices, double mem)
+{
+    double a = s->tot_slices > 0 ? slices / (double)s->tot_slices : 0.0;
+    double b = s->tot_mem > 0.0 ? mem / s->tot_mem : 0.0;
+
+    return a > b ? a : b;
+}
+
+static double dom_share(const ms_sched_t *s, const ms__tenant_t *t)
+{
+    return dom_of(s, (double)t->usage, t->mem);
+}
+
+ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_info_t *out)
+{
+    const ms__tenant_t *t;
+
+    if (idx < 0 || idx >= s->nten)
+        return MS_ENOENT;
+    t = ms__tenant_c(s, idx);
+    out->name = tname(s, idx);
+    out->weight = t->weight;
+    out->guarantee = t->guarantee;
+    out->limit = t->limit;
+    out->usage = t->usage;
+    out->mem_gb = t->mem;
+    out->share = dom_share(s, t);
+    out->running = t->running;
+    out->waiting = t->waiting;
+    return MS_OK;
+}
+
+int32_t ms__tenant_slices(const ms_sched_t *s, const ms__cls_t *c, int gi, double *mem)
+{
+    const ms__grp_t *gr = &s->grp[gi];
+
+    if (gr->mode == MS_NODE_WHOLE) {
+        if (mem != NULL)
+            *mem = ms_geom_model(gr->geom)->mem_gb;
+        return ms_geom_compute(gr->geom);
+    }
+    if (mem != NULL)
+        *mem = ms_geom_profile_mem_gb(gr->geom, c->prof[gi]);
+    return ms_geom_profile(gr->geom, c->prof[gi])->cslices;
+}
+
+void ms__tenant_cls_demand(const ms_sched_t *s, ms__cls_t *c)
+{
+    int i;
+
+    c->dem1 = 0;
+    c->mem1 = 0.0f;
+    for (i = 0; i < c->norder; i++) {
+        double mem = 0.0;
+        int32_t d = ms__tenant_slices(s, c, c->order[i], &mem);
+
+        if (i == 0 || d < c->dem1) {
+            c->dem1 = d;
+            c->mem1 = (float)mem;
+        }
+    }
+}
+
+/* The weight of service attributed at time t in the virtual times: with
+ * a half-life, exp((t - vt_ref) / tau), so that every virtual time decays
+ * by the same factor between events and the order between tenants changes
+ * only at events (a common factor is never applied); 1 without. */
+static double vt_scale(const ms_sched_t *s, double t)
+{
+    double hl = s->cfg.tenant_half_life_s;
+
+    return hl > 0.0 ? exp((t - s->vt_ref) * LN2 / hl) : 1.0;
+}
+
+/* Before the scale of time t grows past e^200: every virtual time times
+ * the scale of t, and t the new reference (O(tenants); a job's charge is
+ * kept unscaled with its start, so nothing else changes). */
+static void vt_renorm(ms_sched_t *s, double t)
+{
+    double hl = s->cfg.tenant_half_life_s, f;
+    int k;
+
+    if (!(hl > 0.0) || (t - s->vt_ref) * LN2 / hl <= 200.0)
+        return;
+    f = exp(-(t - s->vt_ref) * LN2 / hl);
+    for (k = 0; k < s->nten; k++)
+        ms__tenant(s, k)->vt *= f;
+    s->vt_ref = t;
+}
+
+/* The run time a job is charged at its start: its estimate (EASY's). */
+static double est_of(const ms_sched_t *s, const ms__job_t *j)
+{
+    return j->estimate > 0.0 && isfinite(j->estimate) ? j->estimate : s->cfg.default_estimate_s;
+}
+
+void ms__tenant_charge(ms_sched_t *s, int32_t slot, int gi)
+{
+    ms__job_t *j = &s->jobs[slot];
+    const ms__cls_t *c = &s->cls[j->cls];
+    ms__tenant_t *t = ms__tenant(s, c->tenant);
+    double mem = 0.0;
+
+    if (j->charge > 0)
+        return;
+    j->charge = ms__tenant_slices(s, c, gi, &mem) * j->gang;
+    j->charge_mem = (float)(mem * j->gang);
+    t->usage += j->charge;
+    t->mem += j->charge_mem;
+    /* start-time fair queueing: the service is charged when it starts, so
+     * that a tenant does not take every start of a pass */
+    j->vcharge = (double)j->charge * est_of(s, j) / t->weight;
+    vt_renorm(s, j->start_t);
+    t->vt += j->vcharge * vt_scale(s, j->start_t);
+    t->running++;
+    ms__preempt_count(s, slot, +1);
+}
+
+void ms__tenant_uncharge(ms_sched_t *s, int32_t slot, double ran_s)
+{
+    ms__job_t *j = &s->jobs[slot];
+    ms__tenant_t *t;
+
+    if (j->charge <= 0)
+        return;
+    t = ms__tenant(s, s->cls[j->cls].tenant);
+    t->usage -= j->charge;
+    t->mem -= j->charge_mem;
+    /* what it was charged becomes what it held */
+    t->vt += ((ran_s > 0.0 ? (double)j->charge * ran_s / t->weight : 0.0) - j->vcharge) *
+             vt_scale(s, j->start_t);
+    j->vcharge = 0.0;
+    if (t->usage == 0)
+        t->mem = 0.0;   /* no rounding left over when it holds nothing */
+    t->running--;
+    ms__preempt_count(s, slot, -1);
+    j->charge = 0;
+    j->charge_mem = 0.0f;
+    t->dec_at = ++s->stamp;
+}
+
+void ms__tenant_backlogged(ms_sched_t *s, int32_t t)
+{
+    ms__tenant_t *r = ms__tenant(s, t);
+    double vmin = INFINITY;
+    int k;
+
+    /* bounded credit for time without demand: a tenant that waits again
+     * starts no earlier than BANK_S of the whole cluster before the least
+     * virtual time of those active (running or waiting). Without a bound a
+     * tenant back from a week away would take everything until it caught
+     * up; with none (lifted to the least) a light tenant, one whose queue
+     * empties between its bursts, lost its lead at every burst and waited
+     * behind the heavy ones' heads: the SLA workload's p99 wait went from
+     * 1648 to 3021 s (docs/tenants.md). O(tenants), only when a tenant's
+     * queue fills again. */
+    if (s->cfg.tenant_half_life_s > 0.0)
+        return;   /* decayed usage: the past counts, and fades by itself */
+    for (k = 0; k < s->nten; k++) {
+        const ms__tenant_t *o = ms__tenant_c(s, k);
+
+        if (k != t && (o->running > 0 || o->waiting > 0) && o->vt < vmin)
+            vmin = o->vt;
+    }
+    if (vmin != INFINITY && r->vt < vmin - BANK_S * (double)s->tot_slices)
+        r->vt = vmin - BANK_S * (double)s->tot_slices;
+}
+
+bool ms__tenant_fits(const ms_sched_t *s, int32_t slot, int gi)
+{
+    const ms__job_t *j = &s->jobs[slot];
+    const ms__cls_t *c = &s->cls[j->cls];
+    const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
+
+    return t->limit < 0 || t->usage + (long)ms__tenant_slices(s, c, gi, NULL) * j->gang <= t->limit;
+}
+
+bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c)
+{
+    const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
+
+    return t->limit < 0 || t->usage + c->hdem <= t->limit;
+}
+
+int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b)
+{
+    const ms__tenant_t *ta, *tb;
+    bool ga, gb;
+    double sa, sb;
+
+    if (a->tenant == b->tenant)
+        return 0;   /* within a tenant: the usual order (priority, submission) */
+    ta = ms__tenant_c(s, a->tenant);
+    tb = ms__tenant_c(s, b->tenant);
+    ga = ta->usage + a->hdem <= ta->guarantee;
+    gb = tb->usage + b->hdem <= tb->guarantee;
+    if (ga != gb)
+        return ga ? -1 : 1;
+    if (ga)
+        return 0;   /* both within their guarantees: the usual order */
+    /* the smaller virtual time first (the service charged so far, by
+     * weight); then the smaller weighted share; at equal shares, the smaller with
+     * its head started (so that two tenants at the fair split do not take
+     * turns by submission order) */
+    if (ta->vt != tb->vt)
+        return ta->vt < tb->vt ? -1 : 1;
+    sa = dom_share(s, ta) / ta->weight;
+    sb = dom_share(s, tb) / tb->weight;
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    sa = dom_of(s, (double)(ta->usage + a->hdem), ta->mem + a->hmem) / ta->weight;
+    sb = dom_of(s, (double)(tb->usage + b->hdem), tb->mem + b->hmem) / tb->weight;
+    return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+ms_status_t ms__tenant_check(const ms_sched_t *s)
+{
+    int t;
+    int32_t i;
+
+    /* a live job is charged and nothing else is, but a fence's job (the
+     * only one without a class, fence.c) is never charged, live or not: a
+     * fence is no tenant's usage; each tenant's usage and counts are the
+     * sums of its jobs' (O(tenants x jobs): the tests') */
+    for (i = 0; i < s->njobs; i++) {
+        const ms__job_t *j = &s->jobs[i];
+        bool live = j->state == MS_JOB_STARTING || j->state == MS_JOB_RUNNING ||
+                    j->state == MS_JOB_MIGRATING || j->state == MS_JOB_RESERVED;
+
+        if (j->state == MS__SLOT_FREE)
+            continue;
+        if (j->cls < 0 ? j->charge != 0 || j->charge_mem != 0.0f : live != (j->charge > 0))
+            return MS_ESTATE;
+    }
+    for (t = 0; t < s->nten; t++) {
+        const ms__tenant_t *r = ms__tenant_c(s, t);
+        long usage = 0, running = 0, waiting = 0;
+
+        for (i = 0; i < s->njobs; i++) {
+            const ms__job_t *j = &s->jobs[i];
+
+            if (j->state == MS__SLOT_FREE || j->cls < 0 || s->cls[j->cls].tenant != t)
+                continue;
+            usage += j->charge;
+            running += j->charge > 0;
+            waiting += j->state == MS_JOB_QUEUED && j->inq;
+        }
+        if (usage != r->usage || running != r->running || waiting != r->waiting ||
+            !isfinite(r->vt))
+            return MS_ESTATE;
+    }
+    return MS_OK;
+}

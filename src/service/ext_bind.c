@@ -1,0 +1,283 @@
+/* ext_bind.c - an extender worker: a bind for real, in --kube mode
+ * (--kube-api, --kubeconfig or in-cluster). The loop never waits on the
+ * network; this thread does, with the HTTP connection suspended:
+ *   1. the loop turns the pod's reservation into a start (ms_sched_bind);
+ *   2. wait until the scheduler reports the job running: the backend has
+ *      created the instance and started the job on it (the sim backend
+ *      plays the node agents in-process), at most BIND_WAIT_S by the
+ *      daemon's clock;
+ *   3. PATCH the pod (JSON merge patch; metadata.uid in it makes the API
+ *      server refuse a recreated pod of the same name) with what it got:
+ *        migsched.io/instance-uuid, migsched.io/profile,
+ *        migsched.io/placement ("node/gpu/start"), migsched.io/gpu-uuid,
+ *        cdi.k8s.io/migsched: migsched.io/mig=<instance uuid>
+ *      (the CDI device reference the container runtime resolves from the
+ *      spec file the node agent writes; a time-sliced slot names its GPU);
+ *   4. POST .../pods/NAME/binding with the pod's UID;
+ *   5. any failure: the annotations are removed (best effort), the
+ *      instance is released, and the reply is {"Error": why}.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/kube.h"
+#include "service/extender_int.h"
+
+#define BIND_WAIT_S 8.0
+
+static void sleep_s(double s)
+{
+    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+    nanosleep(&ts, NULL);
+}
+
+/* Release the pod's job if it is still job_id (rollback of a bind). */
+static void rollback(svc_t *d, const char *uid, const char *job_id)
+{
+    ext_msg_t *e = svc_ext_msg_new(EXT_RELEASE);
+    int status;
+    char *body = NULL;
+
+    if (e == NULL || (e->bind.uid = strdup(uid)) == NULL) {
+        svc_ext_msg_free(e);
+        return;
+    }
+    e->rollback = true;
+    snprintf(e->job_id, sizeof(e->job_id), "%s", job_id);
+    e = svc_ext_call(d, e, &status, &body);
+    svc_ext_msg_free(e);
+    free(body);
+}
+
+static bool pod_path(const char *ns, const char *name, const char *sub, char *buf, size_t len)
+{
+    char ens[200], ename[800];
+
+    if (!ms_kube_escape(ns, ens, sizeof(ens)) || !ms_kube_escape(name, ename, sizeof(ename)))
+        return false;
+    return (size_t)snprintf(buf, len, "/api/v1/namespaces/%s/pods/%s%s", ens, ename, sub) < len;
+}
+
+/* A short reason from an API-server answer: its Status message. */
+static void api_why(const char *what, long status, const char *resp, const char *err, char *why, size_t len)
+{
+    json_t *o = resp != NULL ? json_loads(resp, 0, NULL) : NULL;
+    const char *msg = json_string_value(json_object_get(o, "message"));
+
+    if (status == 0)
+        snprintf(why, len, "migsched: %s: %.200s", what, err);
+    else
+        snprintf(why, len, "migsched: %s: HTTP %ld: %.200s", what, status, msg != NULL ? msg : "");
+    json_decref(o);
+}
+
+/* Is the pod bound to b->node, by us (its job annotation is job_id)? */
+static bool bound_to(svc_t *d, const svc_ext_bind_t *b, const char *job_id)
+{
+    char path[1200], err[256], *resp = NULL;
+    long hs = 0;
+    json_t *o;
+    bool yes = false;
+
+    if (!pod_path(b->ns, b->name, "", path, sizeof(path)) ||
+        ms_kube_request(d->kube, "GET", path, NULL, &hs, &resp, err, sizeof(err)) != 0 || hs != 200) {
+        free(resp);
+        return false;
+    }
+    if ((o = json_loads(resp, 0, NULL)) != NULL) {
+        const char *node = json_string_value(json_object_get(json_object_get(o, "spec"), "nodeName"));
+        const char *uid = json_string_value(json_object_get(json_object_get(o, "metadata"), "uid"));
+        const char *job = json_string_value(
+            json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"), "migsched.io/job"));
+
+        yes = node != NULL && strcmp(node, b->node) == 0 && uid != NULL && strcmp(uid, b->uid) == 0 &&
+              job != NULL && strcmp(job, job_id) == 0;
+    }
+    json_decref(o);
+    free(resp);
+    return yes;
+}
+
+/* 2. Until the job runs: its state with the instance (NULL, why set, when
+ * it will not run or not in time). */
+static ext_msg_t *wait_running(svc_t *d, const svc_ext_bind_t *b, const char *job_id, char *why, size_t len)
+{
+    double t0 = svc_clock_mono(d->clock), nap = 0.002;
+
+    for (;;) {
+        ext_msg_t *q = svc_ext_msg_new(EXT_STATE);
+        char *body = NULL;
+        int status, st;
+
+        if (q == NULL) {
+            snprintf(why, len, "migsched: out of memory");
+            return NULL;
+        }
+        snprintf(q->job_id, sizeof(q->job_id), "%s", job_id);
+        q = svc_ext_call(d, q, &status, &body);
+        free(body);
+        st = q != NULL ? q->state : -1;
+        if (st == MS_JOB_RUNNING)
+            return q;
+        if (st != MS_JOB_STARTING) {
+            snprintf(why, len, "migsched: the instance for %.60s/%.120s could not be created%s%.200s", b->ns,
+                     b->name, q != NULL && q->why[0] ? ": " : "", q != NULL ? q->why : "");
+            svc_ext_msg_free(q);
+            return NULL;
+        }
+        svc_ext_msg_free(q);
+        if (svc_clock_mono(d->clock) - t0 > BIND_WAIT_S) {
+            snprintf(why, len, "migsched: the instance was not ready within %.0f s", BIND_WAIT_S);
+            return NULL;
+        }
+        sleep_s(nap);
+        nap = nap * 2 > 0.05 ? 0.05 : nap * 2;
+    }
+}
+
+/* 3. The annotations on the pod; 0, or -1 with why. */
+static int annotate(svc_t *d, const svc_ext_bind_t *b, const char *job_id, const ext_msg_t *q, char *why,
+                    size_t len)
+{
+    char place[SVC_NODE_NAME_MAX + 32], cdi[96], path[1200], err[256], *body = NULL, *resp = NULL;
+    const char *dev = q->inst_uuid[0] ? q->inst_uuid : q->gpu_uuid;
+    json_t *ann, *patch = NULL;
+    long hs = 0;
+    int rc = -1;
+
+    snprintf(place, sizeof(place), "%s/%d/%d", q->node, q->gpu, q->start);
+    snprintf(cdi, sizeof(cdi), "migsched.io/mig=%s", dev);
+    ann = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "migsched.io/instance-uuid", q->inst_uuid, "migsched.io/profile",
+                    q->profile, "migsched.io/placement", place, "migsched.io/gpu-uuid", q->gpu_uuid,
+                    "migsched.io/job", job_id, "cdi.k8s.io/migsched", cdi);
+    if (ann != NULL && q->ninst > 1) {
+        char n[16];
+
+        /* annotation values are strings (a number is refused: 422) */
+        snprintf(n, sizeof(n), "%d", q->ninst);
+        json_object_set_new(ann, "migsched.io/gpus", json_string(n));
+        /* a gang's every GPU, so that a new leader adopts all of them */
+        json_object_set_new(ann, "migsched.io/placements", json_string(q->places));
+    }
+    patch = ann != NULL ? json_pack("{s:{s:s,s:O}}", "metadata", "uid", b->uid, "annotations", ann) : NULL;
+    body = patch != NULL ? json_dumps(patch, JSON_COMPACT) : NULL;
+    if (body == NULL || !pod_path(b->ns, b->name, "", path, sizeof(path)))
+        snprintf(why, len, "migsched: out of memory");
+    else if (ms_kube_request(d->kube, "PATCH", path, body, &hs, &resp, err, sizeof(err)) != 0 || hs != 200)
+        api_why("annotating the pod", hs, resp, err, why, len);
+    else
+        rc = 0;
+    json_decref(ann);
+    json_decref(patch);
+    free(body);
+    free(resp);
+    return rc;
+}
+
+/* 4. The Binding; 0, or -1 with why. */
+static int post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, char *why, size_t len)
+{
+    json_t *bo = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind", "Binding",
+                           "metadata", "name", b->name, "namespace", b->ns, "uid", b->uid, "target", "apiVersion",
+                           "v1", "kind", "Node", "name", b->node);
+    char *body = bo != NULL ? json_dumps(bo, JSON_COMPACT) : NULL, path[1200], err[256], *resp = NULL;
+    long hs = 0;
+    int rc = 0;
+
+    json_decref(bo);
+    if (body == NULL || !pod_path(b->ns, b->name, "/binding", path, sizeof(path))) {
+        snprintf(why, len, "migsched: out of memory");
+        free(body);
+        return -1;
+    }
+    if (ms_kube_request(d->kube, "POST", path, body, &hs, &resp, err, sizeof(err)) != 0 ||
+        (hs != 200 && hs != 201 && hs != 202)) {
+        api_why("binding the pod", hs, resp, err, why, len);
+        /* 409: bound already. By an earlier attempt of ours whose answer
+         * kube-scheduler did not wait for (its httpTimeout)? Then this is
+         * success: rolling back would take the running pod's instance. */
+        if (hs != 409 || !bound_to(d, b, job_id))
+            rc = -1;
+    }
+    free(body);
+    free(resp);
+    return rc;
+}
+
+/* 5. Remove the annotations we wrote (merge patch: null removes). */
+static void unannotate(svc_t *d, const svc_ext_bind_t *b)
+{
+    json_t *un = json_pack("{s:{s:{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}}}", "metadata", "annotations",
+                           "migsched.io/instance-uuid", "migsched.io/profile", "migsched.io/placement",
+                           "migsched.io/gpu-uuid", "migsched.io/job", "cdi.k8s.io/migsched", "migsched.io/gpus",
+                           "migsched.io/placements");
+    char *ub = un != NULL ? json_dumps(un, JSON_COMPACT) : NULL, path[1200], err[256], *r2 = NULL;
+    long s2;
+
+    if (ub != NULL && pod_path(b->ns, b->name, "", path, sizeof(path)))
+        (void)ms_kube_request(d->kube, "PATCH", path, ub, &s2, &r2, err, sizeof(err));
+    free(ub);
+    free(r2);
+    json_decref(un);
+}
+
+/* 1. The loop's bind; the job's id, or false with the answer in *status,
+ * *out (e is freed either way). */
+static bool loop_bind(svc_t *d, ext_msg_t *e, const svc_ext_bind_t *b, char *job_id, size_t len, int *status,
+                      char **out)
+{
+    if ((e->bind.uid = strdup(b->uid)) == NULL || (e->bind.node = strdup(b->node)) == NULL ||
+        (e->bind.name = strdup(b->name)) == NULL || (e->bind.ns = strdup(b->ns)) == NULL) {
+        svc_ext_msg_free(e);
+        *status = 500;
+        *out = NULL;
+        return false;
+    }
+    e = svc_ext_call(d, e, status, out);
+    if (e == NULL || !e->ok) {
+        svc_ext_msg_free(e);
+        return false;   /* its reply says why */
+    }
+    snprintf(job_id, len, "%s", e->job_id);
+    svc_ext_msg_free(e);
+    free(*out);
+    *out = NULL;
+    return true;
+}
+
+void svc_ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **out)
+{
+    svc_ext_bind_t b = e->bind;
+    char job_id[160], why[512];
+    double t0 = svc_clock_mono(d->clock);
+    ext_msg_t *q = NULL;
+    bool patched = false;
+
+    memset(&e->bind, 0, sizeof(e->bind));
+    if (!loop_bind(d, e, &b, job_id, sizeof(job_id), status, out)) {
+        svc_ext_bind_free(&b);
+        return;
+    }
+    if ((q = wait_running(d, &b, job_id, why, sizeof(why))) == NULL ||
+        annotate(d, &b, job_id, q, why, sizeof(why)) != 0 || !(patched = true) ||
+        post_binding(d, &b, job_id, why, sizeof(why)) != 0) {
+        ms_log("warn", "bind failed; rolled back",
+               json_pack("{s:s,s:s,s:s,s:s}", "pod", b.name, "namespace", b.ns, "node", b.node, "why", why));
+        if (patched)
+            unannotate(d, &b);
+        rollback(d, b.uid, job_id);
+        *status = 200;
+        *out = svc_ext_bind_reply(why);
+    } else {
+        ms_log("info", "pod bound",
+               json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "pod", b.name, "namespace", b.ns, "node", b.node, "job",
+                         job_id, "instance", q->inst_uuid, "seconds", svc_clock_mono(d->clock) - t0));
+        *status = 200;
+        *out = svc_ext_bind_reply(NULL);
+    }
+    svc_ext_msg_free(q);
+    svc_ext_bind_free(&b);
+}

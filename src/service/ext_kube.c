@@ -1,0 +1,63 @@
+/* ext_kube.c - the main thread: the extender's Kubernetes side opened and
+ * closed: the API-server client (src/kube/: --kube-api, --kubeconfig or
+ * in-cluster) and the pod watch thread (ext_watch.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/kube.h"
+#include "service/extender_int.h"
+
+int svc_ext_kube_open(svc_t *d)
+{
+    ms_kube_cfg_t kc;
+    char err[512] = "";
+
+    if (!d->cfg->kube)
+        return 0;
+    memset(&kc, 0, sizeof(kc));
+    kc.api = d->cfg->kube_api;
+    kc.token_file = d->cfg->kube_token_file;
+    kc.ca_file = d->cfg->kube_ca;
+    kc.kubeconfig = d->cfg->kubeconfig;
+    if (ms_kube_open(&kc, &d->kube, err, sizeof(err)) != 0) {
+        fprintf(stderr, "migschedd: Kubernetes: %s\n", err[0] ? err : "out of memory");
+        return -1;
+    }
+    ms_log("info", "kubernetes", json_pack("{s:s}", "server", ms_kube_server(d->kube)));
+    return 0;
+}
+
+void svc_ext_kube_close(svc_t *d)
+{
+    ms_kube_close(d->kube);
+    d->kube = NULL;
+}
+
+int svc_ext_watch_start(svc_t *d)
+{
+    struct svc_ext_watch *w;
+
+    if (d->kube == NULL)
+        return 0;
+    if ((w = calloc(1, sizeof(*w))) == NULL)
+        return -1;
+    d->watch = w;   /* before the thread reads it */
+    if (pthread_create(&w->th, NULL, svc_ext_watch_main, d) != 0) {
+        d->watch = NULL;
+        free(w);
+        return -1;
+    }
+    return 0;
+}
+
+void svc_ext_watch_stop(svc_t *d)
+{
+    if (d->watch == NULL)
+        return;
+    d->watch->stop = 1;
+    pthread_join(d->watch->th, NULL);
+    free(d->watch);
+    d->watch = NULL;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Preemption in migschedd (docs/tenants.md, "migschedd"; issue 24, item 4),
+# on the real daemon with the sim backend, one A100-40GB:
+#   - a 7g of priority 0 runs; a 1g of priority 10 arrives: the 7g is
+#     stopped and queued again (GET shows it queued), the 1g runs, the
+#     stream and the long poll carry a "preempted" event naming the 1g, and
+#     migsched_preemptions_total counts it for the 7g's tenant (promtool);
+#     when the 1g ends the 7g runs again, and the backend holds exactly the
+#     view's instances;
+#   - within --preempt-grace the 7g is no victim: the 1g waits;
+#   - kill -9 once the preemption is committed (the 7g's GET says queued:
+#     views are installed after the commit's fsync), at three moments of
+#     the slow STOP / CREATE / START that follow, then a restart: the 7g is
+#     queued or running, on at most one instance (exactly one if running),
+#     and the view and the backend agree (whether the 1g then runs depends
+#     on the moment: see the loop);
+#   - --preempt with --kube is refused (a victim pod must be evicted: not
+#     built), a bad --preempt-rate names the option.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/service/lib.sh
+command -v jq >/dev/null || { echo "jq missing (scripts/deps/test/service.list)"; exit 1; }
+
+post() { curl -s -o "$SVC_TMP/out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d "$1" "$B/v1/jobs"; }
+state() { curl -sf "$B/v1/jobs/$1" | jq -r .state; }
+is() { [ "$(state "$1")" = "$2" ]; }
+metric() { curl -sf "$B/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
+insts_of() { curl -sf "$B/v1/cluster" | jq --arg j "$1" '[.nodes[].gpus[].instances[] | select(.job == $j)] | length'; }
+
+# --- refused configurations ----------------------------------------------
+timeout 20 "$MIGSCHEDD" --state-dir "$SVC_TMP/bad" --node a=1xA100-40GB --preempt --kube-api https://127.0.0.1:1 \
+    2>"$SVC_TMP/err" >/dev/null
+[ $? -eq 2 ] || fail "--preempt with --kube-api accepted"
+grep -q "preempt is not built with --kube" "$SVC_TMP/err" || fail "--kube refusal: $(cat "$SVC_TMP/err")"
+"$MIGSCHEDD" --state-dir "$SVC_TMP/bad" --node a=1xA100-40GB --preempt --preempt-rate -1 2>"$SVC_TMP/err" >/dev/null
+[ $? -eq 2 ] || fail "--preempt-rate -1 accepted"
+grep -q "preempt-rate" "$SVC_TMP/err" || fail "bad rate: $(cat "$SVC_TMP/err")"
+
+# --- a 1g of priority 10 preempts a 7g of priority 0 ---------------------
+svc_start "$SVC_TMP/log" --state-dir "$SVC_TMP/s1" --node a=1xA100-40GB --op-delay 0 \
+    --preempt --preempt-grace 0 --tenant batch
+curl -sN --max-time 30 "$B/v1/events/stream" > "$SVC_TMP/stream" &
+stream_pid=$!
+[ "$(post '{"id":"big","profile":"7g","duration_s":3600,"priority":0,"tenant":"batch"}')" = 201 ] || fail "big"
+wait_for is big running || fail "big did not run: $(state big)"
+[ "$(post '{"id":"small","profile":"1g","duration_s":3,"priority":10}')" = 201 ] || fail "small"
+wait_for is small running || fail "small did not run: $(state small)"
+[ "$(state big)" = queued ] || fail "big is $(state big), not queued again, beside small"
+[ "$(insts_of big)" = 0 ] || fail "big still holds an instance"
+curl -sf "$B/v1/events?since=0&timeout=0" > "$SVC_TMP/ev" || fail "GET /v1/events"
+jq -e '[.events[] | select(.job == "big" and .state == "preempted" and .by == "small")] | length == 1' \
+    "$SVC_TMP/ev" >/dev/null || fail "no preempted event by small: $(cat "$SVC_TMP/ev")"
+# the order of big's events: running, preempted, queued
+jq -r '[.events[] | select(.job == "big") | .state] | join(" ")' "$SVC_TMP/ev" | grep -q "running preempted queued" \
+    || fail "big's events: $(jq -c '[.events[] | select(.job == "big") | .state]' "$SVC_TMP/ev")"
+[ "$(metric 'migsched_preemptions_total{tenant="batch"}')" = 1 ] || fail "preemptions of batch: $(curl -s "$B/metrics" | grep preempt)"
+[ "$(metric 'migsched_preemptions_total{tenant="default"}')" = 0 ] || fail "preemptions of default"
+curl -sf "$B/metrics" | promtool check metrics || fail "promtool check metrics"
+# small ends after 3 s: big runs again, on one instance
+for i in 1 2 3; do wait_for is big running && break; done
+is big running || fail "big not running again after small ended: $(state big)"
+[ "$(state small)" = done ] || fail "small is $(state small)"
+[ "$(insts_of big)" = 1 ] || fail "big on $(insts_of big) instances"
+wait_for check_cluster || fail "backend and view differ"
+kill "$stream_pid" 2>/dev/null; wait "$stream_pid" 2>/dev/null
+grep -q '"job":"big","state":"preempted","by":"small"' "$SVC_TMP/stream" || fail "the stream lacks the preempted event: $(cat "$SVC_TMP/stream")"
+svc_stop
+
+# --- within the grace period the young 7g is no victim -------------------
+svc_start "$SVC_TMP/log2" --state-dir "$SVC_TMP/s2" --node a=1xA100-40GB --op-delay 0 \
+    --preempt --preempt-grace 3600
+[ "$(post '{"id":"big","profile":"7g","duration_s":3600}')" = 201 ] || fail "big (grace)"
+wait_for is big running || fail "big did not run (grace)"
+[ "$(post '{"id":"small","profile":"1g","duration_s":3,"priority":10}')" = 201 ] || fail "small (grace)"
+sleep 2
+[ "$(state small)" = queued ] || fail "small is $(state small) within big's grace"
+[ "$(state big)" = running ] || fail "big is $(state big) within its grace"
+[ "$(metric 'migsched_preemptions_total{tenant="default"}')" = 0 ] || fail "a preemption within the grace"
+svc_stop
+
+# --- kill -9 after the preemption's commit, at three moments -------------
+for delay in 0 0.7 1.6; do
+    D=$SVC_TMP/c$delay
+    svc_start "$SVC_TMP/log3" --state-dir "$D" --node a=1xA100-40GB --op-delay 0.5 --preempt --preempt-grace 0
+    [ "$(post '{"id":"big","profile":"7g","duration_s":3600}')" = 201 ] || fail "big (crash $delay)"
+    wait_for is big running || fail "big did not run (crash $delay)"
+    [ "$(post '{"id":"small","profile":"1g","duration_s":3600,"priority":10}')" = 201 ] || fail "small (crash $delay)"
+    wait_for is big queued || fail "big not preempted (crash $delay): $(state big)"
+    sleep "$delay"
+    kill -9 "$SVC_PID"
+    wait "$SVC_PID" 2>/dev/null
+    svc_start "$SVC_TMP/log3" --state-dir "$D" --node a=1xA100-40GB --op-delay 0 --preempt --preempt-grace 0
+    wait_for check_cluster || fail "backend and view differ after the restart (crash $delay)"
+    sb=$(state big)
+    n=$(insts_of big)
+    case "$sb" in
+        queued) [ "$n" = 0 ] || fail "big queued but on $n instances (crash $delay)";;
+        running) [ "$n" = 1 ] || fail "big running on $n instances (crash $delay)";;
+        *) fail "big is $sb after the restart (crash $delay)";;
+    esac
+    # small is never on two instances either; whether it runs now depends
+    # on where the kill fell: killed between big's STOP and its DESTROY,
+    # the restart keeps big's 7g GI idle in the view, and fa+ does not
+    # destroy an idle GI to place a 1g (a cancel killed there does the
+    # same; docs/tenants.md, "migschedd": not fixed here)
+    [ "$(insts_of small)" -le 1 ] || fail "small on $(insts_of small) instances (crash $delay)"
+    echo "crash after ${delay}s: big was $sb after the restart"
+    svc_stop
+done
+echo "test_service_preempt: ok"

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Tenants in migschedd (docs/tenants.md, "migschedd"; issue 24, item 4):
+# declared in the config file and with --tenant (errors name the file, line
+# and field), `tenant` on POST /v1/jobs (422 for one not declared), a limit
+# held on the real daemon (a limited tenant's job waits while another
+# tenant's runs), GET /v1/tenants equal to what the jobs imply, the
+# per-tenant series of /metrics (promtool), SIGHUP reloads (a good file
+# applies, a bad one keeps the old set), a restart keeps each job's tenant,
+# and a store of schema 1 is migrated.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/service/lib.sh
+M=${MIGSCHED:-build-asan/migsched}
+
+post() { curl -s -o "$SVC_TMP/out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d "$1" "$B/v1/jobs"; }
+state() { curl -sf "$B/v1/jobs/$1" | jq -r .state; }
+# is ID STATE: for wait_for, which runs its command again each try (a
+# "$(state ID)" in its arguments would be read once, before the first)
+is() { [ "$(state "$1")" = "$2" ]; }
+reloads() { [ "$(grep -c '"SIGHUP: tenants reloaded"' "$SVC_TMP/log")" = "$1" ]; }
+tenants() { curl -sf "$B/v1/tenants"; }
+tfield() { tenants | jq -r --arg n "$1" ".tenants[] | select(.name == \$n) | .$2"; }
+
+# --- bad declarations: the file, the line and the field ------------------
+bad() {   # EXPECTED-TEXT ARGS...
+    local want=$1
+    shift
+    "$MIGSCHEDD" --state-dir "$SVC_TMP/bad" --node a=1xA100-40GB "$@" 2>"$SVC_TMP/err" >/dev/null
+    [ $? -eq 2 ] || fail "'$*' accepted"
+    grep -qF -- "$want" "$SVC_TMP/err" || fail "'$*': want '$want', got: $(cat "$SVC_TMP/err")"
+}
+printf 'node = a=1xA100-40GB\ntenant = team a:weight=1\n' > "$SVC_TMP/bad1.conf"
+bad "bad1.conf:2: tenant: 'team a:weight=1': a tenant's name is letters" --config "$SVC_TMP/bad1.conf"
+printf '# tenants\n\ntenant = t1:guarantee=4,limit=2\n' > "$SVC_TMP/bad2.conf"
+bad "bad2.conf:3: tenant: 't1:guarantee=4,limit=2': limit below the guarantee" --config "$SVC_TMP/bad2.conf"
+bad "--tenant: 't1:weight=0': weight must be a number in (0, 1e6]" --tenant t1:weight=0
+bad "--tenant: 't1:cap=3': unknown key 'cap'" --tenant=t1:cap=3
+bad "--tenant needs a value" --tenant
+
+# --- four 7-slice GPUs (room for every job; only quotas hold one back) -
+# teamA may hold 3 slices at most
+conf=$SVC_TMP/m.conf
+cat > "$conf" <<'EOF'
+node = a=4xA100-40GB
+op-delay = 0
+tenant = teamA:weight=1,guarantee=2,limit=3
+tenant = teamB:weight=2
+EOF
+svc_start "$SVC_TMP/log" --state-dir "$SVC_TMP/s" --config "$conf" --tenant teamC:limit=1
+
+# 422 for a tenant not declared, 400 for a name that cannot be one
+[ "$(post '{"id":"x1","profile":"1g","tenant":"nobody"}')" = 422 ] || fail "undeclared tenant: $(cat "$SVC_TMP/out")"
+jq -e '.error.field == "tenant"' "$SVC_TMP/out" >/dev/null || fail "422 does not name the field: $(cat "$SVC_TMP/out")"
+[ "$(post '{"id":"x2","profile":"1g","tenant":"a b"}')" = 400 ] || fail "bad tenant name not 400"
+[ "$(post '{"id":"x3","profile":"1g","tenant":7}')" = 400 ] || fail "tenant 7 not 400"
+
+# the limit holds: a2 would take teamA to 4 > 3 and waits; b1, submitted
+# after it, runs beside a1
+[ "$(post '{"id":"a1","profile":"2g","duration_s":3600,"tenant":"teamA"}')" = 201 ] || fail "a1: $(cat "$SVC_TMP/out")"
+[ "$(post '{"id":"a2","profile":"2g","duration_s":3600,"tenant":"teamA"}')" = 201 ] || fail "a2"
+[ "$(post '{"id":"b1","profile":"3g","duration_s":3600,"tenant":"teamB"}')" = 201 ] || fail "b1"
+[ "$(post '{"id":"c1","profile":"1g","duration_s":3600,"tenant":"teamC"}')" = 201 ] || fail "c1"
+[ "$(post '{"id":"d1","profile":"1g","duration_s":3600}')" = 201 ] || fail "d1 (the default tenant)"
+wait_for is b1 running || fail "b1 (teamB) did not run: $(state b1)"
+wait_for is a1 running || fail "a1 did not run"
+sleep 0.3
+[ "$(state a2)" = queued ] || fail "a2 runs beyond teamA's limit of 3 slices: $(state a2)"
+[ "$(curl -sf "$B/v1/jobs/a1" | jq -r .tenant)" = teamA ] || fail "GET a1 has no tenant teamA"
+[ "$(curl -sf "$B/v1/jobs/d1" | jq -r .tenant)" = default ] || fail "GET d1 is not the default tenant's"
+
+# /v1/tenants against what the jobs imply (live: starting, running,
+# migrating; slices from the placed profile, "2g.10gb" -> 2)
+check_tenants() {
+    local jobs ten
+    jobs=$(curl -sf "$B/v1/jobs?limit=1000") || fail "GET /v1/jobs"
+    ten=$(tenants) || fail "GET /v1/tenants"
+    echo "$jobs" | jq -e --argjson t "$ten" '
+        [.jobs[] | {t: .tenant, s: .state, n: (if .placement then (.placement.profile | capture("^(?<n>[0-9]+)").n | tonumber) * .placement.gpus else 0 end)}] as $j
+        | [$t.tenants[] | . as $x
+           | ($j | map(select(.t == $x.name and (.s == "running" or .s == "starting" or .s == "migrating")))) as $live
+           | ($x.usage_slices == ($live | map(.n) | add // 0))
+             and ($x.running == ($live | length))
+             and ($x.waiting == ($j | map(select(.t == $x.name and .s == "queued")) | length))]
+        | all' >/dev/null || fail "/v1/tenants disagrees with the jobs: $ten / $(echo "$jobs" | jq -c '[.jobs[] | [.id, .tenant, .state, .placement.profile]]')"
+}
+check_tenants
+[ "$(tfield teamA usage_slices)" = 2 ] && [ "$(tfield teamA limit_slices)" = 3 ] &&
+    [ "$(tfield teamA guarantee_slices)" = 2 ] && [ "$(tfield teamA waiting)" = 1 ] &&
+    [ "$(tfield teamB usage_slices)" = 3 ] && [ "$(tfield teamB weight)" = 2 ] &&
+    [ "$(tfield teamC limit_slices)" = 1 ] && [ "$(tfield default usage_slices)" = 1 ] &&
+    [ "$(tfield teamB limit_slices)" = null ] || fail "/v1/tenants: $(tenants)"
+
+# /metrics: the per-tenant series, and promtool's check
+curl -sf "$B/metrics" > "$SVC_TMP/metrics" || fail "GET /metrics"
+for want in 'migsched_tenant_usage_slices{tenant="teamA"} 2' 'migsched_tenant_limit_slices{tenant="teamA"} 3' \
+            'migsched_tenant_guarantee_slices{tenant="teamA"} 2' 'migsched_tenant_usage_slices{tenant="teamB"} 3' \
+            'migsched_tenant_jobs{tenant="teamA",state="waiting"} 1' 'migsched_tenant_jobs{tenant="teamA",state="running"} 1'; do
+    grep -qxF "$want" "$SVC_TMP/metrics" || fail "/metrics lacks '$want'"
+done
+grep -q '^migsched_tenant_limit_slices{tenant="teamB"}' "$SVC_TMP/metrics" && fail "teamB has no limit but a limit series"
+# `migsched status`, human and --json, and the status page
+"$M" status --server "$B" > "$SVC_TMP/status" || fail "migsched status"
+grep -Eq '^  teamA +1 +2 +3 +2 +0\.[0-9]+ +1 +1$' "$SVC_TMP/status" || fail "status has no teamA row: $(cat "$SVC_TMP/status")"
+grep -Eq '^  teamB +2 +0 +- +3 ' "$SVC_TMP/status" || fail "status has no teamB row: $(cat "$SVC_TMP/status")"
+"$M" status --server "$B" --json | jq -e '(.tenants[] | select(.name == "teamA") | .usage_slices == 2 and .waiting == 1)
+    and (.nodes | length) == 1' >/dev/null || fail "status --json has no tenants"
+"$M" submit --server "$B" --profile 1g --duration 3600 --tenant teamB --id s1 >/dev/null || fail "migsched submit --tenant"
+[ "$(curl -sf "$B/v1/jobs/s1" | jq -r .tenant)" = teamB ] || fail "migsched submit --tenant: not teamB's"
+"$M" submit --server "$B" --profile 1g --tenant nobody >/dev/null 2>&1; [ $? = 1 ] || fail "migsched submit --tenant nobody: want exit 1"
+curl -sf "$B/" | grep -q '/v1/tenants' || fail "the status page does not show the tenants"
+bash tests/service/check_metrics.sh "$SVC_TMP/metrics" || fail "metrics format"
+skipped=""
+if command -v promtool >/dev/null; then promtool check metrics < "$SVC_TMP/metrics" || fail "promtool"
+else skipped="promtool missing (scripts/deps/test/service.list): /metrics not checked by it"; fi
+
+# --- SIGHUP: a good file applies (teamA's limit 4 lets a2 start; teamD is
+# declared), a bad one keeps the set it has ------------------------------
+sed -i 's/limit=3/limit=4/' "$conf"
+echo 'tenant = teamD' >> "$conf"
+kill -HUP "$SVC_PID"
+wait_for grep -q '"SIGHUP: tenants reloaded"' "$SVC_TMP/log" || fail "no reload logged"
+wait_for is a2 running || fail "a2 did not start after teamA's limit was raised: $(state a2)"
+[ "$(tfield teamA limit_slices)" = 4 ] || fail "teamA's limit is not 4: $(tenants)"
+[ "$(post '{"id":"e1","profile":"1g","duration_s":3600,"tenant":"teamD"}')" = 201 ] || fail "teamD not declared after the reload"
+check_tenants
+echo 'tenant = teamE:limit=x' >> "$conf"
+kill -HUP "$SVC_PID"
+wait_for grep -q 'the previous ones stay' "$SVC_TMP/log" || fail "a bad reload is not logged"
+grep 'the previous ones stay' "$SVC_TMP/log" | grep -q 'm.conf:6: tenant' || fail "the bad reload does not name the file and line"
+[ "$(tfield teamA limit_slices)" = 4 ] || fail "a bad reload changed teamA"
+[ "$(post '{"id":"e2","profile":"1g","tenant":"teamE"}')" = 422 ] || fail "teamE of a bad file was declared"
+[ "$(post '{"id":"e3","profile":"1g","tenant":"teamD"}')" = 201 ] || fail "a bad reload dropped teamD"
+sed -i '$d' "$conf"
+# a tenant no longer declared keeps its jobs, takes no new one
+sed -i '/teamD/d' "$conf"
+kill -HUP "$SVC_PID"
+wait_for reloads 2 || fail "second reload not logged"
+[ "$(post '{"id":"e4","profile":"1g","tenant":"teamD"}')" = 422 ] || fail "teamD still takes jobs after its removal"
+[ "$(tfield teamD declared)" = false ] || fail "teamD is not shown as undeclared: $(tenants)"
+check_tenants
+before=$(tenants | jq -c '[.tenants[] | {name, usage_slices, running, waiting}] | sort_by(.name)')
+svc_stop
+
+# --- a restart keeps every job's tenant (teamD's too, undeclared now) -----
+svc_start "$SVC_TMP/log2" --state-dir "$SVC_TMP/s" --config "$conf" --tenant teamC:limit=1
+[ "$(curl -sf "$B/v1/jobs/a2" | jq -r .tenant)" = teamA ] || fail "a2's tenant after the restart"
+[ "$(curl -sf "$B/v1/jobs/e1" | jq -r .tenant)" = teamD ] || fail "e1's tenant after the restart"
+after=$(tenants | jq -c '[.tenants[] | {name, usage_slices, running, waiting}] | sort_by(.name)')
+[ "$before" = "$after" ] || fail "tenants before the restart $before, after $after"
+check_tenants
+svc_stop
+
+# --- a store of schema 1 (before r_tenant) opens: the column is added ----
+sqlite3 "$SVC_TMP/s/migschedd.db" "ALTER TABLE jobs DROP COLUMN r_tenant; PRAGMA user_version=1" || fail "downgrade"
+svc_start "$SVC_TMP/log3" --state-dir "$SVC_TMP/s" --config "$conf" --tenant teamC:limit=1
+[ "$(state b1)" = running ] || fail "b1 after the migration: $(state b1)"
+[ "$(post '{"id":"m1","profile":"1g","tenant":"teamB"}')" = 201 ] || fail "submit after the migration"
+svc_stop
+[ "$(sqlite3 "$SVC_TMP/s/migschedd.db" 'PRAGMA user_version')" = 2 ] || fail "the store was not migrated"
+[ "$(sqlite3 "$SVC_TMP/s/migschedd.db" "SELECT r_tenant FROM jobs WHERE id='m1'")" = teamB ] || fail "m1's tenant not stored"
+[ -z "$(sqlite3 "$SVC_TMP/s/migschedd.db" "SELECT r_tenant FROM jobs WHERE id='a1'")" ] || fail "an old row got a tenant"
+
+[ -z "$skipped" ] || { echo "skip: $skipped"; exit 77; }
+echo "test_service_tenants: ok"

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The workload and the assertions of test_e2e_dra_failover.sh (test infrastructure).
+
+  dra_failover_e2e.py before DIR WEBHOOK_URL   the cluster, the pods the
+                                               leader places, the pods that
+                                               wait; DIR/before.json
+  dra_failover_e2e.py after DIR STANDBY_URL    once the leader was killed
+
+DIR is the harness dir. Two API-only A100-40GB nodes (one GPU each),
+NVIDIA's DynamicMIG slices (dra_alloc_e2e.py). Before: four 3g.20gb pods
+fill both GPUs (placed by the leader) and a 7g.40gb pod waits. After the
+leader is killed (-9): two 1g.5gb pods created in the leaderless window
+are gated by the standby's webhook; the standby takes over; the leader's
+allocations are kept as they were (same claims, same devices, pods still
+bound), nothing is placed over them while the cluster is full, and as the
+3g pods are deleted, every waiting pod is allocated, ungated and bound,
+never two claims on one memory slice.
+"""
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dra_alloc_e2e import (Api, Unmet, bound, check_all, claim_of, classes, delete_pod, expect, gated, node,  # noqa: E402
+                           pod, pods, profile_request, publish, still_waiting, template, wait, webhook)
+
+FILL = ["w1", "w2", "w3", "w4"]
+
+
+def mk(api, want, name, prof):
+    want[name] = prof
+    return pod(api, name, tmpl="t-" + prof.replace(".", ""))
+
+
+def before(api, d, url):
+    want = {}
+    for n in ("a1", "a2"):
+        node(api, n)
+        publish(api, n, "A100-40GB", 1)
+    classes(api)
+    for prof in ("1g.5gb", "3g.20gb", "7g.40gb"):
+        template(api, "t-" + prof.replace(".", ""), profile_request(prof))
+    webhook(api, url, api.ca)
+    time.sleep(3)   # the webhook registered, the slices seen
+    for n in FILL:
+        expect(gated(mk(api, want, n, "3g.20gb")), "%s created without the gate" % n)
+    got = bound(api, FILL, want)
+    print("the leader placed four 3g.20gb: %s" % " ".join("%s=%s/%s" % (n, a, b) for n, (a, b) in sorted(got.items())))
+    expect(gated(mk(api, want, "q1", "7g.40gb")), "q1 created without the gate")
+    still_waiting(api, "q1", 2)
+    ps, cl = check_all(api, want)
+    keep = {n: {"node": got[n][0], "device": got[n][1], "claim": claim_of(ps[n], cl)["metadata"]["uid"]} for n in FILL}
+    with open(os.path.join(d, "before.json"), "w") as f:
+        json.dump({"want": want, "fill": keep}, f)
+    print("q1 (7g.40gb) waits: both GPUs full")
+
+
+def status(url, ca):
+    ctx = ssl.create_default_context(cafile=ca)
+    with urllib.request.urlopen(url + "/dra/status", context=ctx, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def kept(api, fill):
+    """The killed leader's allocations, as it wrote them: same claim, same device, pod bound there."""
+    ps, cl = check_all(api, {})
+    for n, was in fill.items():
+        if n not in ps:
+            continue
+        c = claim_of(ps[n], cl)
+        expect(c is not None and c["metadata"]["uid"] == was["claim"], "%s's claim replaced" % n)
+        al = c["status"].get("allocation")
+        expect(al is not None, "%s's allocation (written by the killed leader) lost" % n)
+        dev = al["devices"]["results"][0]["device"]
+        expect(dev == was["device"], "%s's device moved from %s to %s" % (n, was["device"], dev))
+        expect(ps[n]["spec"].get("nodeName") == was["node"], "%s no longer bound to %s" % (n, was["node"]))
+
+
+def after(api, d, url):
+    with open(os.path.join(d, "before.json")) as f:
+        st = json.load(f)
+    want, fill = st["want"], st["fill"]
+    t_kill = float(open(os.path.join(d, "killed_at")).read())
+    # created while nobody leads: the standby's webhook gates them
+    for n in ("b1", "b2"):
+        expect(gated(mk(api, want, n, "1g.5gb")), "%s created in the leaderless window without the gate" % n)
+    print("b1, b2 (1g.5gb) gated by the standby's webhook %.1f s after the kill" % (time.time() - t_kill))
+    wait("the standby deciding", lambda: status(url, api.ca).get("deciding"), timeout=60)
+    took = time.time() - t_kill
+    s = status(url, api.ca)
+    print("the standby took over within %.1f s of the kill (it models %d claims, %d GPUs)" % (took, s["claims"], s["gpus"]))
+    expect(s["claims"] >= 4, "the new leader does not hold the four claims the old one wrote")
+    kept(api, fill)
+    for n in ("q1", "b1", "b2"):
+        still_waiting(api, n, 0 if n != "q1" else 3)
+    print("the killed leader's four allocations kept; q1, b1, b2 wait (no room): nothing placed over them")
+    # room comes free on a1: every pod there deleted
+    on_a1 = [n for n, w in fill.items() if w["node"] == "a1"]
+    for n in on_a1:
+        delete_pod(api, n)
+    print("deleted %s (a1's pods)" % ",".join(on_a1))
+
+    def some_placed():
+        ps, _ = check_all(api, want)
+        kept(api, fill)
+        placed = [n for n in ("q1", "b1", "b2") if ps.get(n, {}).get("spec", {}).get("nodeName")]
+        return placed if placed else None
+    placed = wait("a waiting pod placed on a1", some_placed)
+    print("placed by the new leader on a1: %s" % ",".join(placed))
+    on_a2 = [n for n, w in fill.items() if w["node"] == "a2"]
+    for n in on_a2:
+        delete_pod(api, n)
+    got = bound(api, ["q1", "b1", "b2"], want)
+    print("deleted %s: every waiting pod ungated and bound: %s" % (
+        ",".join(on_a2), " ".join("%s=%s/%s" % (n, a, b) for n, (a, b) in sorted(got.items()))))
+    for n in ("q1", "b1", "b2"):
+        expect(not gated(pods(api)[n]), "%s still gated" % n)
+    check_all(api, want)
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ("before", "after"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    api = Api(sys.argv[2])
+    try:
+        (before if sys.argv[1] == "before" else after)(api, sys.argv[2], sys.argv[3])
+    except Unmet as e:
+        print("FAIL: %s" % e)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

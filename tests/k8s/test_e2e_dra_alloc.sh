@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# End to end: migschedd --dra as the placement brain for Kubernetes DRA
+# (docs/dra.md, "The allocator") on the real control plane of harness.sh
+# (etcd, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.2)
+# with API-only nodes whose ResourceSlices the test publishes exactly as
+# NVIDIA's driver does with DynamicMIG (one A100-40GB node, one H100-80GB
+# node, and a NIC driver's slices on both). migschedd serves its mutating
+# webhook over TLS (a certificate from the harness's CA) and acts as the
+# service account of deploy/kubernetes/dra/allocator/rbac.yaml; the API server
+# calls it for every pod. dra_alloc_e2e.py runs the workload and checks:
+#  - the webhook gates a pod whose claim asks for a MIG device at creation,
+#    and not a pod whose claim asks for a NIC;
+#  - three 1g.5gb pods are allocated off start 0 (first fit's choice) and
+#    a 4g.20gb then fits on the same A100 at start 0; each pod is bound by
+#    kube-scheduler to the node of its allocation, the device of the
+#    profile it asked;
+#  - kube-scheduler's own allocator allocates the NIC claims meanwhile;
+#  - migschedd killed (-9) and started again: it rebuilds every allocation
+#    from the API server (what follows would overlap them otherwise);
+#  - an allocation written by someone else (h1's 3g.40gb at start 4) is
+#    counted: a 3g.40gb pod waits until that claim is deleted, then gets
+#    start 4;
+#  - a pod deleted: kube-controller-manager deletes its template claim and
+#    the room goes to the pod waiting for it;
+#  - no device and no memory slice is ever held by two claims; our claims
+#    carry the delete-protection finalizer and allocationTimestamp;
+#  - the [I] points of the reference, on kube-scheduler itself: an
+#    allocation without allocationTimestamp fails its PreBind for good;
+#    PostFilter wipes an unreserved external allocation whose node fails
+#    another filter and allocates anew; the counters of a claim someone
+#    else allocated are honoured;
+#  - the fence: with the webhook gone, kube-scheduler's allocator takes no
+#    device of the managed driver (a claim migschedd refuses stays
+#    unallocated though a node has room), and migschedd still places an
+#    ungated pod whose claim it serves.
+# Prints "k8s dra alloc e2e: passed in N s", or "... skipped (REASON)" and
+# exits 77 where the control plane cannot be built (no Go >= 1.26 or module
+# proxy, MIGSCHED_K8S_SKIP set). MS_K8S_KEEP=1 keeps DIR (every log);
+# MIGSCHEDD_ARGS adds options (a mutant: --dra-fence false must fail it).
+set -eu
+export PYTHONDONTWRITEBYTECODE=1
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/lib.sh"
+
+skip() { echo "k8s dra alloc e2e: skipped ($*)"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
+for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
+python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml missing"
+MIGSCHEDD=${MIGSCHEDD:-}
+if [ -z "$MIGSCHEDD" ]; then
+    if [ -x "$root/build-asan/migschedd" ]; then MIGSCHEDD=$root/build-asan/migschedd; else MIGSCHEDD=$root/build/migschedd; fi
+fi
+[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
+
+out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
+ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-dra-alloc.XXXXXX")
+MSPID=
+cleanup() {
+    rc=$?
+    [ -z "$MSPID" ] || kill -TERM "$MSPID" 2>/dev/null || true
+    bash "$here/harness.sh" stop "$D" >/dev/null 2>&1 || true
+    if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+        for f in migschedd.log kube-scheduler.log kube-controller-manager.log; do
+            echo "--- $f (tail)"; tail -n 25 "$D/$f" 2>/dev/null || true
+        done
+    fi
+    if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
+}
+trap cleanup EXIT
+t0=$(date +%s)
+MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/harness.sh" start "$D" >"$D/harness.log"
+. "$D/env"
+
+# migschedd's serving certificate, from the harness's CA (the webhook's caBundle)
+( cd "$D/pki"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=migschedd" \
+      -keyout migschedd.key -out migschedd.csr
+  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >migschedd.ext
+  openssl x509 -req -in migschedd.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile migschedd.ext -out migschedd.crt ) >"$D/migschedd-pki.log" 2>&1 || fail "openssl failed"
+# migschedd's identity: the ServiceAccount and ClusterRole of
+# deploy/kubernetes/dra/allocator/rbac.yaml, its token from TokenRequest
+python3 "$here/dra_alloc_e2e.py" identity "$D" "$root/deploy/kubernetes/dra/allocator/rbac.yaml" \
+    >"$D/migschedd.token" || fail "migschedd's RBAC or token"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_ms() {
+    "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" --kube-token-file "$D/migschedd.token" \
+        --listen "127.0.0.1:$port" \
+        --tls-cert "$D/pki/migschedd.crt" --tls-key "$D/pki/migschedd.key" ${MIGSCHEDD_ARGS:-} 2>>"$D/migschedd.log" &
+    MSPID=$!
+    for i in $(seq 1 100); do st 2>/dev/null | grep -q '"deciding":true' && break; sleep 0.1; done
+    st | grep -q '"deciding":true' || fail "migschedd --dra did not come up deciding"
+}
+st() { curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$port/dra/status"; }
+start_ms
+echo "control plane and migschedd --dra up in $(( $(date +%s) - t0 )) s"
+
+python3 "$here/dra_alloc_e2e.py" run1 "$D" "https://127.0.0.1:$port" || fail "dra_alloc_e2e.py run1"
+# killed: the new one rebuilds every allocation from the API server
+kill -KILL "$MSPID"
+wait "$MSPID" 2>/dev/null || true
+start_ms
+echo "migschedd killed (-9) and started again: $(st | python3 -c 'import json,sys; d=json.load(sys.stdin); print("claims", d["claims"], "gpus", d["gpus"])')"
+python3 "$here/dra_alloc_e2e.py" run2 "$D" "https://127.0.0.1:$port" || fail "dra_alloc_e2e.py run2"
+echo "migschedd /dra/status: $(st)"
+kill -TERM "$MSPID"
+wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
+MSPID=
+echo "k8s dra alloc e2e: passed in $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End to end: leader failover of migschedd --dra (docs/dra.md, "The
+# allocator") on the real control plane of harness.sh (etcd,
+# kube-apiserver, kube-scheduler and kube-controller-manager v1.37.2), API-only
+# nodes with NVIDIA-style slices (dra_alloc_e2e.py). Two replicas, a and b,
+# with --leader-elect on the Lease migsched/migschedd-dra (4 s), both as the
+# ServiceAccount of deploy/kubernetes/dra/allocator/rbac.yaml; the webhook
+# calls b (a standby answers it too). dra_failover_e2e.py checks:
+#  - a leads and places four 3g.20gb pods (both A100s full); a 7g.40gb pod
+#    waits gated;
+#  - a is killed (-9); two 1g.5gb pods created in the leaderless window are
+#    gated by b's webhook;
+#  - b takes over (deciding) within 60 s of the kill (the Lease's 4 s and
+#    its renewal are the expected part) and keeps a's four allocations as a
+#    wrote them (same claims, devices, nodes); nothing is placed over them
+#    while the GPUs are full;
+#  - as the 3g pods are deleted, every waiting pod is allocated by b,
+#    ungated and bound by kube-scheduler; never one memory slice or device
+#    in two claims.
+# Prints "k8s dra failover e2e: passed in N s", or "... skipped (REASON)"
+# and exits 77 where the control plane cannot be built. MS_K8S_KEEP=1
+# keeps DIR.
+set -eu
+export PYTHONDONTWRITEBYTECODE=1
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/lib.sh"
+
+skip() { echo "k8s dra failover e2e: skipped ($*)"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
+for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
+python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml missing"
+MIGSCHEDD=${MIGSCHEDD:-}
+if [ -z "$MIGSCHEDD" ]; then
+    if [ -x "$root/build-asan/migschedd" ]; then MIGSCHEDD=$root/build-asan/migschedd; else MIGSCHEDD=$root/build/migschedd; fi
+fi
+[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
+
+out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
+ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-dra-failover.XXXXXX")
+pid_a= pid_b=
+cleanup() {
+    rc=$?
+    for p in $pid_a $pid_b; do kill -TERM "$p" 2>/dev/null || true; done
+    bash "$here/harness.sh" stop "$D" >/dev/null 2>&1 || true
+    if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+        for f in migschedd-a.log migschedd-b.log kube-scheduler.log; do
+            echo "--- $f (tail)"; tail -n 25 "$D/$f" 2>/dev/null || true
+        done
+    fi
+    if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
+}
+trap cleanup EXIT
+t0=$(date +%s)
+MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/harness.sh" start "$D" >"$D/harness.log"
+. "$D/env"
+( cd "$D/pki"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=migschedd" \
+      -keyout migschedd.key -out migschedd.csr
+  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >migschedd.ext
+  openssl x509 -req -in migschedd.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile migschedd.ext -out migschedd.crt ) >"$D/migschedd-pki.log" 2>&1 || fail "openssl failed"
+python3 "$here/dra_alloc_e2e.py" identity "$D" "$root/deploy/kubernetes/dra/allocator/rbac.yaml" \
+    >"$D/migschedd.token" || fail "migschedd's RBAC or token"
+port_free() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+pa=$(port_free); pb=$(port_free)
+replica() { # replica NAME PORT
+    POD_NAME=migschedd-dra-$1 "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" \
+        --kube-token-file "$D/migschedd.token" --leader-elect --lease migsched/migschedd-dra --lease-duration 4 \
+        --listen "127.0.0.1:$2" --tls-cert "$D/pki/migschedd.crt" --tls-key "$D/pki/migschedd.key" \
+        2>>"$D/migschedd-$1.log" &
+    eval "pid_$1=$!"
+}
+st() { curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$1/dra/status"; }
+replica a "$pa"
+for i in $(seq 1 150); do st "$pa" 2>/dev/null | grep -q '"deciding":true' && break; sleep 0.2; done
+st "$pa" | grep -q '"deciding":true' || fail "replica a never led"
+replica b "$pb"
+for i in $(seq 1 150); do curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$pb/dra/readyz" >/dev/null && break; sleep 0.2; done
+st "$pb" | grep -q '"deciding":false' || fail "replica b is not a standby: $(st "$pb")"
+echo "control plane, leader a and standby b up in $(( $(date +%s) - t0 )) s"
+
+python3 "$here/dra_failover_e2e.py" before "$D" "https://127.0.0.1:$pb" || fail "dra_failover_e2e.py before"
+kill -KILL "$pid_a"
+date +%s.%N >"$D/killed_at"
+wait "$pid_a" 2>/dev/null || true
+pid_a=
+echo "replica a (the leader) killed with -9"
+python3 "$here/dra_failover_e2e.py" after "$D" "https://127.0.0.1:$pb" || fail "dra_failover_e2e.py after"
+grep -q '"dra: deciding"' "$D/migschedd-b.log" || fail "b's log does not say it decides"
+echo "migschedd b /dra/status: $(st "$pb")"
+kill -TERM "$pid_b"
+wait "$pid_b" || fail "migschedd b exited with $? after SIGTERM"
+pid_b=
+echo "k8s dra failover e2e: passed in $(( $(date +%s) - t0 )) s"

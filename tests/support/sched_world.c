@@ -1,0 +1,104 @@
+/* sched_world.c - see sched_world.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "sched_world.h"
+
+void world_make(world_t *w, const ms_policy_ops_t *pol, const char *const *nodes, int n, bool track,
+                const ms_sched_exec_t *ex)
+{
+    ms_sched_cfg_t cfg;
+    ms_diag_t d;
+    int i;
+
+    memset(w, 0, sizeof(*w));
+    assert_non_null(pol);
+    assert_int_equal(ms_cluster_spec_create(&w->cs), MS_OK);
+    for (i = 0; i < n; i++)
+        if (ms_cluster_spec_add(w->cs, nodes[i], 0, &d) != MS_OK)
+            fail_msg("node %s: %s", nodes[i], d.msg);
+    ms_sched_cfg_defaults(&cfg);
+    cfg.policy = pol;
+    cfg.nodes = ms_cluster_spec_nodes(w->cs);
+    cfg.nnodes = ms_cluster_spec_nnodes(w->cs);
+    cfg.track_ops = track;
+    if (ex != NULL)
+        cfg.exec = *ex;
+    ms_diag_clear(&d);
+    if (ms_sched_create(&cfg, 0.0, &w->s, &d) != MS_OK)
+        fail_msg("ms_sched_create: %s", d.msg);
+}
+
+void world_make_named(world_t *w, const char *policy, const char *const *nodes, int n, bool track,
+                      const ms_sched_exec_t *ex)
+{
+    const ms_policy_ops_t *pol = ms_policy_find(policy);
+
+    if (pol == NULL)
+        fail_msg("no policy %s", policy);
+    world_make(w, pol, nodes, n, track, ex);
+}
+
+void world_free(world_t *w)
+{
+    ms_sched_destroy(w->s);
+    ms_cluster_spec_destroy(w->cs);
+    memset(w, 0, sizeof(*w));
+}
+
+uint64_t world_rnd(ms_rng_t *r, uint64_t n)
+{
+    return ms_rng_next(r) % n;
+}
+
+void hw_make(hw_t *h, const ms_sched_t *s)
+{
+    int k;
+
+    memset(h, 0, sizeof(*h));
+    h->n = ms_sched_ngroups(s);
+    assert_true(h->n <= (int)(sizeof(h->c) / sizeof(h->c[0])));
+    for (k = 0; k < h->n; k++) {
+        const ms_cluster_t *v = ms_sched_group_cluster(s, k);
+        ms_cluster_cfg_t cc;
+
+        memset(&cc, 0, sizeof(cc));
+        cc.geom = v->geom;
+        cc.ngpus = v->ngpus;
+        cc.gpus_per_node = v->gpus_per_node;
+        cc.share = v->share;
+        cc.replicas = v->replicas;
+        assert_int_equal(ms_cluster_create(&cc, &h->c[k]), MS_OK);
+    }
+}
+
+void hw_apply(hw_t *h, const ms_sched_t *s, const ms_op_t *gop)
+{
+    ms_op_t op = *gop;
+    int grp, local, fl;
+
+    ms_sched_gpu_where(s, gop->gpu, NULL, &grp, &local);
+    op.gpu = local;
+    if (op.kind == MS_OP_MOVE) {
+        ms_sched_gpu_where(s, gop->from_gpu, NULL, NULL, &fl);
+        op.from_gpu = fl;
+    }
+    if (ms_cluster_apply_op(h->c[grp], &op) != MS_OK)
+        fail_msg("the hardware refuses op %d job %d gpu %d/%d start %d prof %d from %d/%d",
+                 (int)op.kind, (int)op.job, (int)gop->gpu, local, (int)op.start, (int)op.prof,
+                 (int)gop->from_gpu, (int)op.from_start);
+}
+
+void hw_free(hw_t *h)
+{
+    int k;
+
+    for (k = 0; k < h->n; k++)
+        ms_cluster_destroy(h->c[k]);
+    h->n = 0;
+}
