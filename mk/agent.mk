@@ -22,7 +22,7 @@ $(AGENT_BIN): $(AGENT_OBJ) $(AGENT_ARCHIVES) $(BUILD)/libmigsched.a
 # req.c, which is pure.
 $(BUILD)/fuzz/fuzz_agent_request: fuzz/fuzz_agent_request.c fuzz/fuzz.h $(BUILD)/obj/src/agent/req.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< \
 	    $(BUILD)/obj/src/agent/req.o $(LIB) -ljansson $(LDLIBS)
 
 # tests/agent/test_agent.c (cmocka): the parsers, the CDI files and the

@@ -26,6 +26,6 @@ $(DRA_TESTS): $(BUILD)/tests/dra/%: tests/dra/%.c $(AGENT_TEST_OBJ) $(AGENT_ARCH
 $(BUILD)/fuzz/fuzz_dra_claim: fuzz/fuzz_dra_claim.c fuzz/fuzz.h $(BUILD)/obj/src/agent/dra_claim.o \
                               $(BUILD)/obj/src/agent/dra_names.o $(BUILD)/libmsrpc.a $(LIB) | $(DRA_PB_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -I$(RPC_GEN) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -I$(RPC_GEN) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< \
 	    $(BUILD)/obj/src/agent/dra_claim.o $(BUILD)/obj/src/agent/dra_names.o $(RPC_LIB) $(LIB) -lgrpc -lgpr \
 	    -lprotobuf-c -ljansson $(LDLIBS)

@@ -32,7 +32,7 @@ fuzz-bins: $(FUZZ_BIN)
 
 $(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(LIB) $(FUZZ_CLI_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(FUZZ_CLI_OBJ) \
+	$(CC) $(CPPFLAGS) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< $(FUZZ_CLI_OBJ) \
 	    $(LIB) $(LDLIBS)
 
 check-clang:

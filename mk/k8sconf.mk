@@ -19,5 +19,5 @@ $(K8SCONF_LIB): $(K8SCONF_OBJ)
 # `make fuzz` like every harness, with this archive and libyaml.
 $(BUILD)/fuzz/fuzz_k8s_policy: fuzz/fuzz_k8s_policy.c fuzz/fuzz.h $(K8SCONF_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(K8SCONF_LIB) $(LIB) \
+	$(CC) $(CPPFLAGS) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< $(K8SCONF_LIB) $(LIB) \
 	    -lyaml $(LDLIBS)

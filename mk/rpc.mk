@@ -67,6 +67,6 @@ $(RPC_TEST): tests/rpc/test_rpc.c $(RPC_LIB) $(AGENT_TEST_OBJ) $(AGENT_ARCHIVES)
 # The device plugin's message decoders under libFuzzer (make fuzz).
 $(BUILD)/fuzz/fuzz_dp_msg: fuzz/fuzz_dp_msg.c fuzz/fuzz.h $(BUILD)/obj/src/agent/dp_msg.o $(RPC_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -I$(RPC_GEN) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -I$(RPC_GEN) -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< \
 	    $(BUILD)/obj/src/agent/dp_msg.o $(RPC_LIB) $(LIB) -lgrpc -lgpr -lprotobuf-c -ljansson $(LDLIBS)
 

@@ -38,5 +38,5 @@ SVC_FUZZ_OBJ := $(filter-out $(BUILD)/obj/src/service/main.o,$(SVC_OBJ))
 $(BUILD)/fuzz/fuzz_svc_request: fuzz/fuzz_svc_request.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) \
                                  $(DAEMON_LIB) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< \
 	    $(SVC_FUZZ_OBJ) $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(LDLIBS)

@@ -45,7 +45,7 @@ $(RENDER_TEST): tests/service/test_render.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVM
 # The extender's wire-format parser under libFuzzer (make fuzz).
 $(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< \
 	    $(SVC_FUZZ_OBJ) $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)
 
 # What one pod costs the extender at 1,000 and 5,000 nodes (filter,

@@ -23,5 +23,5 @@ $(DRA_TESTS): $(BUILD)/tests/service/test_%: tests/service/test_%.c $(SVC_FUZZ_O
 $(BUILD)/fuzz/fuzz_dra: fuzz/fuzz_dra.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) \
                         $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< \
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Ifuzz $(CFLAGS_ALL) -fsanitize=fuzzer -MMD -MP -o $@ $< \
 	    $(SVC_FUZZ_OBJ) $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) $(LDLIBS)

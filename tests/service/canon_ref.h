@@ -11,11 +11,14 @@
 
 static inline char *canon_ref(const svc_req_t *req)
 {
-    json_t *c = json_pack("{s:s?,s:o,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O}", "profile", req->profile, "mem_gb",
+    /* "tenant" only when given ("s*" leaves a NULL out): a body without one
+     * has the form stores held before tenants existed. */
+    json_t *c = json_pack("{s:s?,s:o,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O,s:s*}", "profile", req->profile, "mem_gb",
                           req->mem_gb > 0 ? json_real(req->mem_gb) : json_null(), "model", req->model,
                           "isolation", req->isolation == MS_ISO_MIG ? "mig" : "any", "gang", req->gang,
                           "priority", req->priority, "migratable", req->migratable, "duration_s",
-                          req->duration_s, "estimate_s", req->estimate_s, "labels", req->labels);
+                          req->duration_s, "estimate_s", req->estimate_s, "labels", req->labels, "tenant",
+                          req->tenant);
     char *s = c != NULL ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
     json_decref(c);

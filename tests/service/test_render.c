@@ -224,6 +224,16 @@ static void test_canon_as_jansson(void **state)
             json_object_set_new(o, "duration_s", rnd_real(&g, 0, 1e9));
         if (ms_rng_below(&g, 2))
             json_object_set_new(o, "estimate_s", rnd_real(&g, 0, 1e9));
+        if (ms_rng_below(&g, 2)) {   /* a tenant's name: [A-Za-z0-9._-], 1..63 */
+            static const char TC[] = "abcXYZ019._-";
+            char tenant[64];
+            size_t tl = 1 + ms_rng_below(&g, 63);
+
+            for (i = 0; i < (int)tl; i++)
+                tenant[i] = TC[ms_rng_below(&g, sizeof(TC) - 1)];
+            tenant[tl] = '\0';
+            json_object_set_new(o, "tenant", json_string(tenant));
+        }
         if (ms_rng_below(&g, 2)) {
             labels = json_object();
             nl = (int)ms_rng_below(&g, 33);
