@@ -72,3 +72,46 @@ ms_node_skip_reason() {
     ms_k8s_bins_ok || { echo "no Kubernetes $MS_K8S_VERSION binaries (build-tools.sh)"; return; }
     ms_node_bins_ok || { echo "no containerd $MS_CONTAINERD_VERSION binaries (build-node.sh)"; return; }
 }
+
+# --- the start every end-to-end test shares ------------------------------
+# ms_e2e_begin NAME [yaml] defines skip (prints "k8s NAME e2e: skipped
+# (WHY)" and exits 77, which the suite counts as skipped) and fail ("FAIL:
+# WHY", exit 1), then skips when MIGSCHED_K8S_SKIP is set or curl, openssl,
+# python3 or, with "yaml", python3-yaml is missing. Then a test checks its
+# own binaries (ms_e2e_pick NAME), builds the control plane with
+# ms_e2e_tools [show] ("show" prints what build-tools.sh said) and, for a
+# real node, containerd with ms_e2e_node. Sourcing this file defines no
+# skip or fail: scripts that source it for the versions keep their own.
+ms_e2e_begin() {
+    local t
+    MS_E2E_NAME=$1
+    skip() { echo "k8s ${MS_E2E_NAME:+$MS_E2E_NAME }e2e: skipped ($*)"; exit 77; }
+    fail() { echo "FAIL: $*"; exit 1; }
+    [ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
+    for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
+    if [ "${2:-}" = yaml ]; then
+        python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml missing"
+    fi
+    return 0
+}
+
+# ms_e2e_pick NAME: the ASan build's binary when there is one, else build/'s.
+ms_e2e_pick() {
+    local root=${MS_K8S_DIR%/tests/k8s}
+    if [ -x "$root/build-asan/$1" ]; then echo "$root/build-asan/$1"; else echo "$root/build/$1"; fi
+}
+
+ms_e2e_tools() {
+    local out
+    out=$(bash "$MS_K8S_DIR/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
+    [ "${1:-}" != show ] || echo "$out"
+    ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+}
+
+ms_e2e_node() {
+    local out why
+    out=$(bash "$MS_K8S_DIR/build-node.sh") || { echo "$out"; fail "build-node.sh failed"; }
+    ms_node_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+    why=$(ms_node_skip_reason)
+    [ -z "$why" ] || skip "$why"
+}

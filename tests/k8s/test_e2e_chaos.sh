@@ -23,16 +23,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
-skip() { echo "k8s chaos e2e: skipped ($*)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
-for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
-pick() { if [ -x "$root/build-asan/$1" ]; then echo "$root/build-asan/$1"; else echo "$root/build/$1"; fi; }
-MIGSCHEDD=${MIGSCHEDD:-$(pick migschedd)}
-AGENT=${AGENT:-$(pick migsched-agent)}
+ms_e2e_begin "chaos"
+MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
+AGENT=${AGENT:-$(ms_e2e_pick migsched-agent)}
 [ -x "$MIGSCHEDD" ] && [ -x "$AGENT" ] || fail "no migschedd or migsched-agent (make all)"
-out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
-ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+ms_e2e_tools
 
 SEED=${MS_CHAOS_SEED:-$(( $(date +%s) % 100000 ))}
 ROUNDS=${MS_CHAOS_ROUNDS:-20}

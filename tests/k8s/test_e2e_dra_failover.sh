@@ -26,19 +26,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
-skip() { echo "k8s dra failover e2e: skipped ($*)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
-for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
-python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml missing"
-MIGSCHEDD=${MIGSCHEDD:-}
-if [ -z "$MIGSCHEDD" ]; then
-    if [ -x "$root/build-asan/migschedd" ]; then MIGSCHEDD=$root/build-asan/migschedd; else MIGSCHEDD=$root/build/migschedd; fi
-fi
+ms_e2e_begin "dra failover" yaml
+MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
 [ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
 
-out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
-ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+ms_e2e_tools
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-dra-failover.XXXXXX")
 pid_a= pid_b=

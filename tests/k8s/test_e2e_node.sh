@@ -33,21 +33,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
-skip() { echo "k8s node e2e: skipped ($*)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
-for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
-pick() { if [ -x "$root/build-asan/$1" ]; then echo "$root/build-asan/$1"; else echo "$root/build/$1"; fi; }
-MIGSCHEDD=${MIGSCHEDD:-$(pick migschedd)}
-AGENT=${AGENT:-$(pick migsched-agent)}
+ms_e2e_begin "node"
+MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
+AGENT=${AGENT:-$(ms_e2e_pick migsched-agent)}
 [ -x "$MIGSCHEDD" ] && [ -x "$AGENT" ] || fail "no migschedd or migsched-agent in build-asan/ or build/ (make all)"
 
-out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
-ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
-out=$(bash "$here/build-node.sh") || { echo "$out"; fail "build-node.sh failed"; }
-ms_node_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
-why=$(ms_node_skip_reason)
-[ -z "$why" ] || skip "$why"
+ms_e2e_tools
+ms_e2e_node
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-node.XXXXXX")
 MSPID=

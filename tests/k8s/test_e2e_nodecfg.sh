@@ -21,17 +21,12 @@ export PYTHONDONTWRITEBYTECODE=1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 root=$(cd "$here/../.." && pwd)
-pick() { if [ -x "$root/build-asan/$1" ]; then echo "$root/build-asan/$1"; else echo "$root/build/$1"; fi; }
-MIGSCHEDD=${MIGSCHEDD:-$(pick migschedd)}
-case "${MIGSCHED:-}" in /*) ;; "") MIGSCHED=$(pick migsched) ;; *) MIGSCHED=$root/$MIGSCHED ;; esac
+MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
+case "${MIGSCHED:-}" in /*) ;; "") MIGSCHED=$(ms_e2e_pick migsched) ;; *) MIGSCHED=$root/$MIGSCHED ;; esac
 
-skip() { echo "k8s nodecfg e2e: skipped ($*)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
-for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
+ms_e2e_begin "nodecfg"
 [ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD"
-out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
-ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
+ms_e2e_tools
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-nodecfg.XXXXXX")
 pids=()

@@ -24,16 +24,9 @@ export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the tree
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-skip() { echo "k8s e2e: skipped ($*)"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-[ -z "${MIGSCHED_K8S_SKIP:-}" ] || skip "MIGSCHED_K8S_SKIP is set"
-for t in curl openssl python3; do command -v "$t" >/dev/null || skip "$t not found"; done
+ms_e2e_begin ""
 
-out=$(bash "$here/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }
-echo "$out"
-if ! ms_k8s_bins_ok; then
-    skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
-fi
+ms_e2e_tools show
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s.XXXXXX")
 cleanup() {
