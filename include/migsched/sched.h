@@ -396,6 +396,14 @@ int ms_sched_tenant_find(const ms_sched_t *s, const char *name);
 /* Tenants are 0 .. ms_sched_ntenants() - 1 (at least the default). */
 int ms_sched_ntenants(const ms_sched_t *s);
 ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_info_t *out);
+/* The half-life of the tenants' decayed usage (cfg.tenant_half_life_s),
+ * and a new one from now on (migschedd's SIGHUP): the service received so
+ * far keeps what it weighs at now and decays with the new half-life from
+ * then (0: no more decay). MS_EINVAL (field tenant-half-life) outside
+ * [0, 1e12]. */
+double ms_sched_tenant_half_life(const ms_sched_t *s);
+ms_status_t ms_sched_set_tenant_half_life(ms_sched_t *s, double half_life_s, double now,
+                                          ms_diag_t *diag);
 
 /* --- preemption by geometry (src/sched/victims.c) ----------------------- */
 

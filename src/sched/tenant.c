@@ -210,6 +210,37 @@ ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_i
     return MS_OK;
 }
 
+double ms_sched_tenant_half_life(const ms_sched_t *s)
+{
+    return s->cfg.tenant_half_life_s;
+}
+
+ms_status_t ms_sched_set_tenant_half_life(ms_sched_t *s, double half_life_s, double now,
+                                          ms_diag_t *diag)
+{
+    double hl = s->cfg.tenant_half_life_s;
+    int k;
+
+    if (!(half_life_s >= 0.0 && half_life_s <= 1e12) || !isfinite(now)) {
+        ms_diag_set(diag, NULL, 0, "tenant-half-life", "must be in [0, 1e12] seconds (0: no decay)");
+        return MS_EINVAL;
+    }
+    /* every virtual time to what it weighs at now under the old half-life
+     * (a common factor: the order between tenants stays), and now the new
+     * reference, so the new half-life decays from here. A job running
+     * across the change has its end's correction weighed by the new one:
+     * an approximation for those jobs only. */
+    if (hl > 0.0) {
+        double f = exp(-(now - s->vt_ref) * LN2 / hl);
+
+        for (k = 0; k < s->nten; k++)
+            ms__tenant(s, k)->vt *= f;
+    }
+    s->vt_ref = now;
+    s->cfg.tenant_half_life_s = half_life_s;
+    return MS_OK;
+}
+
 int32_t ms__tenant_slices(const ms_sched_t *s, const ms__cls_t *c, int gi, double *mem)
 {
     const ms__grp_t *gr = &s->grp[gi];

@@ -646,7 +646,8 @@ int svc_cfg_parse(svc_cfg_t *c, int argc, char **argv)
     return check(c);
 }
 
-int svc_cfg_tenants(const svc_cfg_t *cfg, ms_sim_tenants_t *out, char *why, size_t len)
+int svc_cfg_tenants(const svc_cfg_t *cfg, ms_sim_tenants_t *out, double *half_life_s, char *why,
+                    size_t len)
 {
     svc_cfg_t c;
     char msg[256];
@@ -661,20 +662,26 @@ int svc_cfg_tenants(const svc_cfg_t *cfg, ms_sim_tenants_t *out, char *why, size
     if (read_files(&c, cfg->argc, cfg->argv, why, len) != 0)
         rc = -1;
     for (i = 1; rc == 0 && i < cfg->argc; i++) {
-        const char *a = cfg->argv[i], *v = NULL;
+        const char *a = cfg->argv[i], *v = NULL, *k = "tenant";
 
         if (strncmp(a, "--tenant=", 9) == 0)
             v = a + 9;
         else if (strcmp(a, "--tenant") == 0 && i + 1 < cfg->argc)
             v = cfg->argv[++i];
+        else if (strncmp(a, "--tenant-half-life=", 19) == 0)
+            v = a + 19, k = "tenant-half-life";
+        else if (strcmp(a, "--tenant-half-life") == 0 && i + 1 < cfg->argc)
+            v = cfg->argv[++i], k = "tenant-half-life";
         msg[0] = '\0';
-        if (v != NULL && apply_table(&c, "tenant", v, msg, sizeof(msg)) != 0) {
+        if (v != NULL && apply_table(&c, k, v, msg, sizeof(msg)) != 0) {
             snprintf(why, len, "--%s", msg[0] ? msg : "out of memory");
             rc = -1;
         }
     }
-    if (rc == 0)
+    if (rc == 0) {
         *out = c.tenants;
+        *half_life_s = c.qcfg.tenant_half_life_s;
+    }
     svc_cfg_free(&c);
     return rc;
 }

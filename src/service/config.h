@@ -79,7 +79,9 @@ int svc_cfg_parse(svc_cfg_t *cfg, int argc, char **argv);
 void svc_cfg_free(svc_cfg_t *cfg);
 /* The tenants the config file and command line declare now (SIGHUP, main
  * thread): the whole configuration is read again as at start-up, and only
- * its tenants are taken. 0, or -1 with why (the file, line and field). */
-int svc_cfg_tenants(const svc_cfg_t *cfg, ms_sim_tenants_t *out, char *why, size_t len);
+ * its tenants and their --tenant-half-life are taken. 0, or -1 with why
+ * (the file, line and field). */
+int svc_cfg_tenants(const svc_cfg_t *cfg, ms_sim_tenants_t *out, double *half_life_s, char *why,
+                    size_t len);
 
 #endif

@@ -251,12 +251,12 @@ static int serve(svc_t *d, svc_cfg_t *cfg, svc_http_t **http)
  * a bad file keeps the old set and says why. */
 static void reload_tenants(svc_t *d)
 {
-    ms_sim_tenants_t *ts = calloc(1, sizeof(*ts));
+    svc_tenset_t *ts = calloc(1, sizeof(*ts));
     char why[512];
 
     if (ts == NULL)
         ms_log("error", "SIGHUP: out of memory; the tenants stay", NULL);
-    else if (svc_cfg_tenants(d->cfg, ts, why, sizeof(why)) != 0)
+    else if (svc_cfg_tenants(d->cfg, &ts->ts, &ts->half_life_s, why, sizeof(why)) != 0)
         ms_log("error", "SIGHUP: the configuration's tenants are not usable; the previous ones stay",
                json_pack("{s:s}", "why", why));
     else

@@ -108,6 +108,7 @@ json_t *svc_tenants_json(svc_t *d)
                          "running", (json_int_t)info.running, "waiting", (json_int_t)info.waiting));
     }
     json_object_set_new(o, "tenants", a);
+    json_object_set_new(o, "half_life_s", json_real(ms_sched_tenant_half_life(d->sched)));
     return o;
 }
 
@@ -124,17 +125,26 @@ void svc_h_tenants(svc_t *d, svc_msg_t *m, double now)
 
 void svc_h_tenset(svc_t *d, svc_msg_t *m, double now)
 {
+    const svc_tenset_t *set = m->ext;
     char why[256];
+    ms_diag_t diag;
+    ms_status_t st;
 
-    (void)now;
-    if (svc_tenants_apply(d, m->ext, why, sizeof(why)) != 0) {
+    if (svc_tenants_apply(d, &set->ts, why, sizeof(why)) != 0) {
         svc_reply_err(m, 422, "tenant", why);
         return;
     }
-    svc_reply_json(m, 200, json_pack("{s:i}", "tenants", ((const ms_sim_tenants_t *)m->ext)->n));
+    ms_diag_clear(&diag);
+    if (set->half_life_s != ms_sched_tenant_half_life(d->sched) &&
+        (st = ms_sched_set_tenant_half_life(d->sched, set->half_life_s, now, &diag)) != MS_OK) {
+        /* the file's value passed the option table's range: not expected */
+        svc_reply_err(m, 422, "tenant-half-life", diag.msg[0] ? diag.msg : ms_strerror(st));
+        return;
+    }
+    svc_reply_json(m, 200, json_pack("{s:i,s:f}", "tenants", set->ts.n, "half_life_s", set->half_life_s));
 }
 
-void svc_tenants_reload(svc_t *d, ms_sim_tenants_t *ts)
+void svc_tenants_reload(svc_t *d, svc_tenset_t *set)
 {
     svc_msg_t *m = calloc(1, sizeof(*m));
 
@@ -143,11 +153,12 @@ void svc_tenants_reload(svc_t *d, ms_sim_tenants_t *ts)
         return;
     }
     m->kind = SVC_M_TENSET;
-    m->ext = ts;   /* read only by the loop's svc_h_tenset */
+    m->ext = set;   /* read only by the loop's svc_h_tenset */
     svc_call(d, m);
     m->ext = NULL;   /* ours, not an extender message */
     if (m->status == 200)
-        ms_log("info", "SIGHUP: tenants reloaded", json_pack("{s:i}", "tenants", ts->n));
+        ms_log("info", "SIGHUP: tenants reloaded",
+               json_pack("{s:i,s:f}", "tenants", set->ts.n, "half_life_s", set->half_life_s));
     else
         ms_log("error", "SIGHUP: the tenants could not be applied; the previous ones stay",
                json_pack("{s:i,s:s?}", "status", m->status, "why", m->body));

@@ -20,7 +20,13 @@ bool svc_tenant_declared(const svc_t *d, const char *name);
  * given to the scheduler undeclared (weight 1, no quota) so the job keeps
  * its tenant; 0, or -1 (logged). */
 int svc_tenant_keep(svc_t *d, const char *name);
-/* Loop: GET /v1/tenants; SIGHUP's new set (m->ext: an ms_sim_tenants_t). */
+/* What SIGHUP reads again: the declared set and --tenant-half-life. */
+typedef struct svc_tenset {
+    ms_sim_tenants_t ts;
+    double half_life_s;
+} svc_tenset_t;
+
+/* Loop: GET /v1/tenants; SIGHUP's new set (m->ext: an svc_tenset_t). */
 void svc_h_tenants(svc_t *d, svc_msg_t *m, double now);
 void svc_h_tenset(svc_t *d, svc_msg_t *m, double now);
 /* Loop: the tenants as /v1/tenants and `migsched status` show them. */
@@ -28,7 +34,7 @@ json_t *svc_tenants_json(svc_t *d);
 /* Main (SIGHUP): hand the tenants read again from the configuration
  * (svc_cfg_tenants, by the caller: this file does not call config.c, whose
  * --dra settings lead back here through start-up) to the loop, and log
- * what came of it. ts stays the caller's. */
-void svc_tenants_reload(svc_t *d, ms_sim_tenants_t *ts);
+ * what came of it. set stays the caller's. */
+void svc_tenants_reload(svc_t *d, svc_tenset_t *set);
 
 #endif

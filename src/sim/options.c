@@ -139,10 +139,10 @@ static const row_t ROWS[] = {
     { { "preempt-rate", QUE, MS_OPT_INT, "N", 0, 1000000, false, NULL, "10",
         "--preempt: at most N preemptions in any 60 s (0: no limit)" },
       Q(preempt_rate), 0, false, NULL },
-    { { "tenant-half-life", SIM, MS_OPT_DOUBLE, "S", 0, 1e12, false, NULL, "0: no decay",
+    { { "tenant-half-life", QUE, MS_OPT_DOUBLE, "S", 0, 1e12, false, NULL, "0: no decay",
         "tenants: the service a tenant received counts half after S seconds in the fair "
-        "share (Slurm's decayed usage; docs/tenants.md)" },
-      S(sched.tenant_half_life_s), 0, false, NULL },
+        "share (Slurm's decayed usage; docs/tenants.md; migschedd: SIGHUP reloads)" },
+      Q(tenant_half_life_s), 0, false, NULL },
     { { "tenant", SIM, MS_OPT_TENANT, "T", 0, 0, false, NULL, "none: one tenant",
         "declare a tenant, repeatable (docs/tenants.md): "
         "NAME[:weight=W][,guarantee=S][,limit=S], S in compute slices; migschedd takes the same "

@@ -14,7 +14,8 @@ declare -A VAL=([lb-threshold]=0.5 [balance]=flag [dynamic]=flag [migration]=fla
     [static-layout]=4g+2g+1g [demand-window]=128 [hysteresis]=60 [replicas]=2 [seed]=7
     [migrate-cost]=5 [interference-beta]=0.1 [room-queue-max]=16
     [queue]=fifo [backfill-bound]=inf [aging-rate]=2 [default-estimate]=600
-    [preempt]=flag [preempt-grace]=30 [preempt-after]=10 [preempt-rate]=5)
+    [preempt]=flag [preempt-grace]=30 [preempt-after]=10 [preempt-rate]=5
+    [tenant-half-life]=3600)
 names=$("$MIGSCHEDD" --help | sed -n '/^queue and policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
 [ -n "$names" ] || fail "--help lists no policy options"
 args=() conf=$SVC_TMP/all.conf
@@ -55,6 +56,8 @@ bad "--queue: 'lifo' is not a choice; expected one of easy, backfill or fifo" --
 bad "--queue: 'lifo' is not a choice; expected one of easy, backfill or fifo" --queue=lifo
 bad "--aging-rate: '-1' is out of range; expected a number in [0, 1e+06]" --aging-rate=-1
 bad "--queue needs a value" --queue
+bad "--tenant-half-life: '-1' is out of range; expected a number in [0, 1e+12]" --tenant-half-life=-1
+bad "--tenant-half-life: 'x' is not a decimal number; expected a number in [0, 1e+12]" --tenant-half-life x
 bad "--beta: a simulator option, not one of this command's" --beta 0.1
 # the daemon's own numbers: number.h's syntax, the same message
 bad "--commit-delay: '101' is out of range; expected a number in [0, 100]" --commit-delay 101
@@ -64,4 +67,6 @@ printf 'node = a=1xA100-40GB\n\nhysteresis = -5\n' > "$SVC_TMP/bad.conf"
 bad "bad.conf:3: hysteresis: '-5' is out of range; expected a number in [0, 1e+09]" --config "$SVC_TMP/bad.conf"
 printf 'node = a=1xA100-40GB\nno-migration = maybe\n' > "$SVC_TMP/bad.conf"
 bad "bad.conf:2: migration: 'maybe' is not true or false" --config "$SVC_TMP/bad.conf"
+printf 'node = a=1xA100-40GB\ntenant-half-life = 2e12\n' > "$SVC_TMP/bad.conf"
+bad "bad.conf:2: tenant-half-life: '2e12' is out of range; expected a number in [0, 1e+12]" --config "$SVC_TMP/bad.conf"
 echo "test_service_config: ok"

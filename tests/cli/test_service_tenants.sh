@@ -45,8 +45,11 @@ node = a=4xA100-40GB
 op-delay = 0
 tenant = teamA:weight=1,guarantee=2,limit=3
 tenant = teamB:weight=2
+tenant-half-life = 600
 EOF
 svc_start "$SVC_TMP/log" --state-dir "$SVC_TMP/s" --config "$conf" --tenant teamC:limit=1
+# the file's tenant-half-life reaches the scheduler (GET /v1/tenants reads it there)
+[ "$(tenants | jq .half_life_s)" = 600 ] || fail "half-life not 600: $(tenants)"
 
 # 422 for a tenant not declared, 400 for a name that cannot be one
 [ "$(post '{"id":"x1","profile":"1g","tenant":"nobody"}')" = 422 ] || fail "undeclared tenant: $(cat "$SVC_TMP/out")"
@@ -115,10 +118,11 @@ else skipped="promtool missing (scripts/deps/test/service.list): /metrics not ch
 
 # --- SIGHUP: a good file applies (teamA's limit 4 lets a2 start; teamD is
 # declared), a bad one keeps the set it has ------------------------------
-sed -i 's/limit=3/limit=4/' "$conf"
+sed -i 's/limit=3/limit=4/; s/half-life = 600/half-life = 3600/' "$conf"
 echo 'tenant = teamD' >> "$conf"
 kill -HUP "$SVC_PID"
 wait_for grep -q '"SIGHUP: tenants reloaded"' "$SVC_TMP/log" || fail "no reload logged"
+[ "$(tenants | jq .half_life_s)" = 3600 ] || fail "SIGHUP did not set the half-life to 3600: $(tenants)"
 wait_for is a2 running || fail "a2 did not start after teamA's limit was raised: $(state a2)"
 [ "$(tfield teamA limit_slices)" = 4 ] || fail "teamA's limit is not 4: $(tenants)"
 [ "$(post '{"id":"e1","profile":"1g","duration_s":3600,"tenant":"teamD"}')" = 201 ] || fail "teamD not declared after the reload"
@@ -126,7 +130,7 @@ check_tenants
 echo 'tenant = teamE:limit=x' >> "$conf"
 kill -HUP "$SVC_PID"
 wait_for grep -q 'the previous ones stay' "$SVC_TMP/log" || fail "a bad reload is not logged"
-grep 'the previous ones stay' "$SVC_TMP/log" | grep -q 'm.conf:6: tenant' || fail "the bad reload does not name the file and line"
+grep 'the previous ones stay' "$SVC_TMP/log" | grep -q 'm.conf:7: tenant' || fail "the bad reload does not name the file and line"
 [ "$(tfield teamA limit_slices)" = 4 ] || fail "a bad reload changed teamA"
 [ "$(post '{"id":"e2","profile":"1g","tenant":"teamE"}')" = 422 ] || fail "teamE of a bad file was declared"
 [ "$(post '{"id":"e3","profile":"1g","tenant":"teamD"}')" = 201 ] || fail "a bad reload dropped teamD"
@@ -147,6 +151,16 @@ svc_start "$SVC_TMP/log2" --state-dir "$SVC_TMP/s" --config "$conf" --tenant tea
 [ "$(curl -sf "$B/v1/jobs/e1" | jq -r .tenant)" = teamD ] || fail "e1's tenant after the restart"
 after=$(tenants | jq -c '[.tenants[] | {name, usage_slices, running, waiting}] | sort_by(.name)')
 [ "$before" = "$after" ] || fail "tenants before the restart $before, after $after"
+[ "$(tenants | jq .half_life_s)" = 3600 ] || fail "half-life after the restart: $(tenants)"
+check_tenants
+svc_stop
+# the command line's --tenant-half-life applies after the file's, and
+# SIGHUP keeps it so
+svc_start "$SVC_TMP/log2b" --state-dir "$SVC_TMP/s" --config "$conf" --tenant teamC:limit=1 --tenant-half-life=0
+[ "$(tenants | jq .half_life_s)" = 0 ] || fail "--tenant-half-life=0 not over the file's: $(tenants)"
+kill -HUP "$SVC_PID"
+wait_for grep -q '"SIGHUP: tenants reloaded"' "$SVC_TMP/log2b" || fail "no reload logged (2b)"
+[ "$(tenants | jq .half_life_s)" = 0 ] || fail "SIGHUP lost the command line's half-life: $(tenants)"
 check_tenants
 svc_stop
 

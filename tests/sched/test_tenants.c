@@ -704,24 +704,40 @@ static void on_seg(void *ctx, const ms_segment_t *sg)
  * 1900 to 2000 s (100); a default-tenant 7g holds the GPU from 2000 to
  * 3000 s, while A (2001 s) and B (2002 s) each queue a 7g: equal current
  * usage (none), so the past decides who starts at 3000 s. Returns 1 if B's
- * starts first, 0 if A's, and the plans' hash. */
-static int past_decides(double half_life, uint64_t *plans)
+ * starts first, 0 if A's, and the plans' hash. With set_at >= 0 the
+ * half-life becomes set_hl at that time (ms_sched_set_tenant_half_life,
+ * migschedd's SIGHUP). */
+static int past_decides_set(double half_life, double set_at, double set_hl, uint64_t *plans)
 {
     env_t e;
     int32_t a0, b0, d0, a1, b1;
     int first;
+    ms_diag_t dg;
 
     env_make_hl(&e, "n=1xA100-40GB", NULL, half_life);
     tenant(&e, "A", 1.0, 0, -1);
     tenant(&e, "B", 1.0, 0, -1);
     a0 = submit(&e, "7g", "A", 0.0);
     assert_int_equal(ms_sched_finished(e.s, a0, 1000.0), MS_OK);
+    if (set_at >= 0.0 && set_at < 1900.0) {
+        ms_diag_clear(&dg);
+        assert_int_equal(ms_sched_set_tenant_half_life(e.s, set_hl, set_at, &dg), MS_OK);
+        assert_true(ms_sched_tenant_half_life(e.s) == set_hl);
+    }
     b0 = submit(&e, "1g", "B", 1900.0);
     d0 = submit(&e, "7g", NULL, 1950.0);
     assert_int_equal(ms_sched_finished(e.s, b0, 2000.0), MS_OK);
     assert_true(e.started[d0] == 2000.0);
     a1 = submit(&e, "7g", "A", 2001.0);
     b1 = submit(&e, "7g", "B", 2002.0);
+    if (set_at >= 2002.0) {
+        ms_diag_clear(&dg);
+        assert_int_equal(ms_sched_set_tenant_half_life(e.s, set_hl, set_at, &dg), MS_OK);
+        /* out of range: refused, the half-life kept */
+        assert_int_equal(ms_sched_set_tenant_half_life(e.s, -1.0, set_at, &dg), MS_EINVAL);
+        assert_string_equal(dg.field, "tenant-half-life");
+        assert_true(ms_sched_tenant_half_life(e.s) == set_hl);
+    }
     assert_int_equal(ms_sched_finished(e.s, d0, 3000.0), MS_OK);
     assert_true(e.started[a1] == 3000.0 || e.started[b1] == 3000.0);
     first = e.started[b1] == 3000.0;
@@ -729,6 +745,11 @@ static int past_decides(double half_life, uint64_t *plans)
     *plans = e.plans;
     env_free(&e);
     return first;
+}
+
+static int past_decides(double half_life, uint64_t *plans)
+{
+    return past_decides_set(half_life, -1.0, 0.0, plans);
 }
 
 /* --tenant-half-life: with a half-life of an hour, A's larger and older
@@ -756,6 +777,14 @@ static void test_half_life(void **state)
      * virtual times are brought back to a new reference (vt_renorm) */
     assert_int_equal(past_decides(1.0, &p), 0);
     assert_int_equal(past_decides(0.0, &p0), 1);
+    /* set at run time (migschedd's SIGHUP): from 1500 s on, a minute's
+     * half-life forgets A's past as one given at the start does, an
+     * hour's does not; set back to none at 2500 s, the order of the
+     * decayed times stays (A first) */
+    assert_int_equal(past_decides_set(0.0, 1500.0, 60.0, &p), 0);
+    assert_int_equal(past_decides_set(0.0, 1500.0, 3600.0, &p), 1);
+    assert_int_equal(past_decides_set(60.0, 2500.0, 0.0, &p), 0);
+    assert_int_equal(past_decides_set(3600.0, 2500.0, 60.0, &p), 1);
     /* out of range: refused, naming the option */
     memset(&e, 0, sizeof(e));
     assert_int_equal(ms_cluster_spec_create(&e.cs), MS_OK);
