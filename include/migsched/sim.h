@@ -67,6 +67,13 @@ typedef struct ms_tenant_metrics {
                                   * jobs in the trace had one waiting */
     double mean_wait_s, p99_wait_s, mean_jct_s;
     long max_usage;              /* the most compute slices it held at once */
+    /* Reclaim (docs/tenants.md): a job of a tenant with a guarantee arrives
+     * while none of its jobs waits and it holds less than its guarantee;
+     * the time until it holds its guarantee or none of its jobs waits
+     * (its demand, when that is smaller). */
+    long reclaims;               /* such arrivals whose episode ended */
+    long reclaims_open;          /* ... still open at the end of the run */
+    double reclaim_max_s, reclaim_mean_s;   /* over the ended; NAN: none */
 } ms_tenant_metrics_t;
 
 typedef struct ms_sim_cfg {
@@ -108,6 +115,8 @@ void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg);
 
 #define MS_SIM_MAX_PRIOS 8
 
+#define MS_SIM_MAX_HOURS 1024
+
 typedef struct ms_metrics {
     double makespan_s;
     double mean_wait_s, p50_wait_s, p95_wait_s, p99_wait_s, max_wait_s;
@@ -129,6 +138,14 @@ typedef struct ms_metrics {
     double jain_index;           /* Jain's index over the tenants with jobs of
                                   * contended_share / weight (usage_share / weight
                                   * without contended time); 1 = equal */
+    /* Jain's index per hour of the run (hour h: [t0 + 3600 h, t0 + 3600 (h+1)),
+     * the last one cut at the end) over the tenants that had a job waiting
+     * throughout it, of x = its usage share of the hour / its weight. NAN:
+     * no tenant had one waiting all the hour. The first MS_SIM_MAX_HOURS are kept; the minimum is
+     * over every whole hour after the first (NAN: none). */
+    long jain_hours;
+    double jain_hourly_min;
+    double jain_hourly[MS_SIM_MAX_HOURS];
     /* Preemption and priorities (docs/tenants.md, "Preemption"): written when
      * preemption is on or the trace has more than one priority (nprio > 1). */
     bool preempt;

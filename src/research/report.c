@@ -23,10 +23,12 @@ static const key_d_t DKEYS[] = {
     KD(makespan_s), KD(mean_wait_s), KD(p50_wait_s), KD(p95_wait_s), KD(p99_wait_s),
     KD(max_wait_s), KD(mean_exec_s), KD(mean_jct_s), KD(mean_slowdown),
     KD(mean_fragcost), KD(mean_utilization), KD(lower_bound_s), KD(wall_s),
+    KD(jain_hourly_min),
 };
 static const key_d_t LKEYS[] = {
     KD(jobs_total), KD(jobs_completed), KD(jobs_rejected), KD(migrations),
     KD(migrations_bbm), KD(reconfigurations), KD(layout_switches), KD(events),
+    KD(jain_hours),
 };
 #undef KD
 
@@ -39,8 +41,24 @@ static const key_tenant_t TKEYS[] = {
     KT(weight, false), KT(usage_share, false), KT(contended_share, false),
     KT(mean_wait_s, false), KT(p99_wait_s, false), KT(mean_jct_s, false),
     KT(guarantee, true), KT(jobs, true), KT(completed, true), KT(max_usage, true),
+    KT(reclaim_max_s, false), KT(reclaim_mean_s, false), KT(reclaims, true),
+    KT(reclaims_open, true),
 };
 #undef KT
+
+/* "jain_hour<H>": the hour's slot in jain_hourly, or NULL (past the
+ * MS_SIM_MAX_HOURS kept, or another key). */
+static double *jain_hour(ms_metrics_t *m, const char *key)
+{
+    long h = 0;
+    const char *p = key + 9;
+
+    if (strncmp(key, "jain_hour", 9) != 0 || !isdigit((unsigned char)*p))
+        return NULL;
+    for (; isdigit((unsigned char)*p) && h < MS_SIM_MAX_HOURS; p++)
+        h = h * 10 + (*p - '0');
+    return *p == '\0' && h < MS_SIM_MAX_HOURS ? &m->jain_hourly[h] : NULL;
+}
 
 /* "tenant<K>_<field>": *k and the field, or NULL. */
 static const char *tenant_key(const char *key, int *k)
@@ -173,9 +191,18 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
                 goto bad;
             p = q;
         } else if (strncmp(p, "null", 4) == 0) {
+            const char *field;
+            double *jh = jain_hour(m, key);
+            int k;
+
             for (i = 0; i < sizeof(DKEYS) / sizeof(DKEYS[0]); i++)
                 if (strcmp(key, DKEYS[i].key) == 0)
                     *(double *)(void *)((char *)m + DKEYS[i].off) = NAN;
+            if (jh != NULL)
+                *jh = NAN;
+            if ((field = tenant_key(key, &k)) != NULL && strncmp(field, "reclaim_m", 9) == 0)
+                *(strcmp(field, "reclaim_max_s") == 0 ? &m->tenants[k].reclaim_max_s
+                                                      : &m->tenants[k].reclaim_mean_s) = NAN;
             p += 4;
         } else {
             const char *end;
@@ -193,6 +220,8 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
                     *(double *)(void *)((char *)m + DKEYS[i].off) = v;
             if (strcmp(key, "jain_index") == 0)
                 m->jain_index = v;
+            if (jain_hour(m, key) != NULL)
+                *jain_hour(m, key) = v;
             if (!tenant_num(m, key, v)) {
                 ms_diag_set(diag, name, 0, key, "%g is not a count", v);
                 free(buf);

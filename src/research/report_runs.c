@@ -183,17 +183,57 @@ static ms_status_t tenants_csv(const char *out, const ms__report_run_t *runs, si
     if ((st = ms_report_fopen(out, "tenants.csv", &f)) != MS_OK)
         return st;
     fprintf(f, "run,tenant,weight,guarantee,limit,jobs,completed,usage_share,contended_share,"
-               "max_usage,mean_wait_s,p99_wait_s,mean_jct_s,jain_index\n");
+               "max_usage,mean_wait_s,p99_wait_s,mean_jct_s,jain_index,jain_hourly_min,"
+               "reclaims,reclaims_open,reclaim_max_s,reclaim_mean_s\n");
     for (i = 0; i < n; i++)
         for (k = 0; k < runs[i].m.ntenants; k++) {
             const ms_tenant_metrics_t *t = &runs[i].m.tenants[k];
+            const ms_metrics_t *m = &runs[i].m;
 
             if (t->jobs == 0)
                 continue;
-            fprintf(f, "%s,%s,%.6g,%ld,%ld,%ld,%ld,%.6f,%.6f,%ld,%.3f,%.3f,%.3f,%.6f\n",
+            fprintf(f, "%s,%s,%.6g,%ld,%ld,%ld,%ld,%.6f,%.6f,%ld,%.3f,%.3f,%.3f,%.6f,",
                     runs[i].name, t->name, t->weight, t->guarantee, t->limit, t->jobs,
                     t->completed, t->usage_share, t->contended_share, t->max_usage,
-                    t->mean_wait_s, t->p99_wait_s, t->mean_jct_s, runs[i].m.jain_index);
+                    t->mean_wait_s, t->p99_wait_s, t->mean_jct_s, m->jain_index);
+            /* empty: no whole hour after the first had demand (or a run
+             * written before the per-hour index); no reclaim ended */
+            if (m->jain_hours > 0 && isfinite(m->jain_hourly_min))
+                fprintf(f, "%.6f", m->jain_hourly_min);
+            fprintf(f, ",%ld,%ld,", t->reclaims, t->reclaims_open);
+            if (t->reclaims > 0 && isfinite(t->reclaim_max_s) && isfinite(t->reclaim_mean_s))
+                fprintf(f, "%.3f,%.3f", t->reclaim_max_s, t->reclaim_mean_s);
+            else
+                fputc(',', f);
+            fputc('\n', f);
+        }
+    return ms__report_closef(f, MS_OK);
+}
+
+/* jain_hourly.csv: Jain's index of each hour of each run with tenants
+ * (empty where no tenant had a job waiting) */
+static ms_status_t jain_hourly_csv(const char *out, const ms__report_run_t *runs, size_t n)
+{
+    FILE *f;
+    ms_status_t st;
+    size_t i;
+    long h;
+
+    for (i = 0; i < n && runs[i].m.jain_hours == 0; i++)
+        ;
+    if (i == n)
+        return MS_OK;
+    if ((st = ms_report_fopen(out, "jain_hourly.csv", &f)) != MS_OK)
+        return st;
+    fprintf(f, "run,hour,jain_index\n");
+    for (i = 0; i < n; i++)
+        for (h = 0; h < runs[i].m.jain_hours && h < MS_SIM_MAX_HOURS; h++) {
+            double j = runs[i].m.jain_hourly[h];
+
+            if (isfinite(j))
+                fprintf(f, "%s,%ld,%.6f\n", runs[i].name, h, j);
+            else
+                fprintf(f, "%s,%ld,\n", runs[i].name, h);
         }
     return ms__report_closef(f, MS_OK);
 }
@@ -380,8 +420,8 @@ static void runs_table(FILE *md, const ms_geom_t *g, const ms__report_run_t *run
     fprintf(md, "\n\"FragCost\" is the simulator's time-weighted mean over GPUs of the GPU "
                 "instance layout (idle instances a policy keeps included); \"FragCost (sched)\" "
                 "is the same mean computed here from the schedule alone (only instances that run "
-                "a job). CSV: `metrics.csv`, `timeseries.csv`, `waits.csv` (and `tenants.csv` "
-                "when a run has tenants).\n\n"
+                "a job). CSV: `metrics.csv`, `timeseries.csv`, `waits.csv` (and `tenants.csv`, "
+                "`jain_hourly.csv` when a run has tenants).\n\n"
                 "![compare](compare.svg)\n\n");
 }
 
@@ -436,6 +476,7 @@ ms_status_t ms__report_write_runs(const char *out, const ms_geom_t *g,
     ms_status_t st;
 
     if ((st = metrics_csv(out, runs, n)) != MS_OK || (st = tenants_csv(out, runs, n)) != MS_OK ||
+        (st = jain_hourly_csv(out, runs, n)) != MS_OK ||
         (st = compare_svg(out, runs, n)) != MS_OK)
         return st;
     st = time_chart(out, "utilisation.svg",

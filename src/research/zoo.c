@@ -238,13 +238,21 @@ static void tenant_vals(const ms_metrics_t *m, const ms_zoo_workload_t *w, doubl
     int k;
 
     val[MS_ZOO_JAIN] = val[MS_ZOO_T1SHARE] = val[MS_ZOO_T1P99] = 0.0;
+    val[MS_ZOO_JAINHMIN] = val[MS_ZOO_T1RCMAX] = val[MS_ZOO_T1RCMEAN] = 0.0;
     if (w->ntenants <= 0)
         return;
     val[MS_ZOO_JAIN] = m->jain_index;
+    /* NAN (no whole hour after the first, no reclaim) is 0 here: the
+     * seeds' mean and interval take numbers */
+    val[MS_ZOO_JAINHMIN] = isfinite(m->jain_hourly_min) ? m->jain_hourly_min : 0.0;
     for (k = 0; k < m->ntenants; k++)
         if (strcmp(m->tenants[k].name, w->tenants[0].name) == 0) {
-            val[MS_ZOO_T1SHARE] = m->tenants[k].contended_share;
-            val[MS_ZOO_T1P99] = m->tenants[k].p99_wait_s;
+            const ms_tenant_metrics_t *t = &m->tenants[k];
+
+            val[MS_ZOO_T1SHARE] = t->contended_share;
+            val[MS_ZOO_T1P99] = t->p99_wait_s;
+            val[MS_ZOO_T1RCMAX] = t->reclaims > 0 ? t->reclaim_max_s : 0.0;
+            val[MS_ZOO_T1RCMEAN] = t->reclaims > 0 ? t->reclaim_mean_s : 0.0;
         }
 }
 

@@ -51,10 +51,20 @@ static void tenants(FILE *f, const ms_metrics_t *m)
         num(f, TK("mean_wait_s"), t->mean_wait_s, 0);
         num(f, TK("p99_wait_s"), t->p99_wait_s, 0);
         num(f, TK("mean_jct_s"), t->mean_jct_s, 0);
+        lng(f, TK("reclaims"), t->reclaims);
+        lng(f, TK("reclaims_open"), t->reclaims_open);
+        num(f, TK("reclaim_max_s"), t->reclaim_max_s, 0);
+        num(f, TK("reclaim_mean_s"), t->reclaim_mean_s, 0);
 #undef TK
     }
     num(f, "contended_s", m->contended_s, 0);
     num(f, "jain_index", m->jain_index, 0);
+    lng(f, "jain_hours", m->jain_hours);
+    for (k = 0; k < m->jain_hours && k < MS_SIM_MAX_HOURS; k++) {
+        snprintf(key, sizeof(key), "jain_hour%d", k);
+        num(f, key, m->jain_hourly[k], 0);
+    }
+    num(f, "jain_hourly_min", m->jain_hourly_min, 0);
 }
 
 /* Preemption and the waits per priority class, flat as the tenants'

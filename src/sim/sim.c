@@ -103,6 +103,8 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
      * the scheduler's job table stays the size of what waits or runs (at
      * 1,000,000 jobs and load 1.2, a fifth of the jobs at most) */
     s->slot2tr[ms_sched_next_slot(s->sched)] = jid;
+    if (s->ten_on)
+        ms__sim_tenants_arrive(s, s->tr->req != NULL ? s->tr2t[s->tr->req[jid].tenant] : 0);
     st = ms_sched_submit(s->sched, &rq, s->now, &slot, &d);
     if (slot >= 0) {
         s->jobs[jid].slot = slot;
@@ -162,6 +164,8 @@ static void sim_free(ms__sim_t *s)
     free(s->guse);
     free(s->glazy);
     free(s->tr2t);
+    free(s->hr_area);
+    free(s->hr_wait);
 }
 
 static ms_status_t make_sched(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trace_t *tr)

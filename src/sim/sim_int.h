@@ -102,6 +102,15 @@ typedef struct ms__sim {
     double ten_area[MS_SIM_MAX_TENANTS], ten_carea[MS_SIM_MAX_TENANTS];
     long ten_max[MS_SIM_MAX_TENANTS];
     double contended_s;
+    /* per hour (tenants.c): each tenant's usage area and time with a job
+     * waiting, [nhr][MS_SIM_MAX_TENANTS] each */
+    double *hr_area, *hr_wait;
+    size_t nhr, caphr;
+    /* reclaim episodes (tenants.c): open since (NAN: none), ended ones */
+    double rc_since[MS_SIM_MAX_TENANTS];
+    long rc_n[MS_SIM_MAX_TENANTS];
+    double rc_sum[MS_SIM_MAX_TENANTS], rc_max[MS_SIM_MAX_TENANTS];
+    bool hr_nomem;                     /* an hour could not be added */
 } ms__sim_t;
 
 /* --- rates.c: rates, progress and aggregates ----------------------------- */
@@ -170,6 +179,8 @@ static inline const char *ms__sim_tenant_name(const ms__sim_t *s, size_t i)
 }
 /* Integrate each tenant's usage from s->last_t to t. */
 void ms__sim_tenants_advance(ms__sim_t *s, double t);
+/* A job of tenant k arrives (before its submit): a reclaim may begin. */
+void ms__sim_tenants_arrive(ms__sim_t *s, int k);
 /* Fill s->m's tenant metrics at the end of the run. */
 ms_status_t ms__sim_tenants_finish(ms__sim_t *s);
 

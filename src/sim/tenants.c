@@ -1,7 +1,8 @@
 /* tenants.c - the simulator's tenants: declared in the scheduler at the
  * start (the configuration's, then those only the trace names), their
  * usage integrated over time between events, and their end-of-run metrics
- * with Jain's fairness index (docs/tenants.md).
+ * with Jain's fairness index, over the run and per hour, and the reclaim
+ * times of tenants with a guarantee (docs/tenants.md).
  *
  * Usage is read from the scheduler (ms_sched_tenant_info: kept there per
  * start and end), O(tenants) per event, so the simulator and the scheduler
@@ -73,7 +74,77 @@ ms_status_t ms__sim_tenants_init(ms__sim_t *s)
     }
     for (i = 0; i < s->tr->n; i++)
         s->ten_jobs[s->tr->req != NULL ? s->tr2t[s->tr->req[i].tenant] : 0] = true;
+    for (k = 0; k < MS_SIM_MAX_TENANTS; k++)
+        s->rc_since[k] = NAN;
     return MS_OK;
+}
+
+void ms__sim_tenants_arrive(ms__sim_t *s, int k)
+{
+    ms_sched_tenant_info_t in;
+
+    /* a demand that returns below the guarantee: from the arrival (the
+     * submit may start it at once: a reclaim of 0 s) */
+    if (k < 0 || k >= s->nten || !isnan(s->rc_since[k]) ||
+        ms_sched_tenant_info(s->sched, k, &in) != MS_OK)
+        return;
+    if (in.guarantee > 0 && in.waiting == 0 && in.usage < in.guarantee)
+        s->rc_since[k] = s->now;
+}
+
+/* Room for hour h (zeroed); false when out of memory. */
+static bool hour_room(ms__sim_t *s, size_t h)
+{
+    size_t cap = s->caphr ? s->caphr : 64, row = MS_SIM_MAX_TENANTS * sizeof(double);
+    double *a;
+
+    if (h < s->nhr)
+        return true;
+    while (cap <= h)
+        cap *= 2;
+    if (cap > s->caphr) {
+        if ((a = realloc(s->hr_area, cap * row)) == NULL)
+            return false;
+        s->hr_area = a;
+        if ((a = realloc(s->hr_wait, cap * row)) == NULL)
+            return false;
+        s->hr_wait = a;
+        s->caphr = cap;
+    }
+    memset(s->hr_area + s->nhr * MS_SIM_MAX_TENANTS, 0, (h + 1 - s->nhr) * row);
+    memset(s->hr_wait + s->nhr * MS_SIM_MAX_TENANTS, 0, (h + 1 - s->nhr) * row);
+    s->nhr = h + 1;
+    return true;
+}
+
+/* [a, b) of the state in into the hours it covers. */
+static void hours_add(ms__sim_t *s, const ms_sched_tenant_info_t *in, double a, double b)
+{
+    while (a < b) {
+        double hf = floor((a - s->t0) / 3600.0), he, e;
+        size_t h;
+        int k;
+
+        if (!(hf >= 0.0))
+            hf = 0.0;
+        he = s->t0 + (hf + 1.0) * 3600.0;
+        if (he <= a) {   /* a on an hour's edge, rounded below it */
+            hf += 1.0;
+            he = s->t0 + (hf + 1.0) * 3600.0;
+        }
+        e = b < he ? b : he;
+        h = (size_t)hf;
+        if (!hour_room(s, h)) {
+            s->hr_nomem = true;
+            return;
+        }
+        for (k = 0; k < s->nten; k++) {
+            s->hr_area[h * MS_SIM_MAX_TENANTS + (size_t)k] += (double)in[k].usage * (e - a);
+            if (in[k].waiting > 0)
+                s->hr_wait[h * MS_SIM_MAX_TENANTS + (size_t)k] += e - a;
+        }
+        a = e;
+    }
 }
 
 void ms__sim_tenants_advance(ms__sim_t *s, double t)
@@ -97,6 +168,21 @@ void ms__sim_tenants_advance(ms__sim_t *s, double t)
     }
     if (contended)
         s->contended_s += dt;
+    hours_add(s, in, s->last_t, t);
+    /* a reclaim ends when the state since the last event holds the
+     * guarantee, or nothing of the tenant waits (its demand was smaller) */
+    for (k = 0; k < s->nten; k++) {
+        double d;
+
+        if (isnan(s->rc_since[k]) || (in[k].usage < in[k].guarantee && in[k].waiting > 0))
+            continue;
+        d = s->last_t - s->rc_since[k];
+        s->rc_n[k]++;
+        s->rc_sum[k] += d;
+        if (d > s->rc_max[k])
+            s->rc_max[k] = d;
+        s->rc_since[k] = NAN;
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -156,6 +242,45 @@ static ms_status_t waits(ms__sim_t *s)
     return MS_OK;
 }
 
+/* Jain's index of each hour over the tenants with a job waiting
+ * throughout it (each could have been given more all hour: a tenant whose
+ * queue emptied got what it asked, and one whose jobs ran out in the hour,
+ * as at the end of a run, holds less for no fault of the scheduler), and
+ * the least over the whole hours after the first. */
+static void hourly(ms__sim_t *s)
+{
+    ms_metrics_t *m = s->m;
+    size_t h;
+    int k;
+
+    m->jain_hours = (long)s->nhr;
+    m->jain_hourly_min = NAN;
+    for (h = 0; h < s->nhr; h++) {
+        double len = s->last_t - (s->t0 + 3600.0 * (double)h), sx = 0.0, sxx = 0.0, j;
+        int n = 0;
+
+        if (len > 3600.0)
+            len = 3600.0;
+        for (k = 0; k < s->nten && len > 0.0; k++) {
+            double x;
+
+            /* a millionth of the hour's length: the rounding of its sum */
+            if (s->hr_wait[h * MS_SIM_MAX_TENANTS + (size_t)k] < len * (1.0 - 1e-9) - 1e-9)
+                continue;
+            x = s->hr_area[h * MS_SIM_MAX_TENANTS + (size_t)k] / (len * s->capacity) /
+                m->tenants[k].weight;
+            sx += x;
+            sxx += x * x;
+            n++;
+        }
+        j = n == 0 ? NAN : sxx > 0.0 ? sx * sx / ((double)n * sxx) : 1.0;
+        if (h < MS_SIM_MAX_HOURS)
+            m->jain_hourly[h] = j;
+        if (h >= 1 && len >= 3600.0 && !isnan(j) && !(j >= m->jain_hourly_min))
+            m->jain_hourly_min = j;
+    }
+}
+
 ms_status_t ms__sim_tenants_finish(ms__sim_t *s)
 {
     ms_metrics_t *m = s->m;
@@ -177,7 +302,14 @@ ms_status_t ms__sim_tenants_finish(ms__sim_t *s)
         tm->usage_share = span > 0.0 ? s->ten_area[k] / (span * s->capacity) : 0.0;
         tm->contended_share = s->contended_s > 0.0
                                   ? s->ten_carea[k] / (s->contended_s * s->capacity) : 0.0;
+        tm->reclaims = s->rc_n[k];
+        tm->reclaims_open = isnan(s->rc_since[k]) ? 0 : 1;
+        tm->reclaim_max_s = s->rc_n[k] > 0 ? s->rc_max[k] : NAN;
+        tm->reclaim_mean_s = s->rc_n[k] > 0 ? s->rc_sum[k] / (double)s->rc_n[k] : NAN;
     }
+    if (s->hr_nomem)
+        return MS_ENOMEM;
+    hourly(s);
     if (waits(s) != MS_OK)
         return MS_ENOMEM;
     for (k = 0; k < s->nten; k++) {

@@ -35,6 +35,16 @@ awk -F, -v max="$max" '$2 == "a" { ok = $3 == 2 && $5 == 14 && $6 == 300 && $10 
 jain=$(sed -n 's/.*"jain_index": \([0-9.]*\).*/\1/p' "$m")
 awk -F, -v j="$jain" '$2 == "b" { ok = $4 == 0 && $5 == -1 && ($14 - j) ^ 2 < 1e-10 }
     END { exit !ok }' "$tmp/rep/tenants.csv" || fail "tenants.csv b: $(grep ',b,' "$tmp/rep/tenants.csv")"
+# the per-hour Jain's index: its minimum in tenants.csv (empty for null),
+# one row an hour in jain_hourly.csv; the reclaim columns (no guarantee:
+# none)
+hours=$(sed -n 's/.*"jain_hours": \([0-9]*\).*/\1/p' "$m")
+hmin=$(sed -n 's/.*"jain_hourly_min": \([0-9.]*\).*/\1/p' "$m")
+[ -n "$hours" ] && [ "$hours" -ge 1 ] || fail "jain_hours: $(grep jain_hours "$m")"
+[ "$(tail -n +2 "$tmp/rep/jain_hourly.csv" | wc -l)" -eq "$hours" ] || fail "jain_hourly.csv rows"
+awk -F, -v h="$hmin" '$2 == "b" { ok = (h == "" ? $15 == "" : ($15 - h) ^ 2 < 1e-10) &&
+    $16 == 0 && $17 == 0 && $18 == "" && $19 == "" } END { exit !ok }' "$tmp/rep/tenants.csv" ||
+    fail "tenants.csv b, per hour and reclaim: $(grep ',b,' "$tmp/rep/tenants.csv") (min $hmin)"
 
 "$M" simulate --trace "$tmp/t.csv" --gpus 4 --metrics-out "$tmp/plain.json" --quiet
 "$M" report --metrics "$tmp/plain.json" --out "$tmp/rep0" >/dev/null 2>&1 || fail "report without tenants"

@@ -78,8 +78,9 @@ enum {
     MS_ZOO_MIGR, MS_ZOO_GAP, MS_ZOO_LB,
     /* workloads with tenants (0 without): Jain's index over the tenants'
      * contended shares by weight, the first tenant's contended share and
-     * p99 wait */
-    MS_ZOO_JAIN, MS_ZOO_T1SHARE, MS_ZOO_T1P99,
+     * p99 wait; the least per-hour Jain's index after the first hour, the
+     * first tenant's longest and mean reclaim (0: none) */
+    MS_ZOO_JAIN, MS_ZOO_T1SHARE, MS_ZOO_T1P99, MS_ZOO_JAINHMIN, MS_ZOO_T1RCMAX, MS_ZOO_T1RCMEAN,
     MS_ZOO_NMETRIC
 };
 
