@@ -238,7 +238,7 @@ static void tenant_vals(const ms_metrics_t *m, const ms_zoo_workload_t *w, doubl
     int k;
 
     val[MS_ZOO_JAIN] = val[MS_ZOO_T1SHARE] = val[MS_ZOO_T1P99] = 0.0;
-    val[MS_ZOO_JAINHMIN] = val[MS_ZOO_T1RCMAX] = val[MS_ZOO_T1RCMEAN] = 0.0;
+    val[MS_ZOO_JAINHMIN] = val[MS_ZOO_T1RCMAX] = val[MS_ZOO_T1RCMEAN] = val[MS_ZOO_T2SHARE] = 0.0;
     if (w->ntenants <= 0)
         return;
     val[MS_ZOO_JAIN] = m->jain_index;
@@ -253,6 +253,8 @@ static void tenant_vals(const ms_metrics_t *m, const ms_zoo_workload_t *w, doubl
             val[MS_ZOO_T1P99] = t->p99_wait_s;
             val[MS_ZOO_T1RCMAX] = t->reclaims > 0 ? t->reclaim_max_s : 0.0;
             val[MS_ZOO_T1RCMEAN] = t->reclaims > 0 ? t->reclaim_mean_s : 0.0;
+        } else if (w->ntenants > 1 && strcmp(m->tenants[k].name, w->tenants[1].name) == 0) {
+            val[MS_ZOO_T2SHARE] = m->tenants[k].contended_share;
         }
 }
 

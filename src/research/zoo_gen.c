@@ -28,6 +28,12 @@ static const ms_zoo_tenant_t T_W21[] = {
     { "a", 2, 0, 0, 0.75, "1g=1,2g=1,3g=1,4g=1,7g=1", 600, 1.0, 0, 0 },
     { "b", 1, 0, 0, 0.75, "1g=1,2g=1,3g=1,4g=1,7g=1", 600, 1.0, 0, 0 },
 };
+/* weights-2to1's streams with equal weights: the issue's "two
+ * equal-weight tenants saturating the cluster" */
+static const ms_zoo_tenant_t T_EQ[] = {
+    { "a", 1, 0, 0, 0.75, "1g=1,2g=1,3g=1,4g=1,7g=1", 600, 1.0, 0, 0 },
+    { "b", 1, 0, 0, 0.75, "1g=1,2g=1,3g=1,4g=1,7g=1", 600, 1.0, 0, 0 },
+};
 static const ms_zoo_tenant_t T_RECLAIM[] = {
     { "ret", 1, 28, 0, 0.5, "1g=1,2g=1,3g=1,4g=1,7g=1", 600, 1.0, 0.3, 0.6 },
     { "bg", 1, 0, 0, 1.0, "1g=1,2g=1,3g=1,4g=1,7g=1", 600, 1.0, 0, 0 },
@@ -68,6 +74,9 @@ static const ms_zoo_workload_t WORKLOADS[] = {
     { "reclaim-8xA100", "tenants: ret (guarantee 28 slices) idle from 30% to 60% of the span, "
       "bg (load 1.0) borrows meanwhile",
       "A100-40GB", 8, 8, 1.5, 2000, "", 600, 0, 0, 1.0, 0, 0, T_RECLAIM, 2 },
+    { "equal-8xA100", "tenants: a and b of equal weight, load 0.75 each, mixed (weights-2to1's "
+      "jobs)",
+      "A100-40GB", 8, 8, 1.5, 2000, "", 600, 0, 0, 1.0, 0, 0, T_EQ, 2 },
 };
 
 const ms_zoo_workload_t *ms_zoo_workloads(int *n)

@@ -10,7 +10,7 @@
 static const char *const METRIC[MS_ZOO_NMETRIC] = {
     "makespan_s", "mean_wait_s", "p99_wait_s", "mean_jct_s", "mean_exec_s",
     "migrations", "gap_pct", "lower_bound_s", "jain", "t1_share", "t1_p99_wait_s",
-    "jain_hourly_min", "t1_reclaim_max_s", "t1_reclaim_mean_s"
+    "jain_hourly_min", "t1_reclaim_max_s", "t1_reclaim_mean_s", "t2_share"
 };
 static const char *const BASELINES[] = { "first-fit", "best-fit", "fgd", "mfi" };
 

@@ -106,7 +106,7 @@ set -e
 # the zoo's tenant workloads: each job carries its tenant, the tenants are
 # declared with their weights, and zoo.csv has Jain's index and the first
 # tenant's share: a (weight 2) near two thirds, everyone served
-"$M" zoo --only weights-2to1-8xA100,sla-2batch-8xA100,reclaim-8xA100 --seeds 2 \
+"$M" zoo --only weights-2to1-8xA100,sla-2batch-8xA100,reclaim-8xA100,equal-8xA100 --seeds 2 \
     --variants fa+ --out "$tmp/zoo" >/dev/null 2>&1 || fail "zoo with tenant workloads"
 head -n1 "$tmp/zoo/zoo.csv" | grep -q ',jain,jain_ci95,t1_share,t1_share_ci95,t1_p99_wait_s,' ||
     fail "zoo.csv lacks the tenant columns: $(head -n1 "$tmp/zoo/zoo.csv")"
@@ -116,4 +116,12 @@ awk -F, '$1 == "weights-2to1-8xA100" { ok = $20 >= 0.95 && $22 > 0.6 && $22 < 0.
 awk -F, '$1 == "sla-2batch-8xA100" { ok = $20 > 0 && $22 > 0 }
          END { exit !ok }' "$tmp/zoo/zoo.csv" || fail "no tenant metrics for the SLA workload"
 awk -F, '$1 == "seed-4xA100" { bad = $20 != 0 } END { exit bad }' "$tmp/zoo/zoo.csv"
+# the per-hour index, reclaim and second share columns: equal tenants near
+# half each and fair hour by hour; ret (guarantee 28) reclaims
+head -n1 "$tmp/zoo/zoo.csv" | grep -q ',jain_hourly_min,jain_hourly_min_ci95,t1_reclaim_max_s,t1_reclaim_max_s_ci95,t1_reclaim_mean_s,t1_reclaim_mean_s_ci95,t2_share,' ||
+    fail "zoo.csv lacks the per-hour and reclaim columns: $(head -n1 "$tmp/zoo/zoo.csv")"
+awk -F, '$1 == "equal-8xA100" { ok = $26 >= 0.9 && $22 > 0.45 && $22 < 0.55 && $32 > 0.45 && $32 < 0.55 }
+         END { exit !ok }' "$tmp/zoo/zoo.csv" || fail "equal tenants in the zoo: $(grep equal-8xA100 "$tmp/zoo/zoo.csv")"
+awk -F, '$1 == "reclaim-8xA100" { ok = $28 > 0 && $30 > 0 && $30 <= $28 } END { exit !ok }' "$tmp/zoo/zoo.csv" ||
+    fail "no reclaim on reclaim-8xA100: $(grep reclaim-8xA100 "$tmp/zoo/zoo.csv")"
 echo "test_tenants: ok (a held at most $max of its 14 slices)"

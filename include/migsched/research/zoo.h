@@ -79,8 +79,10 @@ enum {
     /* workloads with tenants (0 without): Jain's index over the tenants'
      * contended shares by weight, the first tenant's contended share and
      * p99 wait; the least per-hour Jain's index after the first hour, the
-     * first tenant's longest and mean reclaim (0: none) */
+     * first tenant's longest and mean reclaim (0: none), the second
+     * tenant's contended share */
     MS_ZOO_JAIN, MS_ZOO_T1SHARE, MS_ZOO_T1P99, MS_ZOO_JAINHMIN, MS_ZOO_T1RCMAX, MS_ZOO_T1RCMEAN,
+    MS_ZOO_T2SHARE,
     MS_ZOO_NMETRIC
 };
 
