@@ -200,9 +200,11 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
                     *(double *)(void *)((char *)m + DKEYS[i].off) = NAN;
             if (jh != NULL)
                 *jh = NAN;
-            if ((field = tenant_key(key, &k)) != NULL && strncmp(field, "reclaim_m", 9) == 0)
-                *(strcmp(field, "reclaim_max_s") == 0 ? &m->tenants[k].reclaim_max_s
-                                                      : &m->tenants[k].reclaim_mean_s) = NAN;
+            /* a tenant's reclaim times are null without a reclaim */
+            if ((field = tenant_key(key, &k)) != NULL && strcmp(field, "reclaim_max_s") == 0)
+                m->tenants[k].reclaim_max_s = NAN;
+            else if (field != NULL && strcmp(field, "reclaim_mean_s") == 0)
+                m->tenants[k].reclaim_mean_s = NAN;
             p += 4;
         } else {
             const char *end;

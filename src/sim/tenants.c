@@ -147,6 +147,26 @@ static void hours_add(ms__sim_t *s, const ms_sched_tenant_info_t *in, double a, 
     }
 }
 
+/* A reclaim ends when the state since the last event holds the guarantee,
+ * or nothing of the tenant waits (its demand was smaller). */
+static void reclaim_ends(ms__sim_t *s, const ms_sched_tenant_info_t *in)
+{
+    int k;
+
+    for (k = 0; k < s->nten; k++) {
+        double d;
+
+        if (isnan(s->rc_since[k]) || (in[k].usage < in[k].guarantee && in[k].waiting > 0))
+            continue;
+        d = s->last_t - s->rc_since[k];
+        s->rc_n[k]++;
+        s->rc_sum[k] += d;
+        if (d > s->rc_max[k])
+            s->rc_max[k] = d;
+        s->rc_since[k] = NAN;
+    }
+}
+
 void ms__sim_tenants_advance(ms__sim_t *s, double t)
 {
     ms_sched_tenant_info_t in[MS_SIM_MAX_TENANTS];
@@ -169,20 +189,7 @@ void ms__sim_tenants_advance(ms__sim_t *s, double t)
     if (contended)
         s->contended_s += dt;
     hours_add(s, in, s->last_t, t);
-    /* a reclaim ends when the state since the last event holds the
-     * guarantee, or nothing of the tenant waits (its demand was smaller) */
-    for (k = 0; k < s->nten; k++) {
-        double d;
-
-        if (isnan(s->rc_since[k]) || (in[k].usage < in[k].guarantee && in[k].waiting > 0))
-            continue;
-        d = s->last_t - s->rc_since[k];
-        s->rc_n[k]++;
-        s->rc_sum[k] += d;
-        if (d > s->rc_max[k])
-            s->rc_max[k] = d;
-        s->rc_since[k] = NAN;
-    }
+    reclaim_ends(s, in);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -284,20 +291,25 @@ static void hourly(ms__sim_t *s)
 ms_status_t ms__sim_tenants_finish(ms__sim_t *s)
 {
     ms_metrics_t *m = s->m;
+    ms_sched_tenant_info_t now[MS_SIM_MAX_TENANTS];
     double span = s->last_t - s->t0, sx = 0.0, sxx = 0.0;
     int k, nj = 0;
 
     m->ntenants = s->nten;
     m->contended_s = s->contended_s;
+    /* the state after the last event ends what it ends, as an interval
+     * after it would */
+    for (k = 0; k < s->nten; k++)
+        (void)ms_sched_tenant_info(s->sched, k, &now[k]);
+    reclaim_ends(s, now);
     for (k = 0; k < s->nten; k++) {
         ms_tenant_metrics_t *tm = &m->tenants[k];
-        ms_sched_tenant_info_t in;
+        const ms_sched_tenant_info_t *inp = &now[k];
 
-        (void)ms_sched_tenant_info(s->sched, k, &in);
-        snprintf(tm->name, sizeof(tm->name), "%s", in.name);
-        tm->weight = in.weight;
-        tm->guarantee = in.guarantee;
-        tm->limit = in.limit;
+        snprintf(tm->name, sizeof(tm->name), "%s", inp->name);
+        tm->weight = inp->weight;
+        tm->guarantee = inp->guarantee;
+        tm->limit = inp->limit;
         tm->max_usage = s->ten_max[k];
         tm->usage_share = span > 0.0 ? s->ten_area[k] / (span * s->capacity) : 0.0;
         tm->contended_share = s->contended_s > 0.0
