@@ -53,6 +53,8 @@ static void usage(FILE *f)
         "                         fa+/nomig,fa/nomig)\n"
         "  --only LIST            comma list of workloads (default all but those with tenants)\n"
         "  --quick                3 small workloads, 2 seeds, a quarter of the jobs (seconds)\n"
+        "  --traces DIR           also write each trace as DIR/WORKLOAD-SEED.csv (to simulate one\n"
+        "                         run again: `migsched simulate --trace` with its --tenant's)\n"
         "queue, policy and simulator options for every variant (`migsched options`):\n");
     ms_cli_opts_help(f, MS_OPT_POLICY | MS_OPT_QUEUE | MS_OPT_SIM);
     fprintf(f, "Writes zoo.md, zoo.csv, zoo_runs.csv, zoo_jct.svg and zoo_makespan.svg to DIR\n"
@@ -78,6 +80,7 @@ static int parse_args(int argc, char **argv, ms_zoo_cfg_t *cfg, const char **out
         { "variants", required_argument, NULL, 'v' },
         { "only", required_argument, NULL, 'w' },
         { "quick", no_argument, NULL, 'q' },
+        { "traces", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -109,6 +112,7 @@ static int parse_args(int argc, char **argv, ms_zoo_cfg_t *cfg, const char **out
         case 'v': cfg->variants = optarg; break;
         case 'w': cfg->only = optarg; break;
         case 'q': cfg->quick = true; break;
+        case 't': cfg->trace_dir = optarg; break;
         case 'h': usage(stdout); rc = 0; break;
         default:
             if (ms_cli_opts_is(c))

@@ -1,11 +1,15 @@
 /* zoo.c - running the workload zoo: variants, the grid of runs, statistics
  * (zoo.h; the report is zoo_report.c, the workloads zoo_gen.c). */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "migsched/number.h"
 #include "migsched/options.h"
+#include "migsched/research/report.h"
+#include "migsched/trace.h"
+#include "research/report_int.h"
 #include "research/zoo_int.h"
 
 static const char *const DEFAULT_VARIANTS =
@@ -286,6 +290,25 @@ static ms_status_t run_one(const ms_zoo_t *z, const ms__zoo_var_t *v, const ms_z
     return MS_OK;
 }
 
+/* --traces DIR: one trace as DIR/WORKLOAD-SEED.csv */
+static ms_status_t write_trace(const char *dir, const char *name, uint64_t seed,
+                               const ms_trace_t *tr, ms_diag_t *diag)
+{
+    char file[MS__ZOO_LABEL + 32];
+    FILE *f;
+    ms_status_t st;
+
+    snprintf(file, sizeof(file), "%s-%" PRIu64 ".csv", name, seed);
+    if ((st = ms_report_mkdirs(dir)) != MS_OK || (st = ms_report_fopen(dir, file, &f)) != MS_OK) {
+        ms_diag_set(diag, dir, 0, "traces", "cannot write %s", file);
+        return st;
+    }
+    st = ms__report_closef(f, ms_trace_write(f, tr));
+    if (st != MS_OK)
+        ms_diag_set(diag, dir, 0, "traces", "cannot write %s", file);
+    return st;
+}
+
 ms_status_t ms_zoo_run(const ms_zoo_cfg_t *cfg, ms_zoo_t **out, ms_diag_t *diag)
 {
     const char *vars = cfg->variants, *only = cfg->only;
@@ -360,6 +383,12 @@ ms_status_t ms_zoo_run(const ms_zoo_cfg_t *cfg, ms_zoo_t **out, ms_diag_t *diag)
             ms_trace_t *tr = NULL;
             if ((st = ms_zoo_trace(&z->wl[w], g, z->cfg.seed0 + (uint64_t)s, &tr, diag)) != MS_OK)
                 break;
+            if (cfg->trace_dir != NULL &&
+                (st = write_trace(cfg->trace_dir, z->wl[w].name, z->cfg.seed0 + (uint64_t)s, tr,
+                                  diag)) != MS_OK) {
+                ms_trace_free(tr);
+                break;
+            }
             for (v = 0; v < z->nv && st == MS_OK; v++) {
                 st = run_one(z, &z->var[v], &z->wl[w], tr, z->cfg.seed0 + (uint64_t)s,
                              ms__zoo_val(z, w, v, s, 0), diag);

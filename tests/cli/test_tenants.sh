@@ -107,7 +107,7 @@ set -e
 # declared with their weights, and zoo.csv has Jain's index and the first
 # tenant's share: a (weight 2) near two thirds, everyone served
 "$M" zoo --only weights-2to1-8xA100,sla-2batch-8xA100,reclaim-8xA100,equal-8xA100 --seeds 2 \
-    --variants fa+ --out "$tmp/zoo" >/dev/null 2>&1 || fail "zoo with tenant workloads"
+    --variants fa+ --out "$tmp/zoo" --traces "$tmp/zt" >/dev/null 2>&1 || fail "zoo with tenant workloads"
 head -n1 "$tmp/zoo/zoo.csv" | grep -q ',jain,jain_ci95,t1_share,t1_share_ci95,t1_p99_wait_s,' ||
     fail "zoo.csv lacks the tenant columns: $(head -n1 "$tmp/zoo/zoo.csv")"
 awk -F, '$1 == "weights-2to1-8xA100" { ok = $20 >= 0.95 && $22 > 0.6 && $22 < 0.7 }
@@ -124,4 +124,11 @@ awk -F, '$1 == "equal-8xA100" { ok = $26 >= 0.9 && $22 > 0.45 && $22 < 0.55 && $
          END { exit !ok }' "$tmp/zoo/zoo.csv" || fail "equal tenants in the zoo: $(grep equal-8xA100 "$tmp/zoo/zoo.csv")"
 awk -F, '$1 == "reclaim-8xA100" { ok = $28 > 0 && $30 > 0 && $30 <= $28 } END { exit !ok }' "$tmp/zoo/zoo.csv" ||
     fail "no reclaim on reclaim-8xA100: $(grep reclaim-8xA100 "$tmp/zoo/zoo.csv")"
+# --traces: a run of the zoo again with simulate, the same makespan
+[ -s "$tmp/zt/weights-2to1-8xA100-2.csv" ] || fail "zoo --traces wrote no weights-2to1-8xA100-2.csv"
+"$M" simulate --trace "$tmp/zt/weights-2to1-8xA100-2.csv" --gpus 8 --tenant a:weight=2 --tenant b \
+    --metrics-out "$tmp/zt.json" >/dev/null || fail "simulate a zoo trace"
+want=$(awk -F, '$1 == "weights-2to1-8xA100" && $2 == "fa+" && $3 == 2 { print $4 }' "$tmp/zoo/zoo_runs.csv")
+got=$(sed -n 's/.*"makespan_s": \([0-9.]*\).*/\1/p' "$tmp/zt.json" | awk '{ printf "%.3f", $1 }')
+[ -n "$want" ] && [ "$got" = "$want" ] || fail "the zoo's trace simulated again: makespan $got, the zoo's $want"
 echo "test_tenants: ok (a held at most $max of its 14 slices)"

@@ -92,6 +92,8 @@ typedef struct ms_zoo_cfg {
     double jobs_scale;         /* jobs per trace x this (default 1) */
     const char *variants;      /* comma list; NULL = the default set */
     const char *only;          /* comma list of workload names; NULL = all */
+    const char *trace_dir;     /* each trace written there as WORKLOAD-SEED.csv
+                                * (NULL: none), to simulate one run again */
     bool quick;                /* 3 small workloads, 2 seeds, 1/4 of the jobs,
                                   fa+, fa, first-fit (unless set) */
     /* What every variant starts from: policy, queue and simulator options
