@@ -4,13 +4,17 @@
  * serve becomes a /v1/jobs body that itself parses; the replies rendered
  * from what was parsed are JSON; the job ids made from a pod's uid keep the
  * daemon's id rules, whole (issue 20, defect 16). The input is tried as
- * ExtenderArgs and as ExtenderBindingArgs. */
+ * ExtenderArgs and as ExtenderBindingArgs. As ExtenderArgs, the daemon's
+ * parser (NodeNames read from the raw body, ext_names.c) must answer as
+ * the one that reads every byte with jansson: the same pod and names, or
+ * the same error (tests/service/ext_args_ref.h). */
 #include "fuzz.h"
 
 #include <jansson.h>
 
 #include "service/extender.h"
 #include "service/extender_int.h"
+#include "../tests/service/ext_args_ref.h"
 
 /* Every id svc_ext_job_id makes of uid is valid and whole (its buffer has
  * room to spare: a cut would end it before the tag), and the same uid makes
@@ -51,7 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     svc_ext_args_t a;
     svc_ext_bind_t b;
     svc_err_t err;
+    bool ok;
 
+    if (!ext_args_same((const char *)data, size, size % 2 ? "team" : NULL, &ok))
+        abort();
     memset(&err, 0, sizeof(err));
     /* odd sizes read the tenant from a label (--k8s-tenant-label), even
      * ones from the namespace */

@@ -60,6 +60,8 @@ typedef struct svc_ext_args {
     svc_ext_pod_t pod;
     char **nodes;           /* NodeNames (or Nodes.items[].metadata.name) */
     int nnodes;
+    char *names_buf;        /* non-NULL: nodes[i] point into it (ext_names.c),
+                             * else each is its own allocation */
 } svc_ext_args_t;
 
 typedef struct svc_ext_bind {
@@ -71,6 +73,21 @@ typedef struct svc_ext_bind {
 int svc_ext_parse_args(const char *body, size_t len, const char *tenant_label, svc_ext_args_t *out,
                        svc_err_t *err);
 void svc_ext_args_free(svc_ext_args_t *a);
+/* The same, every byte through jansson: what svc_ext_parse_args must equal
+ * (its tests and fuzz/fuzz_extender.c compare them). */
+int svc_ext_parse_args_tree(const char *body, size_t len, const char *tenant_label, svc_ext_args_t *out,
+                            svc_err_t *err);
+
+/* ext_names.c: the top-level NodeNames array of a body, read without
+ * jansson. 0: buf holds its n names, NUL-terminated one after another
+ * (malloc'd), and body[start, end) is the array; -1: a body this reader
+ * leaves to jansson (nothing to free). */
+typedef struct svc_ext_names {
+    char *buf;
+    int n;
+    size_t start, end;
+} svc_ext_names_t;
+int svc_ext_names_scan(const char *body, size_t len, svc_ext_names_t *out);
 /* Parse one Pod object (as ExtenderArgs.Pod or a pod list's item).
  * tenant_label (--k8s-tenant-label, NULL none): the label whose value is the
  * pod's tenant; without it, or on a pod without that label, the namespace. */

@@ -328,10 +328,12 @@ void svc_ext_args_free(svc_ext_args_t *a)
     if (a == NULL)
         return;
     svc_ext_pod_free(&a->pod);
-    for (i = 0; i < a->nnodes; i++)
+    for (i = 0; a->names_buf == NULL && i < a->nnodes; i++)
         free(a->nodes[i]);
     free(a->nodes);
+    free(a->names_buf);
     a->nodes = NULL;
+    a->names_buf = NULL;
     a->nnodes = 0;
 }
 
@@ -349,35 +351,34 @@ static int add_node(svc_ext_args_t *a, json_t *v, const char *field, svc_err_t *
     return 0;
 }
 
-int svc_ext_parse_args(const char *body, size_t len, const char *tenant_label, svc_ext_args_t *out,
-                       svc_err_t *err)
+/* ExtenderArgs from its tree o (owned by the caller). names: NodeNames
+ * read from the raw body (ext_names.c; o's NodeNames is then []), taken
+ * into out; NULL: from o. */
+static int args_from_tree(json_t *o, const char *tenant_label, svc_ext_names_t *names_in,
+                          svc_ext_args_t *out, svc_err_t *err)
 {
-    json_error_t je;
-    json_t *o, *names, *nodes, *items = NULL, *x;
+    json_t *names, *nodes, *items = NULL, *x;
     size_t i, n;
-    int rc = -1;
+    char *p;
 
-    memset(out, 0, sizeof(*out));
-    if ((o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-        svc_err_set(err, 400, "", "not JSON: %s (line %d)", je.text, je.line);
-        return -1;
-    }
     if (!json_is_object(o)) {
         svc_err_set(err, 400, "", "ExtenderArgs must be a JSON object");
-        goto out;
+        return -1;
     }
     if (getk(o, "Pod") == NULL) {
         svc_err_set(err, 400, "Pod", "is required");
-        goto out;
+        return -1;
     }
     if (svc_ext_parse_pod(getk(o, "Pod"), tenant_label, &out->pod, err) != 0)
-        goto out;
+        return -1;
     names = getk(o, "NodeNames");
     nodes = getk(o, "Nodes");
-    if (names != NULL && !json_is_null(names)) {
+    if (names_in != NULL) {
+        n = (size_t)names_in->n;
+    } else if (names != NULL && !json_is_null(names)) {
         if (!json_is_array(names)) {
             svc_err_set(err, 400, "NodeNames", "must be a list of node names or null");
-            goto out;
+            return -1;
         }
         n = json_array_size(names);
     } else if (nodes != NULL && !json_is_null(nodes)) {
@@ -385,38 +386,122 @@ int svc_ext_parse_args(const char *body, size_t len, const char *tenant_label, s
         items = json_is_object(nodes) ? getk(nodes, "items") : NULL;
         if (!json_is_array(items)) {
             svc_err_set(err, 400, "Nodes.items", "must be a list of nodes");
-            goto out;
+            return -1;
         }
         n = json_array_size(items);
     } else {
         svc_err_set(err, 400, "NodeNames", "is required (configure the extender with nodeCacheCapable: true)");
-        goto out;
+        return -1;
     }
     if (n > MAX_NODES) {
         svc_err_set(err, 413, "NodeNames", "at most %d nodes", MAX_NODES);
-        goto out;
+        return -1;
     }
     if ((out->nodes = calloc(n > 0 ? n : 1, sizeof(*out->nodes))) == NULL) {
         svc_err_set(err, 500, "", "out of memory");
-        goto out;
+        return -1;
+    }
+    if (names_in != NULL) {
+        /* the scan checked each name as add_node does */
+        out->names_buf = names_in->buf;
+        names_in->buf = NULL;
+        for (p = out->names_buf; out->nnodes < (int)n; p += strlen(p) + 1)
+            out->nodes[out->nnodes++] = p;
+        return 0;
     }
     for (i = 0; i < n; i++) {
         if (items == NULL) {
             x = json_array_get(names, i);
             if (add_node(out, x, "NodeNames", err) != 0)
-                goto out;
+                return -1;
         } else {
             json_t *md = json_array_get(items, i);
 
             md = json_is_object(md) ? getk(md, "metadata") : NULL;
             x = json_is_object(md) ? getk(md, "name") : NULL;
             if (add_node(out, x, "Nodes.items[].metadata.name", err) != 0)
-                goto out;
+                return -1;
         }
     }
-    rc = 0;
-out:
+    return 0;
+}
+
+int svc_ext_parse_args_tree(const char *body, size_t len, const char *tenant_label, svc_ext_args_t *out,
+                            svc_err_t *err)
+{
+    json_error_t je;
+    json_t *o;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+        svc_err_set(err, 400, "", "not JSON: %s (line %d)", je.text, je.line);
+        return -1;
+    }
+    rc = args_from_tree(o, tenant_label, NULL, out, err);
     json_decref(o);
+    if (rc != 0)
+        svc_ext_args_free(out);
+    return rc;
+}
+
+/* The body as jansson reads it when NodeNames was read by ext_names.c:
+ * its bytes with that array given as "[]" (json_load_callback). */
+typedef struct elided {
+    const char *s;
+    size_t len, start, end, at;
+} elided_t;
+
+static size_t elided_read(void *buf, size_t cap, void *data)
+{
+    elided_t *e = data;
+    size_t k;
+
+    if (e->at < e->start) {
+        k = e->start - e->at < cap ? e->start - e->at : cap;
+        memcpy(buf, e->s + e->at, k);
+    } else if (e->at < e->start + 2) {
+        k = e->start + 2 - e->at < cap ? e->start + 2 - e->at : cap;
+        memcpy(buf, &"[]"[e->at - e->start], k);
+    } else {
+        size_t from = e->end + (e->at - e->start - 2);
+
+        k = e->len - from < cap ? e->len - from : cap;
+        memcpy(buf, e->s + from, k);
+    }
+    e->at += k;
+    return k;
+}
+
+/* Read NodeNames from the raw body and the rest with jansson: the same
+ * result as svc_ext_parse_args_tree, without a jansson string per node
+ * (issue 25: a third of a filter at 5,000 nodes). Any body the scan does
+ * not take, or jansson refuses with the array elided, goes to
+ * svc_ext_parse_args_tree, whose errors are then the answer. */
+int svc_ext_parse_args(const char *body, size_t len, const char *tenant_label, svc_ext_args_t *out,
+                       svc_err_t *err)
+{
+    svc_ext_names_t names;
+    elided_t e;
+    json_t *o, *nn;
+    int rc;
+
+    if (svc_ext_names_scan(body, len, &names) != 0)
+        return svc_ext_parse_args_tree(body, len, tenant_label, out, err);
+    e = (elided_t){ .s = body, .len = len, .start = names.start, .end = names.end };
+    o = json_load_callback(elided_read, &e, JSON_REJECT_DUPLICATES, NULL);
+    nn = json_is_object(o) ? json_object_get(o, "NodeNames") : NULL;
+    if (!json_is_array(nn) || json_array_size(nn) != 0) {
+        /* refused (the whole body's parse gives the error), or not what
+         * the scan saw: never for a valid body */
+        json_decref(o);
+        free(names.buf);
+        return svc_ext_parse_args_tree(body, len, tenant_label, out, err);
+    }
+    memset(out, 0, sizeof(*out));
+    rc = args_from_tree(o, tenant_label, &names, out, err);
+    json_decref(o);
+    free(names.buf);   /* NULL once taken */
     if (rc != 0)
         svc_ext_args_free(out);
     return rc;

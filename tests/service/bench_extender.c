@@ -12,7 +12,10 @@
  * Prints, per size, p50/p99/max of filter, prioritize, bind and their sum
  * per pod ("per pod": what the extender spends on one pod), and "+ client":
  * the pod's whole path with this program's own work as kube-scheduler
- * (writing the requests, parsing the replies), in microseconds.
+ * (writing the requests, parsing the replies), in microseconds. Then, untimed
+ * in those, the filter's body (every node named) parsed again by
+ * svc_ext_parse_args ("parse") and by svc_ext_parse_args_tree, every byte
+ * through jansson ("parse, jansson"): what ext_names.c saves (issue 25).
  */
 #include <math.h>
 #include <stdio.h>
@@ -79,6 +82,23 @@ static const char *args_body(bench_t *b, const char *uid, const char *res, const
     return b->buf;
 }
 
+/* body parsed by svc_ext_parse_args (tree: svc_ext_parse_args_tree): its
+ * CPU seconds. */
+static double parse_time(const char *body, bool tree)
+{
+    svc_ext_args_t a;
+    svc_err_t err;
+    double t0 = mono();
+    int rc = tree ? svc_ext_parse_args_tree(body, strlen(body), NULL, &a, &err)
+                  : svc_ext_parse_args(body, strlen(body), NULL, &a, &err);
+
+    t0 = mono() - t0;
+    if (rc != 0)
+        exit(1);
+    svc_ext_args_free(&a);
+    return t0;
+}
+
 /* One call through the handler: parse, handle, reply. Returns the reply. */
 static char *call(bench_t *b, int verb, const char *body, double now)
 {
@@ -104,7 +124,9 @@ static char *call(bench_t *b, int verb, const char *body, double now)
     return m.body;
 }
 
-/* The pod's whole path; returns 1 if bound. t[3]: seconds per verb. */
+/* The pod's whole path; returns 1 if bound. t[0..2]: seconds per verb;
+ * t[3], t[4]: the filter's body parsed again, as the daemon does and all
+ * through jansson. */
 static int one_pod(bench_t *b, const char *uid, const char *res, double now, double t[3])
 {
     json_t *o, *names;
@@ -116,6 +138,8 @@ static int one_pod(bench_t *b, const char *uid, const char *res, double now, dou
     t0 = mono();
     r = call(b, EXT_FILTER, args_body(b, uid, res, (const char *const *)b->names, b->nnodes), now);
     t[0] = mono() - t0;
+    t[3] = parse_time(b->buf, false);
+    t[4] = parse_time(b->buf, true);
     o = json_loads(r, 0, NULL);
     free(r);
     names = json_object_get(o, "NodeNames");
@@ -175,7 +199,7 @@ static int run(int nnodes, int gpn, int pods, uint64_t seed)
     ms_diag_t diag;
     ms_rng_t rng;
     ms_geom_t *geom = NULL;
-    double *tv[5], now = 1000.0, tt[3];
+    double *tv[7], now = 1000.0, tt[5];
     int32_t *ring;
     int i, k, n = 0, head = 0, nring = 0, cap = nnodes * gpn * 8 + pods + 16, bound = 0, warm = 0;
 
@@ -205,10 +229,10 @@ static int run(int nnodes, int gpn, int pods, uint64_t seed)
     b.nnodes = nnodes;
     b.names = calloc((size_t)nnodes, sizeof(*b.names));
     ring = calloc((size_t)cap, sizeof(*ring));
-    for (k = 0; k < 5; k++)
-        tv[k] = calloc((size_t)pods, sizeof(double));
-    if (b.names == NULL || ring == NULL || tv[0] == NULL || tv[1] == NULL || tv[2] == NULL || tv[3] == NULL ||
-        tv[4] == NULL)
+    for (k = 0; k < 7; k++)
+        if ((tv[k] = calloc((size_t)pods, sizeof(double))) == NULL)
+            return 1;
+    if (b.names == NULL || ring == NULL)
         return 1;
     for (i = 0; i < nnodes; i++)
         b.names[i] = ms_sched_node(b.d.sched, i)->name;
@@ -246,7 +270,9 @@ static int run(int nnodes, int gpn, int pods, uint64_t seed)
         tv[1][n] = tt[1];
         tv[2][n] = tt[2];
         tv[3][n] = tt[0] + tt[1] + tt[2];
-        tv[4][n] = mono() - t0;
+        tv[4][n] = mono() - t0 - tt[3] - tt[4];
+        tv[5][n] = tt[3];
+        tv[6][n] = tt[4];
         n++;
         snprintf(id, sizeof(id), "k8s-%s", uid);
         if ((j = svc_jobs_find(&b.d.jobs, id)) != NULL && j->slot >= 0 &&
@@ -259,18 +285,19 @@ static int run(int nnodes, int gpn, int pods, uint64_t seed)
         }
         now += 0.001;
     }
-    for (k = 0; k < 5; k++)
+    for (k = 0; k < 7; k++)
         qsort(tv[k], (size_t)n, sizeof(double), cmp_d);
     printf("%6d nodes x %d GPUs, %d pods (%d bound; %d warm-up pods):\n", nnodes, gpn, n, bound, warm);
     {
-        static const char *const V[] = { "filter", "prioritize", "bind", "per pod", "+ client" };
+        static const char *const V[] = { "filter", "prioritize", "bind", "per pod", "+ client", "parse",
+                                         "parse, jansson" };
 
-        for (k = 0; k < 5; k++)
-            printf("  %-11s p50 %9.1f us  p99 %9.1f us  max %9.1f us\n", V[k], pct(tv[k], n, 0.5) * 1e6,
+        for (k = 0; k < 7; k++)
+            printf("  %-14s p50 %9.1f us  p99 %9.1f us  max %9.1f us\n", V[k], pct(tv[k], n, 0.5) * 1e6,
                    pct(tv[k], n, 0.99) * 1e6, tv[k][n - 1] * 1e6);
     }
     free(ring);
-    for (k = 0; k < 5; k++)
+    for (k = 0; k < 7; k++)
         free(tv[k]);
     free((void *)b.names);
     free(b.buf);

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "service/extender.h"
+#include "ext_args_ref.h"
 
 static char *slurp(const char *path)
 {
@@ -395,6 +397,183 @@ static void test_pod_tenant_priority(void **state)
     }
 }
 
+/* --- NodeNames read from the raw body (ext_names.c) ---------------------- */
+
+typedef struct gen {
+    char *b;
+    size_t n, cap;
+    uint64_t r;
+} gen_t;
+
+static unsigned gen_rand(gen_t *g, unsigned k)
+{
+    g->r ^= g->r << 13;
+    g->r ^= g->r >> 7;
+    g->r ^= g->r << 17;
+    return (unsigned)(g->r % k);
+}
+
+static void gen_put(gen_t *g, const char *s, size_t n)
+{
+    if (g->n + n < g->cap) {
+        memcpy(g->b + g->n, s, n);
+        g->n += n;
+    }
+}
+
+static void gen_s(gen_t *g, const char *s) { gen_put(g, s, strlen(s)); }
+
+static void gen_ws(gen_t *g)
+{
+    static const char *const W[] = { "", "", "", " ", "\n", " \t\r\n ", "\f", "\v" };
+
+    gen_s(g, W[gen_rand(g, g->r % 50 == 0 ? 8 : 6)]);
+}
+
+/* Pieces of names: JSON's escapes, the ones jansson refuses, raw bytes it
+ * refuses or must check as UTF-8. */
+static const char *const NAME_BITS[] = {
+    "node-", "7", "a.b", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0041", "\\u00e9",
+    "\\u20AC", "\\uD83D\\uDE00", "\\ud83d\\ude00", "\\uDBFF\\uDFFF", "\\uD800", "\\uDC00", "\\udfff",
+    "\\uDBFF", "\\uDBFF\\uE000", "\\uD800\\u0041",
+    "\\uD800\\", "\\u0000", "\\u12", "\\uZZZZ", "\\x", "\\'", "\x01", "\x7f", "\xc3\xa9", "\xff", "\xc3",
+    "\xed\xa0\x80", "\\", "\"",
+};
+
+static void gen_name(gen_t *g)
+{
+    char longname[260];
+    unsigned k = gen_rand(g, 20), i;
+
+    gen_s(g, "\"");
+    if (k == 0) {
+        /* at and around the 253-byte limit, some of it escaped */
+        i = 252 + gen_rand(g, 3);
+        memset(longname, 'x', i);
+        longname[i] = '\0';
+        gen_s(g, longname);
+        if (gen_rand(g, 2))
+            gen_s(g, "\\u0078");
+    } else if (k > 1) {
+        gen_s(g, "node-");
+        for (i = gen_rand(g, 3); i > 0; i--)
+            gen_s(g, gen_rand(g, 3) ? "1" : NAME_BITS[gen_rand(g, sizeof(NAME_BITS) / sizeof(*NAME_BITS))]);
+    } /* else an empty name */
+    gen_s(g, "\"");
+}
+
+static void gen_names(gen_t *g)
+{
+    static const char *const NOT[] = { "3", "null", "[]", "{}", "true", "[\"a\"]" };
+    unsigned n = gen_rand(g, 6), i;
+
+    gen_s(g, "[");
+    gen_ws(g);
+    for (i = 0; i < n; i++) {
+        if (i > 0 && gen_rand(g, 40) != 0)
+            gen_s(g, ",");
+        gen_ws(g);
+        if (gen_rand(g, 30) == 0)
+            gen_s(g, NOT[gen_rand(g, 6)]);
+        else
+            gen_name(g);
+        gen_ws(g);
+    }
+    if (gen_rand(g, 40) == 0)
+        gen_s(g, ",");
+    if (gen_rand(g, 40) != 0)
+        gen_s(g, "]");
+}
+
+static void gen_body(gen_t *g)
+{
+    static const char *const KEY[] = { "\"NodeNames\"", "\"NodeNames\"", "\"NodeNames\"", "\"nodenames\"",
+                                       "\"NODENAMES\"", "\"Node\\u004eames\"", "\"NodeName\"" };
+    static const char *const OTHER[] = {
+        "\"Nodes\":null", "\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"m\"}}]}", "\"NodeNames\":null",
+        "\"x\":\"\\\"NodeNames\\\":[\\\"z\\\"]\"", "\"y\":{\"NodeNames\":[\"z\"],\"a\":[[],{}]}",
+        "\"z\":[1,-2.5e3,true,false,null,\"]\"]", "\"NodeNames\":\"a\"", "\"NodeNames\":{}", "\"w\":tru",
+    };
+    const char *pod = "{\"metadata\":{\"uid\":\"u\",\"name\":\"p\",\"namespace\":\"ns\",\"labels\":{\"team\":\"t\"}},"
+                      "\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"migsched.io/mig-1g.5gb\":\"1\"}}}]}}";
+    unsigned order = gen_rand(g, 3), extra = gen_rand(g, 4), i;
+
+    g->n = 0;
+    gen_ws(g);
+    gen_s(g, "{");
+    for (i = 0; i < 3; i++) {
+        gen_ws(g);
+        if (i > 0)
+            gen_s(g, ",");
+        gen_ws(g);
+        if (i == order) {
+            gen_s(g, "\"Pod\"");
+            gen_ws(g);
+            gen_s(g, ":");
+            gen_ws(g);
+            gen_s(g, gen_rand(g, 30) ? pod : "{\"metadata\":{}}");
+        } else if (i == (order + 1) % 3 || extra == 0) {
+            gen_s(g, KEY[gen_rand(g, 16) < 10 ? 0 : gen_rand(g, 7)]);
+            gen_ws(g);
+            gen_s(g, ":");
+            gen_ws(g);
+            gen_names(g);
+        } else {
+            gen_s(g, OTHER[gen_rand(g, sizeof(OTHER) / sizeof(*OTHER))]);
+        }
+    }
+    gen_ws(g);
+    gen_s(g, gen_rand(g, 50) ? "}" : "}}");
+    gen_ws(g);
+    /* and now and then a byte changed, or the body cut short */
+    for (i = gen_rand(g, 4) == 0 ? 1 + gen_rand(g, 3) : 0; i > 0 && g->n > 0; i--)
+        g->b[gen_rand(g, (unsigned)g->n)] = "\"\\[]{},: a0\x00\xff"[gen_rand(g, 14)];
+    if (gen_rand(g, 20) == 0 && g->n > 0)
+        g->n = gen_rand(g, (unsigned)g->n);
+}
+
+/* svc_ext_parse_args reads NodeNames itself and gives jansson the rest;
+ * on every body - valid, cut short, mutated, with each JSON escape, lone
+ * surrogates, \u0000, raw control bytes, non-ASCII, duplicate, any-case or
+ * escaped keys, NodeNames nested or inside a string, names at the length
+ * limit - it answers as the jansson parser does, error text included. */
+static void test_names_fast_equals_tree(void **state)
+{
+    static const char *const TAKEN[] = {
+        "{\"Pod\":{\"metadata\":{\"uid\":\"u\",\"name\":\"p\"}},\"NodeNames\":[]}",
+        " { \"NodeNames\" : [ \"a\\u00e9\\uD83D\\uDE00\\/\\\\\\\"\\b\\f\\n\\r\\t\" , \"b\" ] , "
+        "\"Pod\":{\"metadata\":{\"uid\":\"u\",\"name\":\"p\",\"x\":\"\\\"NodeNames\\\":[1]\"}}}\n",
+        "{\"Pod\":{\"metadata\":{\"uid\":\"u\",\"name\":\"p\"},\"NodeNames\":{}},\"Nodes\":null,\"NodeNames\":[\"c\"]}",
+    };
+    char buf[8192];
+    gen_t g = { .b = buf, .cap = sizeof(buf), .r = 0x9E3779B97F4A7C15ull };
+    svc_ext_names_t nm;
+    bool ok;
+    int i, taken = 0, accepted = 0, refused_n = 0;
+
+    (void)state;
+    for (i = 0; i < (int)(sizeof(TAKEN) / sizeof(*TAKEN)); i++) {
+        /* these the scan takes (not handed back to jansson) */
+        assert_int_equal(svc_ext_names_scan(TAKEN[i], strlen(TAKEN[i]), &nm), 0);
+        free(nm.buf);
+        assert_true(ext_args_same(TAKEN[i], strlen(TAKEN[i]), NULL, &ok));
+        assert_true(ok);
+    }
+    for (i = 0; i < 40000; i++) {
+        gen_body(&g);
+        if (!ext_args_same(buf, g.n, i % 2 ? "team" : NULL, &ok))
+            fail_msg("parsers differ on %.*s", (int)g.n, buf);
+        if (svc_ext_names_scan(buf, g.n, &nm) == 0) {
+            free(nm.buf);
+            taken++;
+        }
+        accepted += ok;
+        refused_n += !ok;
+    }
+    /* both kinds, and the scan's path, were exercised */
+    assert_true(taken > 5000 && accepted > 5000 && refused_n > 5000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_any_case),      cmocka_unit_test(test_replies),
         cmocka_unit_test(test_replies_escape),
         cmocka_unit_test(test_job_body),      cmocka_unit_test(test_pod_tenant_priority),
+        cmocka_unit_test(test_names_fast_equals_tree),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
