@@ -335,6 +335,13 @@ ms_status_t ms_sched_bind(ms_sched_t *s, int32_t slot, double now);
 ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
                                  const char *const *nodes, int nnodes, int *scores,
                                  ms_diag_t *diag);
+/* The same scores, each node's kept per request class while none of its
+ * GPUs has changed (any op: place, release, hold, move, layout, fence), so
+ * a call costs the GPUs of the nodes that changed since, not of every
+ * listed node (the extender: issue 25). Equal to ms_sched_node_scores. */
+ms_status_t ms_sched_node_scores_kept(ms_sched_t *s, const ms_sched_req_t *req,
+                                      const char *const *nodes, int nnodes, int *scores,
+                                      ms_diag_t *diag);
 
 /* --- restart ----------------------------------------------------------- */
 

@@ -72,6 +72,12 @@ ms_status_t ms__sched_cluster_op(ms_sched_t *s, int gi, const ms_op_t *op, bool 
     gr->any_at = ++s->stamp;
     if (!consume)
         gr->free_at = s->stamp;
+    /* the nodes whose GPUs changed: their kept scores are stale (reserve.c) */
+    if (s->node_gen != NULL) {
+        s->node_gen[gr->lnode[op->gpu / gr->gpn]] = s->stamp;
+        if (op->kind == MS_OP_MOVE && op->from_gpu >= 0)
+            s->node_gen[gr->lnode[op->from_gpu / gr->gpn]] = s->stamp;
+    }
     ms__resv_touch(s, gi, op->gpu);
     if (op->kind == MS_OP_MOVE && op->from_gpu != op->gpu)
         ms__resv_touch(s, gi, op->from_gpu);

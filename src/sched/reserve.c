@@ -507,11 +507,53 @@ ms_status_t ms_sched_tick(ms_sched_t *s, double now)
     return ms__sched_schedule(s, now);
 }
 
-ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
-                                 const char *const *nodes, int nnodes, int *scores,
-                                 ms_diag_t *diag)
+/* The class's kept scores (NULL: none can be kept: a gang, whose score
+ * depends on its size, not its class; a class pinned to one node, which
+ * would cost a table of every node for one; out of memory). */
+static ms__nscore_t *kept_table(ms_sched_t *s, int32_t cls, int gang)
+{
+    ms__nscore_t *t;
+
+    if (gang > 1 || s->cls[cls].node >= 0)
+        return NULL;
+    if (cls >= s->nnsc) {
+        int32_t n = cls + 1;
+
+        if ((t = ms__scalloc(s, (size_t)n, sizeof(*t))) == NULL)
+            return NULL;
+        if (s->nnsc > 0)
+            memcpy(t, s->nsc, (size_t)s->nnsc * sizeof(*t));
+        ms__sfree(s, s->nsc);
+        s->nsc = t;
+        s->nnsc = n;
+    }
+    t = &s->nsc[cls];
+    if (t->score == NULL) {
+        t->score = ms__scalloc(s, (size_t)s->nnodes, sizeof(*t->score));
+        t->gen = ms__scalloc(s, (size_t)s->nnodes, sizeof(*t->gen));
+        if (t->score == NULL || t->gen == NULL) {
+            ms__sfree(s, t->score);
+            ms__sfree(s, t->gen);
+            t->score = NULL;
+            t->gen = NULL;
+            return NULL;
+        }
+    }
+    return t;
+}
+
+/* ms_sched_node_scores; keep: take and keep the class's scores of nodes
+ * whose GPUs have not changed since (s->node_gen). A node's score is its
+ * best placement among its own GPUs (plan_on_group over that node alone):
+ * it reads only those GPUs, the group's geometry, fragmentation table
+ * and policy settings (fixed at creation), and the request's class and
+ * gang; every change to a GPU goes through ms__sched_cluster_op, which
+ * moves its node's gen. */
+static ms_status_t node_scores(ms_sched_t *s, const ms_sched_req_t *req, const char *const *nodes,
+                               int nnodes, int *scores, bool keep, ms_diag_t *diag)
 {
     int32_t cls, k, *nl = NULL;
+    ms__nscore_t *t = NULL;
     ms_status_t st;
     int i;
 
@@ -528,30 +570,52 @@ ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
     }
     s->jobs[k].cls = cls;
     s->jobs[k].gang = (int16_t)(req->gang > 1 ? req->gang : 1);
+    if (keep)
+        t = kept_table(s, cls, req->gang);
     for (i = 0; i < nnodes; i++) {
         int gi = s->node_grp[nl[i]];
         double sc = 0.0;
 
+        if (t != NULL && t->gen[nl[i]] == s->node_gen[nl[i]] + 1) {
+            scores[i] = t->score[nl[i]];
+            continue;
+        }
         scores[i] = -1;
-        if (s->cls[cls].prof[gi] < 0)
-            continue;
-        if (s->cls[cls].node >= 0 && s->cls[cls].node != nl[i])
-            continue;
-        st = plan_on_group(s, gi, k, &nl[i], 1, &sc);
-        if (st == MS_ENOFIT)
-            continue;
-        if (st != MS_OK)
-            break;
-        scores[i] = (int)lround(10.0 * sc);
-        if (scores[i] < 0)
-            scores[i] = 0;
-        if (scores[i] > 10)
-            scores[i] = 10;
+        if (s->cls[cls].prof[gi] >= 0 && (s->cls[cls].node < 0 || s->cls[cls].node == nl[i])) {
+            st = plan_on_group(s, gi, k, &nl[i], 1, &sc);
+            if (st != MS_OK && st != MS_ENOFIT)
+                break;
+            if (st == MS_OK) {
+                scores[i] = (int)lround(10.0 * sc);
+                if (scores[i] < 0)
+                    scores[i] = 0;
+                if (scores[i] > 10)
+                    scores[i] = 10;
+            }
+        }
+        if (t != NULL) {
+            t->score[nl[i]] = (int8_t)scores[i];
+            t->gen[nl[i]] = s->node_gen[nl[i]] + 1;
+        }
     }
     ms_plan_clear(&s->plan);
     ms__sched_job_release(s, k);
     ms__sfree(s, nl);
     return st == MS_ENOFIT ? MS_OK : st;
+}
+
+ms_status_t ms_sched_node_scores(ms_sched_t *s, const ms_sched_req_t *req,
+                                 const char *const *nodes, int nnodes, int *scores,
+                                 ms_diag_t *diag)
+{
+    return node_scores(s, req, nodes, nnodes, scores, false, diag);
+}
+
+ms_status_t ms_sched_node_scores_kept(ms_sched_t *s, const ms_sched_req_t *req,
+                                      const char *const *nodes, int nnodes, int *scores,
+                                      ms_diag_t *diag)
+{
+    return node_scores(s, req, nodes, nnodes, scores, true, diag);
 }
 
 ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,

@@ -132,6 +132,12 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__sfree(s, s->node_first);
     ms__sfree(s, s->node_hash);
     ms__sfree(s, s->node_lidx);
+    ms__sfree(s, s->node_gen);
+    for (i = 0; i < s->nnsc; i++) {
+        ms__sfree(s, s->nsc[i].score);
+        ms__sfree(s, s->nsc[i].gen);
+    }
+    ms__sfree(s, s->nsc);
     ms__sfree(s, s->jobs);
     ms__sfree(s, s->free_slots);
     ms__idmap_fini(&s->ids);
@@ -289,7 +295,8 @@ static ms_status_t build_groups(ms_sched_t *s, ms_diag_t *diag)
     for (s->node_hcap = 16; s->node_hcap < 2u * (uint32_t)s->nnodes; s->node_hcap *= 2)
         ;
     if ((s->node_hash = ms__scalloc(s, s->node_hcap, sizeof(*s->node_hash))) == NULL ||
-        (s->node_lidx = ms__scalloc(s, (unsigned)s->nnodes, sizeof(*s->node_lidx))) == NULL)
+        (s->node_lidx = ms__scalloc(s, (unsigned)s->nnodes, sizeof(*s->node_lidx))) == NULL ||
+        (s->node_gen = ms__scalloc(s, (unsigned)s->nnodes, sizeof(*s->node_gen))) == NULL)
         return MS_ENOMEM;
     for (i = 0; i < s->nnodes; i++) {
         uint32_t h = name_hash(s->nodes[i].name) & (s->node_hcap - 1);

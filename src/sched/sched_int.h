@@ -92,6 +92,13 @@ typedef struct ms__grp {
 /* A request class: requests that resolve identically (so a class whose head
  * does not fit is blocked for the rest of a pass). Gangs of any size share
  * one class per resolution, as before the scheduler existed. */
+/* A class's kept placement scores (reserve.c): score[n] holds for node n
+ * while gen[n] == s->node_gen[n] + 1 (0: none kept). */
+typedef struct ms__nscore {
+    int8_t *score;                 /* [nnodes] */
+    uint64_t *gen;                 /* [nnodes] */
+} ms__nscore_t;
+
 typedef struct ms__cls {
     int8_t prof[MS__MAX_GROUPS];   /* per group: profile, -1 = cannot run there */
     int8_t order[MS__MAX_GROUPS];  /* candidate groups, best first */
@@ -202,6 +209,12 @@ struct ms_sched {
                                     * names thousands of nodes per call */
     uint32_t node_hcap;            /* a power of two >= 2 x nnodes */
     int32_t *node_lidx;            /* [nnodes] the node's index in its group */
+    uint64_t *node_gen;            /* [nnodes] s->stamp at the last op on one of
+                                    * its GPUs (ms__sched_cluster_op): its
+                                    * placement scores hold while it is the same */
+    struct ms__nscore *nsc;        /* [nnsc] by class: kept node scores
+                                    * (ms_sched_node_scores_kept) */
+    int32_t nnsc;
 
     /* jobs */
     ms__job_t *jobs;

@@ -288,7 +288,7 @@ static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             svc_job_sched_req(&tmp, &r);
             r.id = NULL;
             ms_diag_clear(&diag);
-            st = ms_sched_node_scores(d->sched, &r, known, nk, scores, &diag);
+            st = ms_sched_node_scores_kept(d->sched, &r, known, nk, scores, &diag);
         }
         svc_req_free(&q);
         free(id);
@@ -385,7 +385,7 @@ static void h_prioritize(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             svc_job_sched_req(&tmp, &r);
             r.id = NULL;
             ms_diag_clear(&diag);
-            if (ms_sched_node_scores(d->sched, &r, known, nk, ks, &diag) == MS_OK)
+            if (ms_sched_node_scores_kept(d->sched, &r, known, nk, ks, &diag) == MS_OK)
                 for (i = 0; i < nk; i++)
                     scores[idx[i]] = ks[i] < 0 ? 0 : ks[i] > 9 ? 9 : ks[i];
             svc_req_free(&q);

@@ -559,6 +559,75 @@ static void test_prioritize_scores_equal_fresh(void **state)
     fx_teardown(&f);
 }
 
+/* ms_sched_node_scores_kept equals ms_sched_node_scores for every
+ * profile on every node, listed in order and reversed. */
+static void kept_is_fresh(fx_t *f, int step)
+{
+    const char *rev[5];
+    ms_sched_req_t r;
+    ms_diag_t diag;
+    int kept[5], fresh[5], i, k, o;
+
+    for (i = 0; i < 5; i++)
+        rev[i] = PNAME[4 - i];
+    for (k = 0; k < 5; k++)
+        for (o = 0; o < 2; o++) {
+            const char *const *nodes = o == 0 ? (const char *const *)PNAME : rev;
+
+            memset(&r, 0, sizeof(r));
+            r.profile = PROF[k];
+            r.isolation = MS_ISO_MIG;
+            ms_diag_clear(&diag);
+            assert_int_equal(ms_sched_node_scores_kept(f->d.sched, &r, nodes, 5, kept, &diag), MS_OK);
+            assert_int_equal(ms_sched_node_scores(f->d.sched, &r, nodes, 5, fresh, &diag), MS_OK);
+            for (i = 0; i < 5; i++)
+                if (kept[i] != fresh[i])
+                    fail_msg("step %d, %s on %s: kept %d, from scratch %d", step, PROF[k], nodes[i], kept[i],
+                             fresh[i]);
+        }
+}
+
+/* Property: the scores the scheduler keeps per node (issue 25: kept while
+ * none of the node's GPUs changed) equal a scoring from scratch after
+ * random binds, releases and holds, on every node, for every profile. */
+static void test_kept_scores_equal_fresh(void **state)
+{
+    fx_t f;
+    const char *const extra[] = { "--extender-ttl", "30", NULL };
+    char bound[64][16], uid[16];
+    int nb = 0, step, k, serial = 0;
+    uint64_t x = 77;
+
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    fx_setup(&f, "n0=2xA100-40GB n1=2xA100-40GB n2=1xA100-40GB n3=2xA100-40GB n4=1xA100-40GB", "fa+", extra);
+    fx_start(&f);
+    for (step = 0; step < 200; step++) {
+        unsigned op = (unsigned)(prng(&x) % 4);
+
+        if (op <= 1 || nb == 0) {
+            snprintf(uid, sizeof(uid), "r%d", serial++);
+            if (place_pod(&f, uid, PROF[prng(&x) % 5]) && nb < 64)
+                snprintf(bound[nb++], sizeof(bound[0]), "%s", uid);
+        } else if (op == 2) {
+            k = (int)(prng(&x) % (uint64_t)nb);
+            release_pod(&f, bound[k]);
+            memmove(bound[k], bound[nb - 1], sizeof(bound[0]));
+            nb--;
+        } else {
+            /* a hold (a filter's reservation), scored while it stands */
+            char res[40];
+
+            snprintf(res, sizeof(res), "mig-%s", PROF[prng(&x) % 5]);
+            json_decref(call(&f, args(EXT_FILTER, "probe", res, PNODES), NULL));
+            kept_is_fresh(&f, step);
+            release_pod(&f, "probe");
+        }
+        kept_is_fresh(&f, step);
+    }
+    fx_teardown(&f);
+}
+
 /* A pod's namespace is its tenant when that tenant is declared (else the
  * default tenant: the pod is not refused), and its spec.priority its job's
  * priority: the scheduler's view of the filter's held job says so; a pod
@@ -616,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_long_uid_survives_restart),
         cmocka_unit_test(test_long_names_schedulable_and_whole),
         cmocka_unit_test(test_prioritize_scores_equal_fresh),
+        cmocka_unit_test(test_kept_scores_equal_fresh),
         cmocka_unit_test(test_pod_tenant_and_priority),
     };
 
