@@ -101,6 +101,16 @@ void ms_jtext_str(ms_jtext_t *t, const char *s);
  * NULL if an append failed. */
 char *ms_jtext_take(ms_jtext_t *t);
 
+/* The light scanner behind ms_jtext_member, for readers that take one
+ * member of a body without building a tree (ext_names.c): each returns the
+ * index after what starts at s[i] (blanks; a string, s[i] its quote; any
+ * value, balanced), or MS_JTEXT_BAD when it is not closed within s[0..n)
+ * or a string holds a raw control byte. Escapes are skipped, not checked. */
+#define MS_JTEXT_BAD ((size_t)-1)
+size_t ms_jtext_skip_ws(const char *s, size_t i, size_t n);
+size_t ms_jtext_skip_string(const char *s, size_t i, size_t n);
+size_t ms_jtext_skip_value(const char *s, size_t i, size_t n);
+
 /* The span of the value of key `key` in the JSON object text s[0..n): *at
  * and *len; false when s is not a well-formed object (by a light scan:
  * balanced, strings closed, nothing after it) or has no such key at its top

@@ -139,52 +139,48 @@ char *ms_jtext_take(ms_jtext_t *t)
 
 /* --- the light scanner behind ms_jtext_member --------------------------- */
 
-#define BAD ((size_t)-1)           /* not a closed value */
-
-static size_t skip_ws(const char *s, size_t i, size_t n)
+size_t ms_jtext_skip_ws(const char *s, size_t i, size_t n)
 {
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
         i++;
     return i;
 }
 
-/* s[i] is a quote: the index after the closing one, or BAD. */
-static size_t skip_string(const char *s, size_t i, size_t n)
+size_t ms_jtext_skip_string(const char *s, size_t i, size_t n)
 {
     for (i++; i < n; i++) {
         if ((unsigned char)s[i] < 0x20)
-            return BAD;
+            return MS_JTEXT_BAD;
         if (s[i] == '\\')
             i++;
         else if (s[i] == '"')
             return i + 1;
     }
-    return BAD;
+    return MS_JTEXT_BAD;
 }
 
-/* A value from s[i]: the index after it, or BAD. */
-static size_t skip_value(const char *s, size_t i, size_t n)
+size_t ms_jtext_skip_value(const char *s, size_t i, size_t n)
 {
     int depth = 0;
 
     if (i >= n)
-        return BAD;
+        return MS_JTEXT_BAD;
     if (s[i] == '"')
-        return skip_string(s, i, n);
+        return ms_jtext_skip_string(s, i, n);
     if (s[i] != '{' && s[i] != '[') {   /* a number, true, false, null */
         size_t j = i;
 
         while (j < n && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\t' &&
                s[j] != '\n' && s[j] != '\r' && s[j] != '"' && s[j] != '{' && s[j] != '[')
             j++;
-        return j > i ? j : BAD;
+        return j > i ? j : MS_JTEXT_BAD;
     }
     while (i < n) {
         char c = s[i];
 
         if (c == '"') {
-            if ((i = skip_string(s, i, n)) == BAD)
-                return BAD;
+            if ((i = ms_jtext_skip_string(s, i, n)) == MS_JTEXT_BAD)
+                return MS_JTEXT_BAD;
             continue;
         }
         if (c == '{' || c == '[')
@@ -195,42 +191,42 @@ static size_t skip_value(const char *s, size_t i, size_t n)
         }
         i++;
     }
-    return BAD;
+    return MS_JTEXT_BAD;
 }
 
 bool ms_jtext_member(const char *s, size_t n, const char *key, const char **at, size_t *len)
 {
-    size_t klen = strlen(key), i = skip_ws(s, 0, n), end;
+    size_t klen = strlen(key), i = ms_jtext_skip_ws(s, 0, n), end;
     bool found = false;
 
 #define AT(k) ((k) < n ? s[k] : '\0')
-    if (AT(i) != '{' || (end = skip_value(s, i, n)) == BAD || skip_ws(s, end, n) != n)
+    if (AT(i) != '{' || (end = ms_jtext_skip_value(s, i, n)) == MS_JTEXT_BAD || ms_jtext_skip_ws(s, end, n) != n)
         return false;   /* not one closed object */
-    i = skip_ws(s, i + 1, n);
+    i = ms_jtext_skip_ws(s, i + 1, n);
     if (AT(i) == '}')
         return false;
     for (;;) {
         size_t k0 = i, k1, v0, v1;
 
-        if (AT(i) != '"' || (k1 = skip_string(s, i, n)) == BAD)
+        if (AT(i) != '"' || (k1 = ms_jtext_skip_string(s, i, n)) == MS_JTEXT_BAD)
             return false;
-        i = skip_ws(s, k1, n);
+        i = ms_jtext_skip_ws(s, k1, n);
         if (AT(i) != ':')
             return false;
-        v0 = skip_ws(s, i + 1, n);
-        if ((v1 = skip_value(s, v0, n)) == BAD)
+        v0 = ms_jtext_skip_ws(s, i + 1, n);
+        if ((v1 = ms_jtext_skip_value(s, v0, n)) == MS_JTEXT_BAD)
             return false;
         if (!found && k1 - k0 == klen + 2 && memcmp(s + k0 + 1, key, klen) == 0) {
             *at = s + v0;
             *len = v1 - v0;
             found = true;
         }
-        i = skip_ws(s, v1, n);
+        i = ms_jtext_skip_ws(s, v1, n);
         if (AT(i) == '}')
             return found;
         if (AT(i) != ',')
             return false;
-        i = skip_ws(s, i + 1, n);
+        i = ms_jtext_skip_ws(s, i + 1, n);
     }
 #undef AT
 }

@@ -31,56 +31,6 @@
 #define NAME_MAX_LEN 253
 #define MAX_NAMES 100000   /* extender_json.c's MAX_NODES: above it, its 413 */
 
-static size_t skip_ws(const char *s, size_t i, size_t n)
-{
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-        i++;
-    return i;
-}
-
-/* s[i] is the '"' opening a string: the index after its closing quote, or
- * 0 if the body ends inside it. No check of its contents (jansson's). */
-static size_t skip_string(const char *s, size_t i, size_t n)
-{
-    for (i++; i < n; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
-    }
-    return 0;
-}
-
-/* One value at s[i] (not NodeNames'): the index after it, or 0. */
-static size_t skip_value(const char *s, size_t i, size_t n)
-{
-    size_t depth = 0;
-
-    if (i >= n)
-        return 0;
-    if (s[i] != '{' && s[i] != '[' && s[i] != '"') {
-        /* a number, true, false or null: up to the next delimiter */
-        while (i < n && strchr(",}] \t\n\r", s[i]) == NULL)
-            i++;
-        return i;
-    }
-    while (i < n) {
-        if (s[i] == '"') {
-            if ((i = skip_string(s, i, n)) == 0)
-                return 0;
-        } else {
-            if (s[i] == '{' || s[i] == '[')
-                depth++;
-            else if ((s[i] == '}' || s[i] == ']') && --depth == 0)
-                return i + 1;
-            i++;
-        }
-        if (depth == 0)
-            return i;   /* it was a string */
-    }
-    return 0;
-}
-
 static int hexval(char c)
 {
     if (c >= '0' && c <= '9')
@@ -198,7 +148,7 @@ static int read_names(const char *s, size_t i, size_t n, char *buf, int *count, 
     long len;
     int k = 0;
 
-    i = skip_ws(s, i + 1, n);
+    i = ms_jtext_skip_ws(s, i + 1, n);
     if (i < n && s[i] == ']') {
         *count = 0;
         *end = i + 1;
@@ -211,12 +161,12 @@ static int read_names(const char *s, size_t i, size_t n, char *buf, int *count, 
             return -1;
         used += (size_t)len + 1;
         k++;
-        i = skip_ws(s, i, n);
+        i = ms_jtext_skip_ws(s, i, n);
         if (i < n && s[i] == ']')
             break;
         if (i >= n || s[i] != ',')
             return -1;
-        i = skip_ws(s, i + 1, n);
+        i = ms_jtext_skip_ws(s, i + 1, n);
     }
     *count = k;
     *end = i + 1;
@@ -229,9 +179,9 @@ static int read_names(const char *s, size_t i, size_t n, char *buf, int *count, 
  * past it. */
 static int top_key(const char *s, size_t *i, size_t n)
 {
-    size_t a = *i + 1, e = skip_string(s, *i, n);
+    size_t a = *i + 1, e = ms_jtext_skip_string(s, *i, n);
 
-    if (e == 0 || memchr(s + a, '\\', e - 1 - a) != NULL)
+    if (e == MS_JTEXT_BAD || memchr(s + a, '\\', e - 1 - a) != NULL)
         return -1;
     *i = e;
     if (e - 1 - a != 9 || strncasecmp(s + a, "NodeNames", 9) != 0)
@@ -241,40 +191,41 @@ static int top_key(const char *s, size_t *i, size_t n)
 
 int svc_ext_names_scan(const char *s, size_t n, svc_ext_names_t *out)
 {
-    size_t i = skip_ws(s, 0, n), end;
+    size_t i = ms_jtext_skip_ws(s, 0, n), end;
     int key;
 
     memset(out, 0, sizeof(*out));
     if (i >= n || s[i] != '{')
         return -1;
-    i = skip_ws(s, i + 1, n);
+    i = ms_jtext_skip_ws(s, i + 1, n);
     for (;;) {
         if (i >= n || s[i] != '"' || (key = top_key(s, &i, n)) < 0)
             goto no;
-        i = skip_ws(s, i, n);
+        i = ms_jtext_skip_ws(s, i, n);
         if (i >= n || s[i] != ':')
             goto no;
-        i = skip_ws(s, i + 1, n);
+        i = ms_jtext_skip_ws(s, i + 1, n);
         if (key == 1) {
             if (out->buf != NULL || i >= n || s[i] != '[')
                 goto no;   /* twice (jansson's duplicate), or not a list */
             /* the names, decoded, fit in the array's raw bytes */
-            if ((end = skip_value(s, i, n)) == 0 || (out->buf = malloc(end - i)) == NULL ||
+            end = ms_jtext_skip_value(s, i, n);
+            if (end == MS_JTEXT_BAD || (out->buf = malloc(end - i)) == NULL ||
                 read_names(s, i, end, out->buf, &out->n, &end) != 0)
                 goto no;
             out->start = i;
             out->end = i = end;
-        } else if ((i = skip_value(s, i, n)) == 0) {
+        } else if ((i = ms_jtext_skip_value(s, i, n)) == MS_JTEXT_BAD) {
             goto no;
         }
-        i = skip_ws(s, i, n);
+        i = ms_jtext_skip_ws(s, i, n);
         if (i < n && s[i] == '}')
             break;
         if (i >= n || s[i] != ',')
             goto no;
-        i = skip_ws(s, i + 1, n);
+        i = ms_jtext_skip_ws(s, i + 1, n);
     }
-    if (skip_ws(s, i + 1, n) != n || out->buf == NULL)
+    if (ms_jtext_skip_ws(s, i + 1, n) != n || out->buf == NULL)
         goto no;
     return 0;
 no:
