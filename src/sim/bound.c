@@ -25,7 +25,9 @@
  */
 #include "sim/sim_int.h"
 
+#include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Size classes: thresholds on compute slices, and M per class. */
@@ -124,6 +126,94 @@ double ms_lower_bound(const ms_trace_t *t, int ngpus)
     if (t == NULL)
         return 0.0;
     return ms__lower_bound(t, ngpus, NULL, true);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The order of a double as an unsigned key, and back: flip the sign bit
+ * of a positive value and every bit of a negative one. */
+static uint64_t to_key(double x)
+{
+    uint64_t u;
+
+    memcpy(&u, &x, sizeof(u));
+    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+}
+
+static double from_key(uint64_t k)
+{
+    uint64_t u = (k >> 63) ? k & ~(UINT64_C(1) << 63) : ~k;
+    double x;
+
+    memcpy(&x, &u, sizeof(x));
+    return x;
+}
+
+#define RBITS 11
+#define RPASS 6                        /* 6 x 11 bits >= 64 */
+#define RBINS (1u << RBITS)
+
+void ms__sort_doubles(double *v, size_t n)
+{
+    static_assert(sizeof(double) == sizeof(uint64_t), "a double is 64 bits");
+    size_t (*cnt)[RBINS] = NULL, i;
+    uint64_t *key = NULL, *tmp = NULL, *src, *dst;
+    int b;
+
+    if (n < 256)
+        goto fallback;
+    /* -0.0 and +0.0 compare equal but have two keys; a NaN has no order:
+     * both (never seen in a wait) go to qsort */
+    for (i = 0; i < n; i++)
+        if (isnan(v[i]) || (v[i] == 0.0 && signbit(v[i])))
+            goto fallback;
+    cnt = calloc(RPASS, sizeof(*cnt));
+    key = malloc(n * sizeof(*key));
+    tmp = malloc(n * sizeof(*tmp));
+    if (cnt == NULL || key == NULL || tmp == NULL)
+        goto fallback;
+    for (i = 0; i < n; i++) {
+        uint64_t k = key[i] = to_key(v[i]);
+
+        for (b = 0; b < RPASS; b++)
+            cnt[b][(k >> (RBITS * b)) & (RBINS - 1)]++;
+    }
+    /* LSD radix, RBITS a pass: stable; a digit every key shares needs no
+     * pass (the top ones, for waits of similar size) */
+    src = key;
+    dst = tmp;
+    for (b = 0; b < RPASS; b++) {
+        size_t at = 0, c;
+        unsigned d;
+
+        if (cnt[b][(src[0] >> (RBITS * b)) & (RBINS - 1)] == n)
+            continue;
+        for (d = 0; d < RBINS; d++) {
+            c = cnt[b][d];
+            cnt[b][d] = at;
+            at += c;
+        }
+        for (i = 0; i < n; i++)
+            dst[cnt[b][(src[i] >> (RBITS * b)) & (RBINS - 1)]++] = src[i];
+        dst = src;
+        src = src == key ? tmp : key;
+    }
+    for (i = 0; i < n; i++)
+        v[i] = from_key(src[i]);
+    free(cnt);
+    free(key);
+    free(tmp);
+    return;
+fallback:
+    free(cnt);
+    free(key);
+    free(tmp);
+    qsort(v, n, sizeof(*v), cmp_double);
 }
 
 double ms__percentile(const double *sorted, size_t n, double p)

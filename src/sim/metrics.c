@@ -7,21 +7,15 @@
 
 #include "sim/sim_int.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 static int job_prio(const ms__sim_t *s, size_t i)
 {
     return s->tr->req != NULL ? s->tr->req[i].priority : 0;
 }
 
 /* Waits and JCT per priority class (the distinct priorities of the trace,
- * highest first, at most MS_SIM_MAX_PRIOS of them); w is scratch. */
-static void prio_metrics(ms__sim_t *s, double *w)
+ * highest first, at most MS_SIM_MAX_PRIOS of them), after the whole
+ * run's (ndone completed jobs); w is scratch. */
+static void prio_metrics(ms__sim_t *s, double *w, size_t ndone)
 {
     ms_metrics_t *m = s->m;
     size_t i;
@@ -43,6 +37,16 @@ static void prio_metrics(ms__sim_t *s, double *w)
             m->prio[k].priority = m->prio[k - 1].priority;
         m->prio[k].priority = p;
     }
+    if (m->nprio == 1) {
+        /* one class: every completed job, in the same order, so the same
+         * sums and sorted waits as the whole run's (a second sort of the
+         * waits was a third of the metrics' cost, issue 25) */
+        m->prio[0].jobs = (long)ndone;
+        m->prio[0].mean_wait_s = ndone > 0 ? m->mean_wait_s : 0.0;
+        m->prio[0].mean_jct_s = ndone > 0 ? m->mean_jct_s : 0.0;
+        m->prio[0].p99_wait_s = ndone > 0 ? m->p99_wait_s : 0.0;
+        return;
+    }
     for (q = 0; q < m->nprio; q++) {
         size_t n = 0;
         double sw = 0.0, sj = 0.0;
@@ -60,7 +64,7 @@ static void prio_metrics(ms__sim_t *s, double *w)
         m->prio[q].mean_wait_s = m->prio[q].p99_wait_s = m->prio[q].mean_jct_s = 0.0;
         if (n == 0)
             continue;
-        qsort(w, n, sizeof(*w), cmp_double);
+        ms__sort_doubles(w, n);
         m->prio[q].mean_wait_s = sw / (double)n;
         m->prio[q].mean_jct_s = sj / (double)n;
         m->prio[q].p99_wait_s = ms__percentile(w, n, 99);
@@ -98,7 +102,7 @@ ms_status_t ms__sim_finish_metrics(ms__sim_t *s)
         if (j->end_t > m->makespan_s)
             m->makespan_s = j->end_t;
     }
-    qsort(w, n, sizeof(*w), cmp_double);
+    ms__sort_doubles(w, n);
     if (n > 0) {
         m->mean_wait_s = sw / (double)n;
         m->mean_exec_s = se / (double)n;
@@ -124,7 +128,7 @@ ms_status_t ms__sim_finish_metrics(ms__sim_t *s)
                            ? ms__lower_bound(s->tr, s->ngpus, skip, s->grp[0].share == MS_SHARE_MIG)
                            : ms__lower_bound_mixed(s, skip);
     m->preempt = s->cfg->sched.preempt;
-    prio_metrics(s, w);
+    prio_metrics(s, w, n);
     free(w);
     free(skip);
     return MS_OK;

@@ -20,6 +20,12 @@
  * does not partition memory). O(n): the trace is sorted by arrival. */
 double ms__lower_bound(const ms_trace_t *t, int ngpus, const uint8_t *skip, bool memory);
 
+/* Sort n doubles ascending, equal values (-0.0 and +0.0 too) in their
+ * input order: the array a stable qsort by value gives (glibc's is a merge
+ * sort), by radix in O(n) (the waits of 1,000,000 jobs by qsort were 0.2e9
+ * instructions a sort; issue 25). Values with a NaN go to qsort. */
+void ms__sort_doubles(double *v, size_t n);
+
 /* Nearest-rank percentile (p in 0..100) of a sorted array of n > 0 values. */
 double ms__percentile(const double *sorted, size_t n, double p);
 

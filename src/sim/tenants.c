@@ -192,13 +192,6 @@ void ms__sim_tenants_advance(ms__sim_t *s, double t)
     reclaim_ends(s, in);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* Waits and completion times per tenant: the waits grouped by tenant
  * (a counting sort), each group sorted for its percentile. */
 static ms_status_t waits(ms__sim_t *s)
@@ -240,7 +233,7 @@ static ms_status_t waits(ms__sim_t *s)
         tm->completed = (long)c;
         if (c == 0)
             continue;
-        qsort(w + at[k], c, sizeof(*w), cmp_double);
+        ms__sort_doubles(w + at[k], c);
         tm->mean_wait_s = sw[k] / (double)c;
         tm->mean_jct_s = sj[k] / (double)c;
         tm->p99_wait_s = ms__percentile(w + at[k], c, 99);
