@@ -108,14 +108,32 @@ static void fp_weigh(faplus_t *f)
 {
     int k, s;
 
+    double term[MS_MAX_PROFILES][MS_MAX_WIDTH + 1];
+    int n, u;
+
     weights(f, f->w);
-    for (s = 0; s < f->ns; s++) {
+    /* each (profile, Feasible) term once, by the same expression as per
+     * state, and each distinct Feasible vector's sum once, in the same
+     * order, so the same sums: a profile look-up, two conversions and a
+     * division per state and profile were 5% of a 200k-job simulate
+     * (issue 25) */
+    for (k = 0; k < f->np; k++) {
+        double cs = (double)ms_geom_profile(f->geom, k)->cslices;
+
+        for (n = 0; n <= f->width; n++)
+            term[k][n] = f->w[k] * (double)n * cs / (double)f->compute;
+    }
+    for (u = 0; u < f->nfv; u++) {
+        const uint8_t *fs = f->feas + (size_t)f->fv_state[u] * (size_t)f->np;
         double v = 0.0;
+
         for (k = 0; k < f->np; k++)
-            v += f->w[k] * (double)f->feas[(size_t)s * (size_t)f->np + (size_t)k] *
-                 (double)ms_geom_profile(f->geom, k)->cslices / (double)f->compute;
-        f->cap[s] = v;
-        f->negcap[s] = -v;
+            v += term[k][fs[k]];
+        f->fv_cap[u] = v;
+    }
+    for (s = 0; s < f->ns; s++) {
+        f->cap[s] = f->fv_cap[f->fv_of[s]];
+        f->negcap[s] = -f->cap[s];
     }
     for (k = 0; k < f->np; k++)
         f->built_q[k] = (int)(f->w[k] * WQ + 0.5);
@@ -180,6 +198,9 @@ static void fp_destroy(void *self)
     free(f->fits);
     free(f->busy);
     free(f->after);
+    free(f->fv_of);
+    free(f->fv_state);
+    free(f->fv_cap);
     free(f);
 }
 
@@ -207,9 +228,12 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
     f->busy = malloc((size_t)f->ns);
     f->width = ms_geom_width(g);
     f->after = malloc((size_t)f->np * (size_t)f->ns * (size_t)f->width * sizeof(*f->after));
+    f->fv_of = malloc((size_t)f->ns * sizeof(*f->fv_of));
+    f->fv_state = malloc((size_t)f->ns * sizeof(*f->fv_state));
+    f->fv_cap = malloc((size_t)f->ns * sizeof(*f->fv_cap));
     f->none_prof = -1;
     if (f->ring == NULL || f->feas == NULL || f->fits == NULL || f->busy == NULL ||
-        f->after == NULL) {
+        f->after == NULL || f->fv_of == NULL || f->fv_state == NULL || f->fv_cap == NULL) {
         fp_destroy(f);
         return MS_ENOMEM;
     }
@@ -229,6 +253,18 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
         for (k = 0; k < f->np; k++)
             f->feas[(size_t)s * (size_t)f->np + (size_t)k] =
                 (uint8_t)ms_frag_feasible(g, (ms_state_t)s, k);
+    /* the distinct Feasible vectors (fp_weigh sums each once) */
+    for (s = 0; s < f->ns; s++) {
+        int u;
+
+        for (u = 0; u < f->nfv; u++)
+            if (memcmp(f->feas + (size_t)f->fv_state[u] * (size_t)f->np,
+                       f->feas + (size_t)s * (size_t)f->np, (size_t)f->np) == 0)
+                break;
+        if (u == f->nfv)
+            f->fv_state[f->nfv++] = (uint16_t)s;
+        f->fv_of[s] = (uint16_t)u;
+    }
     fp_weigh(f);
     for (k = 0; k < f->np; k++) {
         const ms_rank_t *r;

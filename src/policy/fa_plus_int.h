@@ -25,6 +25,10 @@ typedef struct ms__faplus {
     double w[MS_MAX_PROFILES];
     /* per state */
     uint8_t *feas;                 /* [ns * np] Feasible_p(s) */
+    int nfv;                       /* distinct Feasible vectors (rows of feas) */
+    uint16_t *fv_of;               /* [ns] state s's vector */
+    uint16_t *fv_state;            /* [nfv] a state with that vector */
+    double *fv_cap;                /* [nfv] its Cap for w */
     uint16_t *fits;                /* [ns] bit p: profile p fits state s */
     uint8_t *busy;                 /* [ns] busy compute of state s */
     ms_state_t *after;             /* [np * ns * width] state s after k at st */
