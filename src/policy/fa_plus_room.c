@@ -149,7 +149,55 @@ static void dest_scan(const ms_rank_t *r, const ms_cluster_t *c, int k, int want
     d->complete = !over;
 }
 
-static void dest_build(const faplus_t *f, const ms_cluster_t *c, int k, int want, dest_t *d)
+/* By the states in use (ascending, nused of them): each state's best
+ * (key, start) for k, then its lowest GPUs while they can enter the list.
+ * The same list as the walk of the rank below: the smallest want entries
+ * by (key, gpu), a GPU at its best key and, among starts of that key, its
+ * lowest; complete when it holds every GPU with room for k (a state's
+ * GPUs left out share the key of those listed and follow them). In a
+ * make_room a few states are in use where the walk met hundreds of
+ * candidates, most of them states no GPU is in (it was 40% of fa+'s
+ * make_room at load 1.2, issue 25). */
+static void dest_used(const faplus_t *f, const ms_cluster_t *c, int k, int want,
+                      const ms_state_t *used, int nused, dest_t *d)
+{
+    const ms_rank_t *r = &f->pack[k];
+    uint64_t key[DEST_MAX];
+    int u, st, i;
+
+    for (u = 0; u < nused; u++) {
+        ms_state_t s = used[u];
+        uint16_t fit = ms_state_fit(c->geom, s, k);
+        uint64_t best = UINT64_MAX;
+        int bs = -1, g = -1;
+
+        for (st = 0; fit != 0 && st < r->width; st++)
+            if (((fit >> st) & 1u) && r->key_of[(size_t)s * (size_t)r->width + (size_t)st] < best) {
+                best = r->key_of[(size_t)s * (size_t)r->width + (size_t)st];
+                bs = st;
+            }
+        if (bs < 0)
+            continue;
+        while ((g = ms_cluster_next_in_state(c, s, g)) >= 0) {
+            if (d->n == want &&
+                (best > key[want - 1] || (best == key[want - 1] && g > d->gpu[want - 1])))
+                break;   /* neither this GPU nor the state's higher ones enter */
+            i = d->n < want ? d->n++ : want - 1;
+            for (; i > 0 && (key[i - 1] > best || (key[i - 1] == best && d->gpu[i - 1] > g)); i--) {
+                key[i] = key[i - 1];
+                d->gpu[i] = d->gpu[i - 1];
+                d->start[i] = d->start[i - 1];
+            }
+            key[i] = best;
+            d->gpu[i] = g;
+            d->start[i] = (int8_t)bs;
+        }
+    }
+    d->complete = d->n == ms_cluster_count_fit(c, k);
+}
+
+static void dest_build(const faplus_t *f, const ms_cluster_t *c, int k, int want,
+                       const ms_state_t *used, int nused, dest_t *d)
 {
     const ms_rank_t *r = &f->pack[k];
     int i = 0, j, q, m, total = ms_cluster_count_fit(c, k);
@@ -160,6 +208,10 @@ static void dest_build(const faplus_t *f, const ms_cluster_t *c, int k, int want
     d->complete = 0;
     if (c->index == NULL || (size_t)c->ngpus * (size_t)r->width < (size_t)r->n) {
         dest_scan(r, c, k, want, d);
+        return;
+    }
+    if (used != NULL && (size_t)nused * (size_t)r->width < (size_t)r->n) {
+        dest_used(f, c, k, want, used, nused, d);
         return;
     }
     /* the walk stops once it has met every GPU with room (none, on a full
@@ -201,15 +253,22 @@ static void dest_build(const faplus_t *f, const ms_cluster_t *c, int k, int want
     d->complete = (i >= r->n || d->n == total) && !cut;
 }
 
+/* One make_room's destination lists, and the states in use then. */
+typedef struct room {
+    dest_t dl[MS_MAX_PROFILES];
+    const ms_state_t *used;
+    int nused;
+} room_t;
+
 /* find_except through the list of profile k's destinations. */
-static bool dest_find(const faplus_t *f, const ms_cluster_t *c, dest_t *dl, int k, const int *ex,
+static bool dest_find(const faplus_t *f, const ms_cluster_t *c, room_t *rm, int k, const int *ex,
                       int nex, int *gpu, int *start)
 {
-    dest_t *d = &dl[k];
+    dest_t *d = &rm->dl[k];
     int i, q;
 
     if (!d->built)
-        dest_build(f, c, k, DEST_MAX, d);
+        dest_build(f, c, k, DEST_MAX, rm->used, rm->nused, d);
     for (i = 0; i < d->n; i++) {
         bool skip = false;
 
@@ -247,7 +306,7 @@ static double move_cost(const faplus_t *f, const ms_cluster_t *c, int d)
  * its own least-loss destination elsewhere: the cheapest subset, then the
  * fewest jobs, then the least compute moved, then the first in bit order. */
 static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, int max_moves,
-                       dest_t *dl, evict_t *best)
+                       room_t *rm, evict_t *best)
 {
     const ms_geom_t *g = f->geom;
     ms__relayout_t r;
@@ -312,7 +371,7 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
             int dg, ds;
             if (!((sub >> i) & 1u))
                 continue;
-            if (!dest_find(f, c, dl, r.inst[i].prof, ex, nex, &dg, &ds))
+            if (!dest_find(f, c, rm, r.inst[i].prof, ex, nex, &dg, &ds))
                 break;
             e.idx[e.n] = i;
             e.dst[e.n] = dg;
@@ -339,7 +398,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     faplus_t *f = self;
     ms__relayout_t *r, *intra;
     evict_t ev, best_ev;
-    dest_t dl[MS_MAX_PROFILES];
+    room_t rm;
     int s, n0 = out->n, i, u, nused = 0, nfit[MS_MAX_PROFILES];
     ms_state_t *used = NULL;
     double saved = 0.5 * f->mean_dur, intra_cost = 0.0;
@@ -380,7 +439,9 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     intra = r + 1;
     intra->gpu = -1;
     for (i = 0; i < MS_MAX_PROFILES; i++)
-        dl[i].built = 0;
+        rm.dl[i].built = 0;
+    rm.used = used;
+    rm.nused = nused;
     memset(&best_ev, 0, sizeof(best_ev));
     for (u = 0; u < nused; u++) {
         int h;
@@ -401,7 +462,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         for (i = 0; i < f->np; i++)
             if (nfit[i] > (int)(f->fits[s] >> i & 1u))
                 break;
-        if (i < f->np && evict_plan(f, c, h, j->prof, f->cfg.max_moves, dl, &ev) &&
+        if (i < f->np && evict_plan(f, c, h, j->prof, f->cfg.max_moves, &rm, &ev) &&
             (!have_ev || ev.cost < best_ev.cost - 1e-9 ||
              (ev.cost < best_ev.cost + 1e-9 && ev.n < best_ev.n))) {
             best_ev = ev;
