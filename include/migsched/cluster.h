@@ -81,7 +81,7 @@ int ms_cluster_count_in_state(const ms_cluster_t *c, ms_state_t s);
 int ms_cluster_count_fit(const ms_cluster_t *c, int k);
 /* The states some GPU is in, ascending and distinct, into out (room for
  * min(states of the geometry, GPUs)); their number. O(states) with the
- * bucket index, O(GPUs log GPUs) without. */
+ * bucket index, O(GPUs + states) without. */
 int ms_cluster_states_in_use(const ms_cluster_t *c, ms_state_t *out);
 
 /* Index of the instance at memory slice `start` on GPU g, or -1. */

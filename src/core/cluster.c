@@ -88,16 +88,10 @@ int ms_cluster_count_fit(const ms_cluster_t *c, int k)
     return n;
 }
 
-static int cmp_state(const void *a, const void *b)
-{
-    ms_state_t x = *(const ms_state_t *)a, y = *(const ms_state_t *)b;
-
-    return (x > y) - (x < y);
-}
-
 int ms_cluster_states_in_use(const ms_cluster_t *c, ms_state_t *out)
 {
-    int s, g, n = 0, k = 0;
+    uint64_t seen[(MS_MAX_STATES + 63) / 64];
+    int s, g, n = 0, ns = ms_geom_nstates(c->geom);
 
     if (c->index != NULL && c->index->nstates <= c->ngpus) {
         for (s = 0; s < c->index->nstates; s++)
@@ -105,14 +99,16 @@ int ms_cluster_states_in_use(const ms_cluster_t *c, ms_state_t *out)
                 out[n++] = (ms_state_t)s;
         return n;
     }
-    /* fewer GPUs than states (or no index): sort the GPUs' states */
+    /* no index, or fewer GPUs than states: mark the GPUs' states, then
+     * list them in order (a sort of the GPUs' states wrote one per GPU
+     * into out, past its room when GPUs outnumber states) */
+    memset(seen, 0, sizeof(seen));
     for (g = 0; g < c->ngpus; g++)
-        out[n++] = c->gpus[g].state;
-    qsort(out, (size_t)n, sizeof(*out), cmp_state);
-    for (g = 0; g < n; g++)
-        if (k == 0 || out[g] != out[k - 1])
-            out[k++] = out[g];
-    return k;
+        seen[c->gpus[g].state >> 6] |= UINT64_C(1) << (c->gpus[g].state & 63);
+    for (s = 0; s < ns; s++)
+        if (seen[s >> 6] >> (s & 63) & 1u)
+            out[n++] = (ms_state_t)s;
+    return n;
 }
 
 int ms_gpu_find_inst(const ms_gpu_t *gpu, int start)
