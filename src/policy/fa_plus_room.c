@@ -258,6 +258,7 @@ typedef struct room {
     dest_t dl[MS_MAX_PROFILES];
     const ms_state_t *used;
     int nused;
+    int nfit[MS_MAX_PROFILES];       /* GPUs with room for each profile */
 } room_t;
 
 /* find_except through the list of profile k's destinations. */
@@ -311,7 +312,7 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
     const ms_geom_t *g = f->geom;
     ms__relayout_t r;
     unsigned sub, movable = 0;
-    uint16_t keep = 0;
+    uint16_t keep = 0, starts = ms_geom_profile(g, k)->start_mask;
     int i0;
     bool found = false;
     /* the state without subset sub's instances, from the subset without
@@ -330,7 +331,7 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
     for (i0 = 0; i0 < r.n; i0++) {
         int p = r.inst[i0].prof;
 
-        if (ms_cluster_count_fit(c, p) > (ms_state_fit(g, c->gpus[h].state, p) != 0))
+        if (rm->nfit[p] > (ms_state_fit(g, c->gpus[h].state, p) != 0))
             movable |= 1u << i0;
         else
             keep = (uint16_t)(keep | ms_geom_profile_mask(g, p, r.inst[i0].start));
@@ -339,7 +340,7 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
      * them, no subset of the others makes room (on a 7g's behalf, any GPU
      * with one such job) */
     for (i0 = 0; i0 < MS_MAX_WIDTH; i0++)
-        if ((ms_geom_profile(g, k)->start_mask >> i0 & 1u) &&
+        if ((starts >> i0 & 1u) &&
             (ms_geom_profile_mask(g, k, i0) & keep) == 0)
             break;
     if (i0 == MS_MAX_WIDTH)
@@ -399,8 +400,8 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     ms__relayout_t *r, *intra;
     evict_t ev, best_ev;
     room_t rm;
-    int s, n0 = out->n, i, u, nused = 0, nfit[MS_MAX_PROFILES];
-    ms_state_t *used = NULL;
+    int s, n0 = out->n, i, u, nused = 0, *nfit = rm.nfit;
+    ms_state_t used[MS_MAX_STATES];     /* the states in use: at most all of them */
     double saved = 0.5 * f->mean_dur, intra_cost = 0.0;
     ms_status_t st = MS_OK;
     bool have_ev = false, use_intra;
@@ -431,10 +432,6 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         return MS_ENOMEM;
     /* the states in use, ascending: as a walk over every state that skips
      * those no GPU is in */
-    if ((used = malloc((size_t)(c->ngpus < f->ns ? c->ngpus : f->ns) * sizeof(*used))) == NULL) {
-        free(r);
-        return MS_ENOMEM;
-    }
     nused = ms_cluster_states_in_use(c, used);
     intra = r + 1;
     intra->gpu = -1;
@@ -493,7 +490,6 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     }
     if (st != MS_OK)
         out->n = n0;
-    free(used);
     free(r);
     return st;
 }
