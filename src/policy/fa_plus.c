@@ -65,31 +65,40 @@ static bool busy_class(const faplus_t *f, int busy)
     return f->balance && (double)busy / (double)f->compute >= f->t;
 }
 
-/* The key of placing into state s, leaving state a, in rank `mode`. */
-static inline uint64_t key_of(const faplus_t *f, int mode, ms_state_t s, ms_state_t a)
+/* The class and busy bits of the key of placing into state s in rank
+ * `mode` (they depend on s alone: kept per state in f->hi). */
+static uint64_t key_hi(const faplus_t *f, int mode, ms_state_t s)
 {
     int busy = f->busy[s];
-    double loss = f->cap[s] - f->cap[a];
-    uint64_t lq;
     bool cls;
 
-    if (loss < 0.0)
-        loss = 0.0;
-    lq = (uint64_t)(loss * 1e9 + 0.5);   /* loss <= 1: fits in 30 bits */
     if (mode == 1)
         cls = false;                                   /* pack: the cost alone */
     else if (mode == 2)
         cls = busy == 0 || busy_class(f, busy);        /* tight: empty is not Lazy */
     else
         cls = busy_class(f, busy);
-    return ((uint64_t)cls << 62) | (lq << 8) | (uint64_t)busy;
+    return ((uint64_t)cls << 62) | (uint64_t)busy;
+}
+
+/* The key of placing into state s, leaving state a, with s's class and
+ * busy bits hi: (class, loss, busy). */
+static inline uint64_t key_of(const faplus_t *f, uint64_t hi, ms_state_t s, ms_state_t a)
+{
+    double loss = f->cap[s] - f->cap[a];
+    uint64_t lq;
+
+    if (loss < 0.0)
+        loss = 0.0;
+    lq = (uint64_t)(loss * 1e9 + 0.5);   /* loss <= 1: fits in 30 bits */
+    return hi | (lq << 8);
 }
 
 static uint64_t fp_key(void *ctx, const ms_geom_t *g, ms_state_t s, int k, int st)
 {
     const faplus_t *f = ctx;
 
-    return key_of(f, f->building, s, ms_state_place(g, s, k, st));
+    return key_of(f, f->hi[(size_t)f->building * (size_t)f->ns + s], s, ms_state_place(g, s, k, st));
 }
 
 static void weights(const faplus_t *f, double *w)
@@ -164,13 +173,14 @@ ms_status_t ms__faplus_rank(ms__faplus_t *f, int mode, int k, const ms_rank_t **
             /* new keys for the same candidates (fa+ excludes none), from
              * the tables: no geometry call per candidate */
             const ms_state_t *aft = f->after + (size_t)k * (size_t)f->ns * (size_t)f->width;
+            const uint64_t *hi = f->hi + (size_t)mode * (size_t)f->ns;
             int i;
 
             for (i = 0; i < r->n; i++) {
                 ms_rank_cand_t *cd = &r->cands[i];
                 size_t at = (size_t)cd->state * (size_t)f->width + (size_t)cd->start;
 
-                cd->key = key_of(f, mode, cd->state, aft[at]);
+                cd->key = key_of(f, hi[cd->state], cd->state, aft[at]);
                 r->key_of[at] = cd->key;
             }
             ms_rank_resort(r);
@@ -201,6 +211,7 @@ static void fp_destroy(void *self)
     free(f->fv_of);
     free(f->fv_state);
     free(f->fv_cap);
+    free(f->hi);
     free(f);
 }
 
@@ -231,9 +242,11 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
     f->fv_of = malloc((size_t)f->ns * sizeof(*f->fv_of));
     f->fv_state = malloc((size_t)f->ns * sizeof(*f->fv_state));
     f->fv_cap = malloc((size_t)f->ns * sizeof(*f->fv_cap));
+    f->hi = malloc(3 * (size_t)f->ns * sizeof(*f->hi));
     f->none_prof = -1;
     if (f->ring == NULL || f->feas == NULL || f->fits == NULL || f->busy == NULL ||
-        f->after == NULL || f->fv_of == NULL || f->fv_state == NULL || f->fv_cap == NULL) {
+        f->after == NULL || f->fv_of == NULL || f->fv_state == NULL || f->fv_cap == NULL ||
+        f->hi == NULL) {
         fp_destroy(f);
         return MS_ENOMEM;
     }
@@ -249,6 +262,9 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
         }
     for (s = 0; s < f->ns; s++)
         f->busy[s] = (uint8_t)ms_state_compute(g, (ms_state_t)s);
+    for (k = 0; k < 3; k++)
+        for (s = 0; s < f->ns; s++)
+            f->hi[(size_t)k * (size_t)f->ns + (size_t)s] = key_hi(f, k, (ms_state_t)s);
     for (s = 0; s < f->ns; s++)
         for (k = 0; k < f->np; k++)
             f->feas[(size_t)s * (size_t)f->np + (size_t)k] =

@@ -31,6 +31,7 @@ typedef struct ms__faplus {
     double *fv_cap;                /* [nfv] its Cap for w */
     uint16_t *fits;                /* [ns] bit p: profile p fits state s */
     uint8_t *busy;                 /* [ns] busy compute of state s */
+    uint64_t *hi;                  /* [3 * ns] class and busy bits of s's key per rank mode */
     ms_state_t *after;             /* [np * ns * width] state s after k at st */
     int width;
     /* make_room found no plan at all (no move, whatever its cost) for
