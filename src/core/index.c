@@ -51,7 +51,8 @@ void ms__index_add(struct ms_index *ix, ms_state_t s, int g)
 
     b[w] |= (uint64_t)1 << (g & 63);
     sm[w >> 6] |= (uint64_t)1 << (w & 63);
-    ix->count[s]++;
+    if (ix->count[s]++ == 0)
+        ix->used[s >> 6] |= (uint64_t)1 << (s & 63);
     for (f = ix->fits[s]; f != 0; f &= f - 1)
         ix->nfit[__builtin_ctz(f)]++;
 }
@@ -66,7 +67,8 @@ void ms__index_del(struct ms_index *ix, ms_state_t s, int g)
     b[w] &= ~((uint64_t)1 << (g & 63));
     if (b[w] == 0)
         sm[w >> 6] &= ~((uint64_t)1 << (w & 63));
-    ix->count[s]--;
+    if (--ix->count[s] == 0)
+        ix->used[s >> 6] &= ~((uint64_t)1 << (s & 63));
     for (f = ix->fits[s]; f != 0; f &= f - 1)
         ix->nfit[__builtin_ctz(f)]--;
 }

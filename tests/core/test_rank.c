@@ -83,7 +83,7 @@ static void test_cluster_queries(void **state)
     int mode;
 
     (void)state;
-    for (mode = 0; mode < 3; mode++) {
+    for (mode = 0; mode < 4; mode++) {
         ms_geom_t *g;
         ms_cluster_t *c;
         ms_cluster_cfg_t cc;
@@ -95,9 +95,9 @@ static void test_cluster_queries(void **state)
         assert_int_equal(ms_geom_create(ms_model_find("A100-40GB"), 0, &g), MS_OK);
         memset(&cc, 0, sizeof(cc));
         cc.geom = g;
-        cc.ngpus = mode == 1 ? 40 : 300;   /* more GPUs than states, and fewer */
+        cc.ngpus = mode % 2 == 1 ? 40 : 300;   /* more GPUs than states, and fewer */
         cc.gpus_per_node = 8;
-        cc.index_mode = mode == 0 ? MS_INDEX_BUCKET : MS_INDEX_SCAN;
+        cc.index_mode = mode == 0 || mode == 3 ? MS_INDEX_BUCKET : MS_INDEX_SCAN;
         assert_int_equal(ms_cluster_create(&cc, &c), MS_OK);
         /* the room the contract promises is enough: min(states, GPUs)
          * (the scan's sort once wrote a state per GPU there) */
