@@ -51,8 +51,10 @@ void ms__index_add(struct ms_index *ix, ms_state_t s, int g)
 
     b[w] |= (uint64_t)1 << (g & 63);
     sm[w >> 6] |= (uint64_t)1 << (w & 63);
-    if (ix->count[s]++ == 0)
+    if (ix->count[s]++ == 0) {
         ix->used[s >> 6] |= (uint64_t)1 << (s & 63);
+        ix->nused++;
+    }
     for (f = ix->fits[s]; f != 0; f &= f - 1)
         ix->nfit[__builtin_ctz(f)]++;
 }
@@ -67,8 +69,10 @@ void ms__index_del(struct ms_index *ix, ms_state_t s, int g)
     b[w] &= ~((uint64_t)1 << (g & 63));
     if (b[w] == 0)
         sm[w >> 6] &= ~((uint64_t)1 << (w & 63));
-    if (--ix->count[s] == 0)
+    if (--ix->count[s] == 0) {
         ix->used[s >> 6] &= ~((uint64_t)1 << (s & 63));
+        ix->nused--;
+    }
     for (f = ix->fits[s]; f != 0; f &= f - 1)
         ix->nfit[__builtin_ctz(f)]--;
 }

@@ -25,6 +25,7 @@ struct ms_index {
     uint16_t *fits;      /* [nstates] bit k: profile k fits at some start */
     int nfit[MS_MAX_PROFILES];   /* GPUs in a state with bit k of fits */
     uint64_t used[(MS_MAX_STATES + 63) / 64];   /* bit s: count[s] > 0 */
+    int nused;                                  /* bits set in used */
 };
 
 ms_status_t ms__index_create(const ms_geom_t *g, int ngpus, struct ms_index **out);

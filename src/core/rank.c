@@ -144,6 +144,46 @@ static ms_status_t find_scan(const ms_rank_t *r, const ms_cluster_t *c, int *gpu
     return MS_OK;
 }
 
+/* Few states in use: each one's best (key, start) and its lowest GPU, the
+ * minimum of (key, gpu, start) over them, which is find_bucket's answer
+ * (the first key any GPU is in, its lowest GPU, that GPU's lowest start of
+ * the key). A loaded cluster has a handful of states in use where the walk
+ * of the candidates passes hundreds of empty ones. */
+static ms_status_t find_used(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start)
+{
+    const struct ms_index *ix = c->index;
+    uint64_t best = UINT64_MAX;
+    int bg = -1, bs = -1, w, st;
+
+    for (w = 0; w < (ix->nstates + 63) / 64; w++)
+        for (uint64_t m = ix->used[w]; m != 0; m &= m - 1) {
+            ms_state_t s = (ms_state_t)(w * 64 + __builtin_ctzll(m));
+            uint16_t fit = ms_state_fit(c->geom, s, r->prof);
+            const uint64_t *ko = r->key_of + (size_t)s * (size_t)r->width;
+            uint64_t kb = UINT64_MAX;
+            int sb = -1, g;
+
+            for (st = 0; fit != 0 && st < r->width; st++)
+                if (((fit >> st) & 1u) && ko[st] < kb) {
+                    kb = ko[st];
+                    sb = st;
+                }
+            if (sb < 0 || kb > best)
+                continue;
+            g = ms__index_next(ix, s, -1);
+            if (kb < best || g < bg) {
+                best = kb;
+                bg = g;
+                bs = sb;
+            }
+        }
+    if (bg < 0)
+        return MS_ENOFIT;
+    *gpu = bg;
+    *start = bs;
+    return MS_OK;
+}
+
 /* Buckets: walk candidates by key; among those sharing the first key that
  * has any GPU, take the lowest GPU, then its lowest start. */
 static ms_status_t find_bucket(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start)
@@ -153,6 +193,8 @@ static ms_status_t find_bucket(const ms_rank_t *r, const ms_cluster_t *c, int *g
 
     if (r->prof >= 0 && r->prof < MS_MAX_PROFILES && c->index->nfit[r->prof] == 0)
         return MS_ENOFIT;   /* no GPU has room for the profile anywhere */
+    if ((size_t)c->index->nused * (size_t)r->width < (size_t)r->n)
+        return find_used(r, c, gpu, start);
     for (i = 0; i < r->n; i++) {
         const ms_rank_cand_t *cd = &r->cands[i];
         int g;

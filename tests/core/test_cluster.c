@@ -105,7 +105,7 @@ static void test_index_matches_scan(void **state)
     ms_rank_t ranks[2][MS_MAX_PROFILES] = {{{0}}};
     ms_plan_t p;
     uint64_t x = 12345;
-    int step, k, np = ms_geom_nprofiles(f->g), full = 0;
+    int step, k, np = ms_geom_nprofiles(f->g), full = 0, few = 0, many = 0;
 
     ms_plan_init(&p);
     for (k = 0; k < np; k++) {
@@ -119,6 +119,12 @@ static void test_index_matches_scan(void **state)
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         k = (int)((x >> 33) % (uint64_t)np);
         r = (int)((x >> 20) & 1);
+        /* the bucket search by the states in use (few of them against the
+         * candidates) and by the walk of the candidates: both are met */
+        if ((size_t)f->bucket->index->nused * (size_t)ranks[r][k].width < (size_t)ranks[r][k].n)
+            few++;
+        else
+            many++;
         a = ms_rank_find(&ranks[r][k], f->bucket, &gb, &sb);
         b = ms_rank_find(&ranks[r][k], f->scan, &gs, &ss);
         assert_int_equal(a, b);
@@ -146,6 +152,7 @@ static void test_index_matches_scan(void **state)
         }
     }
     assert_true(full > 0);
+    assert_true(few > 0 && many > 0);
     for (k = 0; k < np; k++) {
         ms_rank_fini(&ranks[0][k]);
         ms_rank_fini(&ranks[1][k]);
