@@ -174,16 +174,30 @@ ms_status_t ms__faplus_rank(ms__faplus_t *f, int mode, int k, const ms_rank_t **
              * the tables: no geometry call per candidate */
             const ms_state_t *aft = f->after + (size_t)k * (size_t)f->ns * (size_t)f->width;
             const uint64_t *hi = f->hi + (size_t)mode * (size_t)f->ns;
+            uint64_t prev = 0;
+            bool sorted = true;
             int i;
 
+            /* the candidates are in (key, state, start) order of the last
+             * keys: if the new keys keep it (a key never below the one
+             * before, and the order of (state, start) within a key holds
+             * by that order) the re-sort, which would move nothing, is
+             * skipped */
             for (i = 0; i < r->n; i++) {
                 ms_rank_cand_t *cd = &r->cands[i];
                 size_t at = (size_t)cd->state * (size_t)f->width + (size_t)cd->start;
+                uint64_t key = key_of(f, hi[cd->state], cd->state, aft[at]);
 
-                cd->key = key_of(f, hi[cd->state], cd->state, aft[at]);
-                r->key_of[at] = cd->key;
+                sorted &= key > prev || i == 0 ||
+                          (key == prev && (r->cands[i - 1].state < cd->state ||
+                                           (r->cands[i - 1].state == cd->state &&
+                                            r->cands[i - 1].start < cd->start)));
+                cd->key = key;
+                r->key_of[at] = key;
+                prev = key;
             }
-            ms_rank_resort(r);
+            if (!sorted)
+                ms_rank_resort(r);
         }
         f->built[mode][k] = f->ver;
     }
