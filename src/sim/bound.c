@@ -158,11 +158,28 @@ static double from_key(uint64_t k)
 #define RPASS 6                        /* 6 x 11 bits >= 64 */
 #define RBINS (1u << RBITS)
 
+/* The i-th 8-byte key of a buffer that is either the keys or v's doubles
+ * (the passes go back and forth between them: one array of n keys is
+ * allocated, not two). memcpy: a key is never read as a double. */
+static inline uint64_t key_ld(const void *base, size_t i)
+{
+    uint64_t k;
+
+    memcpy(&k, (const unsigned char *)base + i * sizeof(k), sizeof(k));
+    return k;
+}
+
+static inline void key_st(void *base, size_t i, uint64_t k)
+{
+    memcpy((unsigned char *)base + i * sizeof(k), &k, sizeof(k));
+}
+
 void ms__sort_doubles(double *v, size_t n)
 {
     static_assert(sizeof(double) == sizeof(uint64_t), "a double is 64 bits");
     size_t (*cnt)[RBINS] = NULL, i;
-    uint64_t *key = NULL, *tmp = NULL, *src, *dst;
+    uint64_t *key = NULL;
+    void *src, *dst;
     int b;
 
     if (n < 256)
@@ -174,8 +191,7 @@ void ms__sort_doubles(double *v, size_t n)
             goto fallback;
     cnt = calloc(RPASS, sizeof(*cnt));
     key = malloc(n * sizeof(*key));
-    tmp = malloc(n * sizeof(*tmp));
-    if (cnt == NULL || key == NULL || tmp == NULL)
+    if (cnt == NULL || key == NULL)
         goto fallback;
     for (i = 0; i < n; i++) {
         uint64_t k = key[i] = to_key(v[i]);
@@ -186,33 +202,34 @@ void ms__sort_doubles(double *v, size_t n)
     /* LSD radix, RBITS a pass: stable; a digit every key shares needs no
      * pass (the top ones, for waits of similar size) */
     src = key;
-    dst = tmp;
+    dst = v;
     for (b = 0; b < RPASS; b++) {
         size_t at = 0, c;
         unsigned d;
 
-        if (cnt[b][(src[0] >> (RBITS * b)) & (RBINS - 1)] == n)
+        if (cnt[b][(key_ld(src, 0) >> (RBITS * b)) & (RBINS - 1)] == n)
             continue;
         for (d = 0; d < RBINS; d++) {
             c = cnt[b][d];
             cnt[b][d] = at;
             at += c;
         }
-        for (i = 0; i < n; i++)
-            dst[cnt[b][(src[i] >> (RBITS * b)) & (RBINS - 1)]++] = src[i];
+        for (i = 0; i < n; i++) {
+            uint64_t k = key_ld(src, i);
+
+            key_st(dst, cnt[b][(k >> (RBITS * b)) & (RBINS - 1)]++, k);
+        }
         dst = src;
-        src = src == key ? tmp : key;
+        src = src == (void *)key ? (void *)v : (void *)key;
     }
     for (i = 0; i < n; i++)
-        v[i] = from_key(src[i]);
+        v[i] = from_key(key_ld(src, i));
     free(cnt);
     free(key);
-    free(tmp);
     return;
 fallback:
     free(cnt);
     free(key);
-    free(tmp);
     qsort(v, n, sizeof(*v), cmp_double);
 }
 
