@@ -54,6 +54,27 @@ ms_status_t ms_rank_rekey(ms_rank_t *r, const ms_geom_t *g, ms_rank_key_fn fn, v
  * the last order. */
 void ms_rank_resort(ms_rank_t *r);
 
+/* What a GPU in state s offers the rank's profile: the lowest start of the
+ * least key there (*key set to it), or -1 when no start fits. Inline: it
+ * runs once per state or GPU in the searches of rank.c and fa+'s
+ * make_room. */
+static inline int ms_rank_state_best(const ms_rank_t *r, const ms_geom_t *g, ms_state_t s,
+                                     uint64_t *key)
+{
+    const uint64_t *ko = r->key_of + (size_t)s * (size_t)r->width;
+    uint16_t fit = ms_state_fit(g, s, r->prof);
+    uint64_t best = UINT64_MAX;
+    int st, bs = -1;
+
+    for (st = 0; fit != 0 && st < r->width; st++)
+        if (((fit >> st) & 1u) && ko[st] < best) {   /* strict: the lower start wins ties */
+            best = ko[st];
+            bs = st;
+        }
+    *key = best;
+    return bs;
+}
+
 /* Best (gpu, start) for the rank's profile: MS_OK, or MS_ENOFIT. */
 ms_status_t ms_rank_find(const ms_rank_t *r, const ms_cluster_t *c, int *gpu, int *start);
 

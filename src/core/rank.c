@@ -153,21 +153,14 @@ static ms_status_t find_used(const ms_rank_t *r, const ms_cluster_t *c, int *gpu
 {
     const struct ms_index *ix = c->index;
     uint64_t best = UINT64_MAX;
-    int bg = -1, bs = -1, w, st;
+    int bg = -1, bs = -1, w;
 
     for (w = 0; w < (ix->nstates + 63) / 64; w++)
         for (uint64_t m = ix->used[w]; m != 0; m &= m - 1) {
             ms_state_t s = (ms_state_t)(w * 64 + __builtin_ctzll(m));
-            uint16_t fit = ms_state_fit(c->geom, s, r->prof);
-            const uint64_t *ko = r->key_of + (size_t)s * (size_t)r->width;
-            uint64_t kb = UINT64_MAX;
-            int sb = -1, g;
+            uint64_t kb;
+            int sb = ms_rank_state_best(r, c->geom, s, &kb), g;
 
-            for (st = 0; fit != 0 && st < r->width; st++)
-                if (((fit >> st) & 1u) && ko[st] < kb) {
-                    kb = ko[st];
-                    sb = st;
-                }
             if (sb < 0 || kb > best)
                 continue;
             g = ms__index_next(ix, s, -1);

@@ -116,19 +116,12 @@ static bool dest_has(const dest_t *d, int g)
 static void dest_scan(const ms_rank_t *r, const ms_cluster_t *c, int k, int want, dest_t *d)
 {
     uint64_t key[DEST_MAX];
-    int g, st, i, over = 0;
+    int g, i, over = 0;
 
     for (g = 0; g < c->ngpus; g++) {
-        ms_state_t s = c->gpus[g].state;
-        uint16_t fit = ms_state_fit(c->geom, s, k);
-        uint64_t best = UINT64_MAX;
-        int bs = -1;
+        uint64_t best;
+        int bs = ms_rank_state_best(r, c->geom, c->gpus[g].state, &best);
 
-        for (st = 0; fit != 0 && st < r->width; st++)
-            if (((fit >> st) & 1u) && r->key_of[(size_t)s * (size_t)r->width + (size_t)st] < best) {
-                best = r->key_of[(size_t)s * (size_t)r->width + (size_t)st];
-                bs = st;
-            }
         if (bs < 0)
             continue;
         if (d->n == want && best >= key[want - 1]) {
@@ -163,19 +156,13 @@ static void dest_used(const faplus_t *f, const ms_cluster_t *c, int k, int want,
 {
     const ms_rank_t *r = &f->pack[k];
     uint64_t key[DEST_MAX];
-    int u, st, i;
+    int u, i;
 
     for (u = 0; u < nused; u++) {
         ms_state_t s = used[u];
-        uint16_t fit = ms_state_fit(c->geom, s, k);
-        uint64_t best = UINT64_MAX;
-        int bs = -1, g = -1;
+        uint64_t best;
+        int bs = ms_rank_state_best(r, c->geom, s, &best), g = -1;
 
-        for (st = 0; fit != 0 && st < r->width; st++)
-            if (((fit >> st) & 1u) && r->key_of[(size_t)s * (size_t)r->width + (size_t)st] < best) {
-                best = r->key_of[(size_t)s * (size_t)r->width + (size_t)st];
-                bs = st;
-            }
         if (bs < 0)
             continue;
         while ((g = ms_cluster_next_in_state(c, s, g)) >= 0) {
