@@ -541,8 +541,8 @@ static void test_names_fast_equals_tree(void **state)
 {
     static const char *const TAKEN[] = {
         "{\"Pod\":{\"metadata\":{\"uid\":\"u\",\"name\":\"p\"}},\"NodeNames\":[]}",
-        " { \"NodeNames\" : [ \"a\\u00e9\\uD83D\\uDE00\\/\\\\\\\"\\b\\f\\n\\r\\t\" , \"b\" ] , "
-        "\"Pod\":{\"metadata\":{\"uid\":\"u\",\"name\":\"p\",\"x\":\"\\\"NodeNames\\\":[1]\"}}}\n",
+        (" { \"NodeNames\" : [ \"a\\u00e9\\uD83D\\uDE00\\/\\\\\\\"\\b\\f\\n\\r\\t\" , \"b\" ] , "
+         "\"Pod\":{\"metadata\":{\"uid\":\"u\",\"name\":\"p\",\"x\":\"\\\"NodeNames\\\":[1]\"}}}\n"),
         "{\"Pod\":{\"metadata\":{\"uid\":\"u\",\"name\":\"p\"},\"NodeNames\":{}},\"Nodes\":null,\"NodeNames\":[\"c\"]}",
     };
     char buf[8192];
