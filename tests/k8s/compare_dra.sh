@@ -65,14 +65,7 @@ plane_stop() {
 }
 one() { # one firstfit|migsched -> the figures' JSON line on stdout (on the plane in $D)
     if [ "$1" = migsched ]; then
-        ( cd "$D/pki"
-          openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=migschedd" \
-              -keyout migschedd.key -out migschedd.csr
-          printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >migschedd.ext
-          openssl x509 -req -in migschedd.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
-              -extfile migschedd.ext -out migschedd.crt ) >"$D/migschedd-pki.log" 2>&1 || fail "openssl failed"
-        python3 "$here/dra_alloc_e2e.py" identity "$D" "$root/deploy/kubernetes/dra/allocator/rbac.yaml" \
-            >"$D/migschedd.token" || fail "migschedd's RBAC or token"
+        ms_dra_allocator_identity "$D"
         local port
         port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
         . "$D/env"

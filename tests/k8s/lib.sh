@@ -115,3 +115,21 @@ ms_e2e_node() {
     why=$(ms_node_skip_reason)
     [ -z "$why" ] || skip "$why"
 }
+
+# ms_dra_allocator_identity D: what `migschedd --dra` needs on the plane
+# harness.sh started in D: a serving certificate from the harness's CA
+# (D/pki/migschedd.crt and .key, for 127.0.0.1: the webhook's caBundle is
+# that CA) and a token (D/migschedd.token) for the ServiceAccount and
+# ClusterRole of deploy/kubernetes/dra/allocator/rbac.yaml, from
+# TokenRequest. Calls fail (the caller's) when either cannot be made.
+ms_dra_allocator_identity() {
+    local d=$1
+    ( cd "$d/pki"
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=migschedd" \
+          -keyout migschedd.key -out migschedd.csr
+      printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >migschedd.ext
+      openssl x509 -req -in migschedd.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+          -extfile migschedd.ext -out migschedd.crt ) >"$d/migschedd-pki.log" 2>&1 || fail "openssl failed"
+    python3 "$MS_K8S_DIR/dra_alloc_e2e.py" identity "$d" "${MS_K8S_DIR%/tests/k8s}/deploy/kubernetes/dra/allocator/rbac.yaml" \
+        >"$d/migschedd.token" || fail "migschedd's RBAC or token"
+}

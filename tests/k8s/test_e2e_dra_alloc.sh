@@ -67,17 +67,8 @@ t0=$(date +%s)
 MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/harness.sh" start "$D" >"$D/harness.log"
 . "$D/env"
 
-# migschedd's serving certificate, from the harness's CA (the webhook's caBundle)
-( cd "$D/pki"
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=migschedd" \
-      -keyout migschedd.key -out migschedd.csr
-  printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >migschedd.ext
-  openssl x509 -req -in migschedd.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
-      -extfile migschedd.ext -out migschedd.crt ) >"$D/migschedd-pki.log" 2>&1 || fail "openssl failed"
-# migschedd's identity: the ServiceAccount and ClusterRole of
-# deploy/kubernetes/dra/allocator/rbac.yaml, its token from TokenRequest
-python3 "$here/dra_alloc_e2e.py" identity "$D" "$root/deploy/kubernetes/dra/allocator/rbac.yaml" \
-    >"$D/migschedd.token" || fail "migschedd's RBAC or token"
+# migschedd's serving certificate and identity (lib.sh)
+ms_dra_allocator_identity "$D"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 start_ms() {
     "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" --kube-token-file "$D/migschedd.token" \
