@@ -19,7 +19,7 @@
  *     some of its GPUs (the gang is placed anew), an idle GI where the
  *     policy's own setup wants another; setup GIs missing are created;
  *   - a job that was starting, running or migrating but has no instance is
- *     queued again, and every queued job is submitted again in its order.
+ *     queued again, and every queued job is submitted again, by priority.
  * A half-done migration is thereby finished (the job's tag moved) or rolled
  * back (it did not), nothing is created twice (nothing is replayed), and the
  * journal's unsettled ops are marked abandoned. Everything happens in one
@@ -232,17 +232,56 @@ static void follow_view(svc_t *d, const ms_binst_t *inv, int n)
     }
 }
 
-/* Jobs that lost their instances, and every queued job, in order. */
-static void requeue(svc_t *d, double now)
+/* The order in which start-up submits the jobs it queues: the queue's own
+ * (priority, highest first, then the order they came in). Submitting
+ * places at once where there is room, so in store order a job of
+ * priority 0 took the GPU a job of priority 10 then preempted it from
+ * again (a needless STOP, CREATE and START, and a "running" that was not). */
+static int cmp_resubmit(const void *a, const void *b)
 {
-    size_t k;
+    const svc_job_t *x = *(svc_job_t *const *)a, *y = *(svc_job_t *const *)b;
 
+    if (x->req.priority != y->req.priority)
+        return x->req.priority > y->req.priority ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void resubmit(svc_t *d, svc_job_t *j, double now)
+{
+    ms_sched_req_t r;
+    ms_diag_t diag;
+    int32_t slot = -1;
+    ms_status_t st;
+
+    svc_job_sched_req(j, &r);
+    ms_diag_clear(&diag);
+    d->loop.submitting = j;
+    st = ms_sched_submit(d->sched, &r, now, &slot, &diag);
+    d->loop.submitting = NULL;
+    if (slot >= 0) {
+        (void)svc_jobs_set_slot(&d->jobs, j, slot);
+        return;
+    }
+    j->state = MS_JOB_FAILED;
+    j->end_t = now;
+    j->need_write = true;
+    snprintf(j->reason, sizeof(j->reason), "after restart: %s", diag.msg[0] ? diag.msg : ms_strerror(st));
+    svc_event_add(d, j->id, "failed", NULL, now);
+}
+
+/* Jobs that lost their instances, and every queued job, in the queue's
+ * order (cmp_resubmit). */
+static int requeue(svc_t *d, double now)
+{
+    svc_job_t **todo = calloc(d->jobs.n + 1, sizeof(*todo));
+    size_t k, n = 0;
+
+    if (todo == NULL) {
+        snprintf(d->start_why, sizeof(d->start_why), "out of memory queueing the stored jobs");
+        return -1;
+    }
     for (k = 0; k < d->jobs.n; k++) {
         svc_job_t *j = d->jobs.v[k];
-        ms_sched_req_t r;
-        ms_diag_t diag;
-        int32_t slot = -1;
-        ms_status_t st;
 
         if (svc_job_terminal(j->state) || j->slot >= 0)
             continue;
@@ -264,21 +303,13 @@ static void requeue(svc_t *d, double now)
             j->need_write = true;
         }
         svc_loop_mark(d, j);
-        svc_job_sched_req(j, &r);
-        ms_diag_clear(&diag);
-        d->loop.submitting = j;
-        st = ms_sched_submit(d->sched, &r, now, &slot, &diag);
-        d->loop.submitting = NULL;
-        if (slot >= 0)
-            (void)svc_jobs_set_slot(&d->jobs, j, slot);
-        else {
-            j->state = MS_JOB_FAILED;
-            j->end_t = now;
-            j->need_write = true;
-            snprintf(j->reason, sizeof(j->reason), "after restart: %s", diag.msg[0] ? diag.msg : ms_strerror(st));
-            svc_event_add(d, j->id, "failed", NULL, now);
-        }
+        todo[n++] = j;
     }
+    qsort(todo, n, sizeof(*todo), cmp_resubmit);
+    for (k = 0; k < n; k++)
+        resubmit(d, todo[k], now);
+    free(todo);
+    return 0;
 }
 
 /* The backend's inventory read afresh: every GPU's, or an error naming
@@ -335,8 +366,7 @@ static int reconcile(svc_t *d, double now)
     free(pairs);
     free(inv);
     d->loop.reconciling = false;   /* the requeue's plans are staged */
-    requeue(d, now);
-    return 0;
+    return requeue(d, now);
 }
 
 int svc_sched_build(svc_t *d, double now)
