@@ -234,6 +234,11 @@ typedef struct ms_sched_cfg {
      * preemptible, not a gang, and has run for preempt_grace_s at least;
      * no victim's tenant is taken below its guarantee. Off by default. */
     bool preempt;
+    /* Only ms_sched_victims_for picks victims (its caller acts on them);
+     * a queued head never preempts. migschedd --kube: a pod is evicted,
+     * never stopped under it, and a /v1/jobs job must not stop a pod's
+     * instance. Default false. */
+    bool preempt_requests_only;
     double preempt_grace_s;          /* default 60 */
     double preempt_after_s;          /* a head preempts once it has waited this
                                       * long (seen at the next pass); default 0 */
@@ -442,6 +447,36 @@ typedef struct ms_victims {
  * look-ups, plus a subset search where compute or counts bind. */
 ms_status_t ms_victims_gpu(const ms_geom_t *g, const ms_gpu_t *gpu, int k,
                            const ms_victim_cand_t *cand, ms_victims_t *out);
+
+/* Preemption for a request the scheduler does not queue (the extender's
+ * pods: kube-scheduler holds the queue). ok(ctx, slot): may that running
+ * job be a victim at all (NULL: every one may; migschedd says no to a pod
+ * whose eviction a PodDisruptionBudget refused). */
+typedef bool (*ms_sched_victim_ok_fn)(void *ctx, int32_t slot);
+
+typedef struct ms_sched_preemption {
+    int node;                      /* index (ms_sched_node) */
+    int32_t gpu;                   /* global */
+    int start;                     /* where req's profile goes once they are gone */
+    int nvictims;
+    int32_t victims[MS_MAX_INST];  /* the running jobs' slots */
+    double lost_s;                 /* their run time so far, summed */
+} ms_sched_preemption_t;
+
+/* The cheapest victims on one GPU of the given nodes whose stopping gives
+ * req a legal placement, by cfg.preempt's rules for a queued head (lower
+ * priority, or a tenant reclaiming its guarantee; preemptible, one
+ * instance, run for preempt_grace_s; no other tenant taken below its
+ * guarantee; no cordoned GPU; fewest victims, then least lost work, then
+ * the lowest GPU), and under its rate limit, which counts the choice: the
+ * caller acts on it (stops or evicts them). Changes nothing else.
+ * MS_OK (out filled), MS_ENOFIT when there is none (a gang, preemption
+ * off, the rate spent included), or the request's error (MS_ENOENT,
+ * MS_EINVAL) with diag. O(GPUs of the nodes x instances). */
+ms_status_t ms_sched_victims_for(ms_sched_t *s, const ms_sched_req_t *req,
+                                 const char *const *nodes, int nnodes, double now,
+                                 ms_sched_victim_ok_fn ok, void *ctx,
+                                 ms_sched_preemption_t *out, ms_diag_t *diag);
 /* --- GPUs the scheduler must not place on ------------------------------ */
 
 /* Cordon (on) or uncordon (off) a global GPU: while cordoned nothing new

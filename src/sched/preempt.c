@@ -138,11 +138,14 @@ static ms_status_t rate_note(ms_sched_t *s, double now)
 
 /* What the search knows of the head. */
 typedef struct head {
-    int32_t slot;
+    int32_t slot;                  /* -1: a request that is not queued */
+    int32_t cls;
     int32_t prio;
     int32_t tenant;
     bool reclaim;
     double now;
+    ms_sched_victim_ok_fn ok;      /* the caller's veto (NULL none) */
+    void *ok_ctx;
 } head_t;
 
 /* Could anyone be a victim at all (the fast skip)? */
@@ -174,6 +177,8 @@ static bool eligible(const ms_sched_t *s, const head_t *h, int32_t v)
     if (v < 0 || v >= s->njobs || v == h->slot || j->state != MS_JOB_RUNNING || !counted(j))
         return false;
     if (!(h->now - j->start_t >= s->cfg.preempt_grace_s))
+        return false;
+    if (h->ok != NULL && !h->ok(h->ok_ctx, v))
         return false;
     t = s->cls[j->cls].tenant;
     if (j->priority >= h->prio && !(h->reclaim && t != h->tenant && j->priority <= h->prio))
@@ -283,20 +288,34 @@ static ms_status_t search_gpu(const ms_sched_t *s, const head_t *h, int gi, int 
     return MS_OK;
 }
 
-static ms_status_t search(ms_sched_t *s, const head_t *h, choice_t *b)
+static void choice_init(choice_t *b)
 {
-    const ms__cls_t *c = &s->cls[s->jobs[h->slot].cls];
-    int i, l;
-    ms_status_t st;
-
     memset(b, 0, sizeof(*b));
     b->gi = -1;
     b->until = INFINITY;
+}
+
+/* May the head's class go on group gi at all (a MIG group with its
+ * profile, within its tenant's limit)? */
+static bool group_ok(const ms_sched_t *s, const head_t *h, int gi)
+{
+    const ms__cls_t *c = &s->cls[h->cls];
+
+    return s->grp[gi].c->share == MS_SHARE_MIG && c->prof[gi] >= 0 && ms__tenant_fits_cls(s, h->cls, 1, gi);
+}
+
+static ms_status_t search(ms_sched_t *s, const head_t *h, choice_t *b)
+{
+    const ms__cls_t *c = &s->cls[h->cls];
+    int i, l;
+    ms_status_t st;
+
+    choice_init(b);
     for (i = 0; i < c->norder; i++) {
         int gi = c->order[i], from = 0, to;
         const ms__grp_t *gr = &s->grp[gi];
 
-        if (gr->c->share != MS_SHARE_MIG || c->prof[gi] < 0 || !ms__tenant_fits(s, h->slot, gi))
+        if (!group_ok(s, h, gi))
             continue;
         to = gr->ngpus;
         if (c->node >= 0) {
@@ -388,10 +407,13 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
 
     *placed = false;
     *nvict = 0;
-    if (!s->cfg.preempt || j->gang > 1 || j->state != MS_JOB_QUEUED || !rate_ok(s, now) ||
+    if (!s->cfg.preempt || s->cfg.preempt_requests_only || j->gang > 1 || j->state != MS_JOB_QUEUED ||
+        !rate_ok(s, now) ||
         now - j->submit_t < s->cfg.preempt_after_s)
         return MS_OK;
+    memset(&h, 0, sizeof(h));
     h.slot = slot;
+    h.cls = j->cls;
     h.prio = j->priority;
     h.tenant = c->tenant;
     h.now = now;
@@ -431,5 +453,68 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     if (j->state != MS_JOB_RUNNING && j->state != MS_JOB_STARTING)
         return MS_ESTATE;
     *placed = true;
+    return MS_OK;
+}
+
+/* The victims on the given nodes for a request that is not queued. */
+ms_status_t ms_sched_victims_for(ms_sched_t *s, const ms_sched_req_t *req, const char *const *nodes,
+                                 int nnodes, double now, ms_sched_victim_ok_fn ok, void *ctx,
+                                 ms_sched_preemption_t *out, ms_diag_t *diag)
+{
+    const ms__cls_t *c;
+    const ms__tenant_t *t;
+    const ms_gpu_t *gpu;
+    choice_t b;
+    head_t h;
+    int32_t cls;
+    int i, l;
+    ms_status_t st;
+
+    memset(out, 0, sizeof(*out));
+    out->node = -1;
+    out->gpu = -1;
+    if (req == NULL || (nodes == NULL && nnodes > 0) || nnodes < 0)
+        return MS_EINVAL;
+    if ((st = ms__sched_resolve(s, req, &cls, diag)) != MS_OK)
+        return st;
+    if (!s->cfg.preempt || req->gang > 1 || !rate_ok(s, now))
+        return MS_ENOFIT;
+    c = &s->cls[cls];
+    t = ms__tenant_c(s, c->tenant);
+    memset(&h, 0, sizeof(h));
+    h.slot = -1;
+    h.cls = cls;
+    h.prio = req->priority;
+    h.tenant = c->tenant;
+    h.now = now;
+    h.reclaim = s->ten_on && t->guarantee > 0 && t->usage + c->hdem <= t->guarantee;
+    h.ok = ok;
+    h.ok_ctx = ctx;
+    if (!anyone(s, &h))
+        return MS_ENOFIT;
+    s->st.preempt_searches++;
+    choice_init(&b);
+    for (i = 0; i < nnodes; i++) {
+        int node = ms_sched_node_find(s, nodes[i]), gi, from;
+
+        if (node < 0 || !group_ok(s, &h, gi = s->node_grp[node]))
+            continue;
+        from = s->g2l[s->node_first[node]];
+        for (l = from; l < from + s->nodes[node].ngpus; l++)
+            if ((st = search_gpu(s, &h, gi, l, c->prof[gi], &b)) != MS_OK)
+                return st;
+    }
+    if (b.gi < 0)
+        return MS_ENOFIT;
+    if ((st = rate_note(s, now)) != MS_OK)
+        return st;
+    gpu = &s->grp[b.gi].c->gpus[b.l];
+    for (i = 0; i < gpu->ninst; i++)
+        if (b.v.victims >> i & 1u)
+            out->victims[out->nvictims++] = gpu->inst[i].job;
+    ms_sched_gpu_where(s, b.gpu, &out->node, NULL, NULL);
+    out->gpu = b.gpu;
+    out->start = b.v.start;
+    out->lost_s = b.v.lost_s;
     return MS_OK;
 }

@@ -380,10 +380,16 @@ void ms__tenant_backlogged(ms_sched_t *s, int32_t t)
 bool ms__tenant_fits(const ms_sched_t *s, int32_t slot, int gi)
 {
     const ms__job_t *j = &s->jobs[slot];
-    const ms__cls_t *c = &s->cls[j->cls];
+
+    return ms__tenant_fits_cls(s, j->cls, j->gang, gi);
+}
+
+bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi)
+{
+    const ms__cls_t *c = &s->cls[cls];
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
 
-    return t->limit < 0 || t->usage + (long)ms__tenant_slices(s, c, gi, NULL) * j->gang <= t->limit;
+    return t->limit < 0 || t->usage + (long)ms__tenant_slices(s, c, gi, NULL) * gang <= t->limit;
 }
 
 bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c)

@@ -598,13 +598,6 @@ static int check(const svc_cfg_t *c)
         fprintf(stderr, "migschedd: --kube-token-file and --kube-ca go with --kube-api URL\n");
         return 2;
     }
-    if (c->qcfg.preempt && c->kube) {
-        /* a victim pod must be evicted (Eviction API, PDBs), not have its
-         * instance stopped under it: not built (docs/kubernetes.md) */
-        fprintf(stderr, "migschedd: --preempt is not built with --kube: a victim pod would have to be evicted "
-                        "(docs/kubernetes.md, \"Preemption\")\n");
-        return 2;
-    }
     if (c->nagents > 0 && strcmp(c->backend, "agent") != 0) {
         fprintf(stderr, "migschedd: --agent needs --backend agent\n");
         return 2;

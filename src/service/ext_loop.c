@@ -170,7 +170,7 @@ static const char *never(const svc_t *d, int node, const svc_ext_pod_t *pod)
  * TOP_TIES of them; the restricted-placement rule picks among those), not
  * to a second scoring of every passing node; to all of them only if none
  * of those can take it after all. pass: room for nk names. */
-static void hold_best(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, svc_ext_verdict_t *v, const int *idx,
+static bool hold_best(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, svc_ext_verdict_t *v, const int *idx,
                       const char **known, const int *scores, int nk, const char **pass, double now)
 {
     int i, npass = 0, top = -1;
@@ -188,7 +188,7 @@ static void hold_best(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, svc_ext_
         if (top >= 0 && scores[i] == top)
             pass[npass++] = known[i];
     if (npass == 0)
-        return;
+        return false;
     ms_diag_clear(&diag);
     held = reserve(d, p, pod, pass, npass, now, &diag);
     if (held == NULL) {
@@ -202,6 +202,7 @@ static void hold_best(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, svc_ext_
         for (i = 0; i < nk; i++)
             if (v[idx[i]].reason == NULL)
                 v[idx[i]].reason = "migsched: no room for the instance now";
+    return held != NULL;
 }
 
 static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
@@ -285,12 +286,11 @@ static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             memset(&tmp, 0, sizeof(tmp));
             tmp.req = q;
             tmp.id = a->pod.uid;
-            svc_job_sched_req(&tmp, &r);
+            svc_job_sched_req(&tmp, &r);   /* r points into q until it is freed */
             r.id = NULL;
             ms_diag_clear(&diag);
             st = ms_sched_node_scores_kept(d->sched, &r, known, nk, scores, &diag);
         }
-        svc_req_free(&q);
         free(id);
         free(canon);
         if (st == MS_ENOENT) {
@@ -309,10 +309,13 @@ static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             }
             nk = 0;
         } else if (st != MS_OK) {
+            svc_req_free(&q);
             err = "migsched: scoring failed";
             goto done;
         }
-        hold_best(d, p, &a->pod, v, idx, known, scores, nk, pass, now);
+        if (!hold_best(d, p, &a->pod, v, idx, known, scores, nk, pass, now))
+            svc_ext_preempt(d, p, &a->pod, &r, known, nk, v, idx, e, now);   /* --preempt */
+        svc_req_free(&q);
         /* after the hold: the prioritize that follows takes these */
         if (svc_ext_scores_put(d, a->pod.uid, body, nidx, scores, nk, now) != 0)
             svc_ext_scores_drop(d->ext);
@@ -615,6 +618,7 @@ void svc_ext_handle(svc_t *d, svc_msg_t *m, double now)
     case EXT_RELEASE: h_release(d, m, e, now); break;
     case EXT_RESYNC: h_resync(d, m, e, now); break;
     case EXT_ADOPT: svc_ext_h_adopt(d, m, e, now); break;
+    case EXT_EVICTED: svc_ext_h_evicted(d, m, e, now); break;
     default: svc_ext_reply(m, 500, strdup("{\"error\":{\"message\":\"unknown extender message\"}}"));
     }
 }

@@ -72,6 +72,7 @@ void svc_ext_msg_free(void *p)
         free(e->uids[i]);
     free(e->uids);
     json_decref(e->pods);
+    free(e->evict);
     free(e);
 }
 

@@ -8,7 +8,9 @@
  * Two pools with their own queues: FILTERS threads for filter and
  * prioritize (they only wait on the loop), BINDS threads for binds (a
  * --kube bind waits up to 8 s for its instance, then on the API server).
- * A bind never holds a thread that a filter needs (issue 25: two shared
+ * A filter that picked victims to evict (--preempt) evicts them after its
+ * answer, on its thread (ext_evict.c: at most two API calls per victim,
+ * each within 5 s). A bind never holds a thread that a filter needs (issue 25: two shared
  * threads held by two slow binds delayed every filter behind them);
  * kube-scheduler binds pods in parallel (its binding cycles run in their
  * own goroutines), so BINDS of them wait at once before a bind queues.
@@ -33,8 +35,10 @@ struct svc_ext_workers {
     pool_t filters, binds;
 };
 
-/* One call: parse, route, answer (*status, *out malloc'd). */
-static void serve(svc_t *d, const char *verb, const char *body, size_t len, int *status, char **out)
+/* One call: parse, route, answer (*status, *out malloc'd). Returns a
+ * filter's message when it picked victims to evict (ext_preempt.c), for
+ * after the answer, else NULL. */
+static ext_msg_t *serve(svc_t *d, const char *verb, const char *body, size_t len, int *status, char **out)
 {
     ext_msg_t *e = svc_ext_msg_new(0);
     svc_err_t err;
@@ -43,7 +47,7 @@ static void serve(svc_t *d, const char *verb, const char *body, size_t len, int 
     *out = NULL;
     if (e == NULL) {
         *status = 500;
-        return;
+        return NULL;
     }
     memset(&err, 0, sizeof(err));
     if (!svc_ext_serving(d)) {
@@ -52,7 +56,7 @@ static void serve(svc_t *d, const char *verb, const char *body, size_t len, int 
         svc_err_set(&err, 503, "", "migsched: this replica is a standby; the leader serves the extender");
         *status = err.code;
         *out = svc_err_body(&err);
-        return;
+        return NULL;
     }
     if (strcmp(verb, "filter") == 0 || strcmp(verb, "prioritize") == 0) {
         e->verb = verb[0] == 'f' ? EXT_FILTER : EXT_PRIORITIZE;
@@ -68,14 +72,17 @@ static void serve(svc_t *d, const char *verb, const char *body, size_t len, int 
         svc_ext_msg_free(e);
         *status = err.code;
         *out = svc_err_body(&err);
-        return;
+        return NULL;
     }
     if (e->verb == EXT_BIND && d->kube != NULL) {
         svc_ext_kube_bind(d, e, status, out);   /* frees e */
-        return;
+        return NULL;
     }
     e = svc_ext_call(d, e, status, out);
+    if (e != NULL && e->nevict > 0)
+        return e;
     svc_ext_msg_free(e);
+    return NULL;
 }
 
 static void *worker_main(void *arg)
@@ -87,9 +94,13 @@ static void *worker_main(void *arg)
     while ((l = svc_queue_pop(&w->q)) != NULL) {
         svc_ext_job_t *j = SVC_QITEM(l, svc_ext_job_t, link);
 
+        ext_msg_t *later;
+
         j->status = 500;
-        serve(w->d, j->verb, j->body != NULL ? j->body : "", j->len, &j->status, &j->out);
+        later = serve(w->d, j->verb, j->body != NULL ? j->body : "", j->len, &j->status, &j->out);
         j->done(j);   /* j is its owner's again */
+        if (later != NULL)
+            svc_ext_evict(w->d, later);   /* kube-scheduler has its answer */
     }
     return NULL;
 }

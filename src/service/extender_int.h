@@ -5,6 +5,9 @@
 
 #include "service/extender.h"
 
+#define SVC_EXT_UID_MAX 128        /* a pod's uid as a victim keeps it (the API server's: 36) */
+#define SVC_EXT_REFUSED 64
+
 /* A pod the extender has seen: its current job (a reservation, or the
  * instance it runs on). */
 typedef struct ext_pod {
@@ -14,6 +17,8 @@ typedef struct ext_pod {
     double expires;                /* its reservation's end */
     bool want_release;             /* gone while its instance was starting */
     bool release_finished;
+    double preempt_wait;           /* its victims' evictions asked for: no new
+                                    * search before this (ext_preempt.c) */
 } ext_pod_t;
 
 #define EXT_TOMB ((ext_pod_t *)1)
@@ -24,9 +29,23 @@ typedef struct svc_ext {
     size_t cap, used, n;
     double ttl_s;
     struct svc_ext_scores *scores; /* the last filter's (ext_score.c) */
+    /* pods whose eviction the API server refused (a PodDisruptionBudget):
+     * no victim until then (ext_preempt.c; a ring, the oldest replaced) */
+    struct { char uid[SVC_EXT_UID_MAX]; double until; } refused[SVC_EXT_REFUSED];
+    int nrefused, refused_next;
 } svc_ext_t;
 
-enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC, EXT_ADOPT };
+enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC, EXT_ADOPT, EXT_EVICTED };
+
+/* A victim pod of a preemption (ext_preempt.c picks it on the loop,
+ * ext_evict.c asks the API server on a worker). */
+typedef struct ext_victim {
+    char ns[64], name[254], uid[SVC_EXT_UID_MAX];
+    char job[160];                 /* its job id */
+    int tenant;                    /* its job's tenant index (the metric) */
+    long code;                     /* the Eviction's HTTP status, 0 no answer */
+    bool dry_refused;              /* the dry run's 429: none was evicted */
+} ext_victim_t;
 
 /* One extender message (svc_msg_t.ext). */
 typedef struct ext_msg {
@@ -49,6 +68,11 @@ typedef struct ext_msg {
     int gpu, start, ninst;
     char places[512];              /* state: every instance's "node/gpu/start", comma-separated */
     char why[300];
+    /* filter (reply): pods to evict once kube-scheduler has its answer,
+     * for args.pod; evicted: their outcomes,
+     * the preemptor's uid in bind.uid and job id in job_id */
+    ext_victim_t *evict;
+    int nevict;
 } ext_msg_t;
 
 /* The pod watch thread (ext_watch.c), started by ext_kube.c. */
@@ -110,5 +134,18 @@ void svc_ext_scores_free(svc_ext_t *x);
 
 /* ext_adopt.c (loop): EXT_ADOPT, a new leader's takeover of bound pods. */
 void svc_ext_h_adopt(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now);
+
+/* ext_preempt.c (loop): with --preempt, a pod that fits none of nodes
+ * (names[i] are the scheduler's nodes, v[idx[i]] their verdicts) gets
+ * victims picked for it by geometry (e->evict; the worker evicts them after
+ * the reply, ext_evict.c); and EXT_EVICTED, what the API server said. */
+void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_sched_req_t *r,
+                     const char *const *names, int n, svc_ext_verdict_t *v, const int *idx, ext_msg_t *e,
+                     double now);
+void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now);
+/* ext_evict.c (an extender worker, after the filter's reply): a dry run
+ * of every eviction of e->evict, then, if none was refused, the evictions;
+ * the outcomes to the loop (EXT_EVICTED). Frees e. */
+void svc_ext_evict(svc_t *d, ext_msg_t *e);
 
 #endif

@@ -389,6 +389,8 @@ int svc_sched_build(svc_t *d, double now)
     cfg.aging_rate = d->cfg->qcfg.aging_rate;
     cfg.default_estimate_s = d->cfg->qcfg.default_estimate_s;
     cfg.preempt = d->cfg->qcfg.preempt;   /* victims' STOPs staged like a cancel's (stage.c) */
+    /* with --kube a victim is a pod, evicted (ext_preempt.c), never stopped */
+    cfg.preempt_requests_only = d->cfg->kube;
     cfg.preempt_grace_s = d->cfg->qcfg.preempt_grace_s;
     cfg.preempt_after_s = d->cfg->qcfg.preempt_after_s;
     cfg.preempt_rate = d->cfg->qcfg.preempt_rate;

@@ -39,7 +39,7 @@ static void note_preemption(svc_t *d, const ms_sched_plan_t *p)
     int i, n;
 
     if (!d->cfg->qcfg.preempt)
-        return;   /* (--preempt is refused with --kube, whose paths free jobs within a batch) */
+        return;   /* (with --kube no queued job preempts: cfg.preempt_requests_only) */
     if (p->kind == MS_PK_STOP) {
         for (i = 0; i < p->n; i++)
             if (p->ops[i].op.kind == MS_OP_STOP && p->ops[i].op.job >= 0)

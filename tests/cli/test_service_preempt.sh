@@ -14,8 +14,8 @@
 #     queued, on no instance, and stays so (start-up submits by priority),
 #     and the view and the backend agree (whether the 1g then runs depends
 #     on the moment: see the loop);
-#   - --preempt with --kube is refused (a victim pod must be evicted: not
-#     built), a bad --preempt-rate names the option.
+#   - a bad --preempt-rate names the option (--preempt with --kube, pods
+#     evicted: tests/k8s/test_e2e_preempt.sh).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
@@ -28,10 +28,6 @@ metric() { curl -sf "$B/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
 insts_of() { curl -sf "$B/v1/cluster" | jq --arg j "$1" '[.nodes[].gpus[].instances[] | select(.job == $j)] | length'; }
 
 # --- refused configurations ----------------------------------------------
-timeout 20 "$MIGSCHEDD" --state-dir "$SVC_TMP/bad" --node a=1xA100-40GB --preempt --kube-api https://127.0.0.1:1 \
-    2>"$SVC_TMP/err" >/dev/null
-[ $? -eq 2 ] || fail "--preempt with --kube-api accepted"
-grep -q "preempt is not built with --kube" "$SVC_TMP/err" || fail "--kube refusal: $(cat "$SVC_TMP/err")"
 "$MIGSCHEDD" --state-dir "$SVC_TMP/bad" --node a=1xA100-40GB --preempt --preempt-rate -1 2>"$SVC_TMP/err" >/dev/null
 [ $? -eq 2 ] || fail "--preempt-rate -1 accepted"
 grep -q "preempt-rate" "$SVC_TMP/err" || fail "bad rate: $(cat "$SVC_TMP/err")"

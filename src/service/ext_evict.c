@@ -1,0 +1,75 @@
+/* ext_evict.c - an extender worker, after it answered a filter: the
+ * evictions of the victims ext_preempt.c picked (docs/kubernetes.md,
+ * "Preemption"), through the Eviction API, so the API server checks each
+ * pod's PodDisruptionBudgets (429 when an eviction would break one):
+ *   1. a dry run (?dryRun=All) of every eviction: if any is refused, none
+ *      is made (a set half evicted frees nothing and loses work);
+ *   2. the evictions, each within CALL_MS;
+ *   3. the outcomes to the loop (EXT_EVICTED), which notes the refusals
+ *      and the preemptions.
+ * Only the leader evicts: the worker checks before each step.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/kube.h"
+#include "service/extender_int.h"
+
+#define CALL_MS 5000L
+
+/* One Eviction, dry or not: its HTTP status (0: no answer). */
+static long evict_one(svc_t *d, const ext_victim_t *v, bool dry)
+{
+    char ens[200], ename[800], path[1200], err[256], *resp = NULL;
+    json_t *o;
+    char *body;
+    long status = 0;
+
+    if (!ms_kube_escape(v->ns, ens, sizeof(ens)) || !ms_kube_escape(v->name, ename, sizeof(ename)))
+        return 0;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction%s", ens, ename, dry ? "?dryRun=All" : "");
+    /* the uid precondition: a pod of the same name made since is not evicted */
+    o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1", "kind", "Eviction", "metadata",
+                  "name", v->name, "namespace", v->ns, "deleteOptions", "preconditions", "uid", v->uid);
+    body = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (body == NULL)
+        return 0;
+    if (ms_kube_request_within(d->kube, "POST", path, body, CALL_MS, &status, &resp, err, sizeof(err)) != 0)
+        status = 0;
+    free(resp);
+    free(body);
+    return status;
+}
+
+void svc_ext_evict(svc_t *d, ext_msg_t *e)
+{
+    int i, status;
+    bool refused = false;
+    char *body = NULL;
+
+    if (d->kube == NULL || !svc_ext_serving(d)) {
+        svc_ext_msg_free(e);
+        return;
+    }
+    for (i = 0; i < e->nevict; i++) {
+        e->evict[i].code = evict_one(d, &e->evict[i], true);
+        /* 404: gone already, which is what an eviction wants */
+        refused |= e->evict[i].code != 200 && e->evict[i].code != 201 && e->evict[i].code != 404;
+    }
+    if (refused)
+        for (i = 0; i < e->nevict; i++)
+            e->evict[i].dry_refused = true;
+    else
+        for (i = 0; i < e->nevict; i++)
+            e->evict[i].code = svc_ext_serving(d) ? evict_one(d, &e->evict[i], false) : 0;
+    /* the outcomes to the loop, in the same message */
+    e->verb = EXT_EVICTED;
+    e->bind.uid = e->args.pod.uid;   /* moved: the message frees it once */
+    e->args.pod.uid = NULL;
+    svc_ext_job_id(e->bind.uid != NULL ? e->bind.uid : "", NULL, 1, e->job_id, sizeof(e->job_id));
+    e = svc_ext_call(d, e, &status, &body);
+    free(body);
+    svc_ext_msg_free(e);
+}
