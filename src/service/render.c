@@ -256,8 +256,8 @@ static void tenant_metrics(buf_t *b, svc_t *d)
         put(b, "migsched_tenant_jobs{tenant=\"%s\",state=\"running\"} %ld\n"
                "migsched_tenant_jobs{tenant=\"%s\",state=\"waiting\"} %ld\n",
             ti[i].name, ti[i].running, ti[i].name, ti[i].waiting);
-    put(b, "# HELP migsched_preemptions_total Jobs of a tenant stopped and queued again for a job of "
-           "higher priority or a guarantee's reclaim (--preempt), since start.\n"
+    put(b, "# HELP migsched_preemptions_total Jobs of a tenant stopped and queued again (pods: evicted) for "
+           "a job of higher priority or a guarantee's reclaim (--preempt), since start.\n"
            "# TYPE migsched_preemptions_total counter\n");
     for (i = 0; i < n && i < (int)(sizeof(d->met.preempted) / sizeof(d->met.preempted[0])); i++)
         if (ms_sched_tenant_info(d->sched, i, &ti[0]) == MS_OK)

@@ -9,7 +9,7 @@
  *             backend's inventory), then signals (SIGTERM/SIGINT: stop;
  *             SIGHUP: reload the token file and the tenants), then the ordered shutdown.
  *   loop      loop.c, handlers.c, jobsync.c, stage.c, render.c, ext_loop.c,
- *             ext_adopt.c, ext_pods.c, gpuhealth.c: owns the ms_sched_t, the job table's
+ *             ext_adopt.c, ext_pods.c, ext_preempt.c, gpuhealth.c: owns the ms_sched_t, the job table's
  *             writes, the extender's pod map and the store's write
  *             connection; takes every message that arrived as one batch,
  *             handles it in one transaction, commits, hands the batch to the
@@ -32,8 +32,9 @@
  *             the connections of clients too slow to send a request's head
  *             (--header-timeout) or body (--body-timeout); the HTTP threads
  *             note each request's phase in it (its lock is a leaf).
- *   workers   ext_worker.c, ext_bind.c: two threads run the extender's
- *             endpoints, which may wait on the loop and the API server.
+ *   workers   ext_worker.c, ext_bind.c, ext_evict.c: threads run the
+ *             extender's endpoints, which may wait on the loop and the API
+ *             server (a filter's evictions after its answer).
  *   watch     ext_watch.c (--kube): the pod list+watch; frees what pods held.
  *   kctl      kctl.c, kctl_nodes.c, ext_takeover.c (--leader-elect,
  *             --k8s-policy): the Lease and the node layout loop; on becoming
