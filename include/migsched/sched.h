@@ -386,12 +386,17 @@ typedef struct ms_sched_tenant {
     double weight;           /* > 0, <= 1e6 */
     long guarantee;          /* compute slices, >= 0 */
     long limit;              /* compute slices, >= guarantee; < 0: none */
+    /* memory GB its live jobs may hold at most (a 3g.20gb holds 20, a
+     * whole GPU its model's memory); 0: no limit. A limit only: memory
+     * has no guarantee and no reclaim (docs/tenants.md). */
+    double mem_limit_gb;
 } ms_sched_tenant_t;
 
 typedef struct ms_sched_tenant_info {
     const char *name;
     double weight;
     long guarantee, limit;
+    double mem_limit_gb;     /* 0: none */
     long usage;              /* compute slices its live jobs hold now */
     double mem_gb;           /* memory they hold */
     double share;            /* dominant share of the cluster (0..1) */

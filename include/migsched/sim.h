@@ -48,6 +48,7 @@ typedef struct ms_sim_tenant {
     double weight;           /* default 1 */
     long guarantee;          /* compute slices, default 0 */
     long limit;              /* compute slices, -1 (default): none */
+    double mem_limit_gb;     /* memory GB, 0 (default): none */
 } ms_sim_tenant_t;
 
 typedef struct ms_sim_tenants {

@@ -123,8 +123,11 @@ typedef struct ms__cls {
     int32_t dem1;                  /* compute slices of one instance, the least
                                     * over its candidate groups */
     float mem1;                    /* its memory GB where it takes dem1 */
+    float memmin;                  /* memory GB of one instance, the least over
+                                    * its candidate groups (a memory limit) */
     int32_t hdem;                  /* the head's: dem1 x its gang */
     float hmem;                    /* the head's: mem1 x its gang */
+    float hmemmin;                 /* the head's: memmin x its gang */
 } ms__cls_t;
 
 #define MS__BLK_NONE 0             /* offer it */
@@ -162,6 +165,7 @@ typedef struct ms__tenant {
     char *name;                    /* owned; the default's is static */
     double weight;
     long guarantee, limit;         /* compute slices; limit < 0: none */
+    double mem_limit;              /* memory GB; <= 0: none */
     long usage;                    /* compute slices its live jobs hold */
     double mem;                    /* memory GB they hold */
     long running, waiting;

@@ -139,6 +139,10 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
                     t->name, t->guarantee);
         return MS_EINVAL;
     }
+    if (!(t->mem_limit_gb >= 0.0 && t->mem_limit_gb <= 1e9)) {
+        ms_diag_set(diag, NULL, 0, "mem-limit", "tenant %s: mem-limit must be 0..1e9 GB (0: none)", t->name);
+        return MS_EINVAL;
+    }
     k = ms_sched_tenant_find(s, t->name);
     if (k < 0) {
         size_t n = strlen(t->name) + 1;
@@ -169,6 +173,7 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
     r->weight = t->weight;
     r->guarantee = t->guarantee;
     r->limit = t->limit < 0 ? -1 : t->limit;
+    r->mem_limit = t->mem_limit_gb;
     /* a raised limit may let a held-back class start: offer it again */
     r->dec_at = ++s->stamp;
     s->ten_on = true;
@@ -202,6 +207,7 @@ ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_i
     out->weight = t->weight;
     out->guarantee = t->guarantee;
     out->limit = t->limit;
+    out->mem_limit_gb = t->mem_limit;
     out->usage = t->usage;
     out->mem_gb = t->mem;
     out->share = dom_share(s, t);
@@ -261,6 +267,7 @@ void ms__tenant_cls_demand(const ms_sched_t *s, ms__cls_t *c)
 
     c->dem1 = 0;
     c->mem1 = 0.0f;
+    c->memmin = 0.0f;
     for (i = 0; i < c->norder; i++) {
         double mem = 0.0;
         int32_t d = ms__tenant_slices(s, c, c->order[i], &mem);
@@ -269,6 +276,8 @@ void ms__tenant_cls_demand(const ms_sched_t *s, ms__cls_t *c)
             c->dem1 = d;
             c->mem1 = (float)mem;
         }
+        if (i == 0 || (float)mem < c->memmin)
+            c->memmin = (float)mem;
     }
 }
 
@@ -377,6 +386,13 @@ void ms__tenant_backlogged(ms_sched_t *s, int32_t t)
         r->vt = vmin - BANK_S * (double)s->tot_slices;
 }
 
+/* May tenant t take mem GB more under its memory limit? (Usage is a sum
+ * of floats: a hair of slack so that a limit of exactly 40 holds 40.) */
+static bool mem_ok(const ms__tenant_t *t, double mem)
+{
+    return t->mem_limit <= 0.0 || t->mem + mem <= t->mem_limit + 1e-6;
+}
+
 bool ms__tenant_fits(const ms_sched_t *s, int32_t slot, int gi)
 {
     const ms__job_t *j = &s->jobs[slot];
@@ -389,14 +405,17 @@ bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi)
     const ms__cls_t *c = &s->cls[cls];
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
 
-    return t->limit < 0 || t->usage + (long)ms__tenant_slices(s, c, gi, NULL) * gang <= t->limit;
+    double mem = 0.0;
+    long d = (long)ms__tenant_slices(s, c, gi, &mem) * gang;
+
+    return (t->limit < 0 || t->usage + d <= t->limit) && mem_ok(t, mem * gang);
 }
 
 bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c)
 {
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
 
-    return t->limit < 0 || t->usage + c->hdem <= t->limit;
+    return (t->limit < 0 || t->usage + c->hdem <= t->limit) && mem_ok(t, c->hmemmin);
 }
 
 int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b)

@@ -250,6 +250,12 @@ static void tenant_metrics(buf_t *b, svc_t *d)
     for (i = 0; i < k; i++)
         if (ti[i].limit >= 0)
             put(b, "migsched_tenant_limit_slices{tenant=\"%s\"} %ld\n", ti[i].name, ti[i].limit);
+    put(b, "# HELP migsched_tenant_limit_memory_bytes GPU memory a tenant's live jobs may hold at most "
+           "(mem-limit GB x 1e9; absent: no limit).\n"
+           "# TYPE migsched_tenant_limit_memory_bytes gauge\n");
+    for (i = 0; i < k; i++)
+        if (ti[i].mem_limit_gb > 0.0)
+            put(b, "migsched_tenant_limit_memory_bytes{tenant=\"%s\"} %.0f\n", ti[i].name, ti[i].mem_limit_gb * 1e9);
     put(b, "# HELP migsched_tenant_jobs A tenant's jobs: live (starting, running, reserved) or waiting.\n"
            "# TYPE migsched_tenant_jobs gauge\n");
     for (i = 0; i < k; i++)

@@ -145,7 +145,7 @@ static const row_t ROWS[] = {
       Q(tenant_half_life_s), 0, false, NULL },
     { { "tenant", SIM, MS_OPT_TENANT, "T", 0, 0, false, NULL, "none: one tenant",
         "declare a tenant, repeatable (docs/tenants.md): "
-        "NAME[:weight=W][,guarantee=S][,limit=S], S in compute slices; migschedd takes the same "
+        "NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB], S in compute slices; migschedd takes the same "
         "as its own --tenant and `tenant =`" },
       S(tenants), 0, false, NULL },
 };
@@ -231,7 +231,7 @@ const char *ms_opt_range(const ms_opt_t *o, char *buf, size_t n)
         snprintf(buf, n, "any text");
         break;
     case MS_OPT_TENANT:
-        snprintf(buf, n, "NAME[:weight=W][,guarantee=S][,limit=S]");
+        snprintf(buf, n, "NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB]");
         break;
     case MS_OPT_CHOICE:
         for (i = 0; o->choices[i] != NULL && k < n; i++) {
@@ -341,7 +341,7 @@ typedef union value {
     ms_sim_tenant_t t;
 } value_t;
 
-/* NAME[:weight=W][,guarantee=S][,limit=S] (sched.h's rules for each). */
+/* NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB] (sched.h's rules for each). */
 static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_t *t,
                                 ms_diag_t *diag)
 {
@@ -400,9 +400,17 @@ static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_
                 t->limit = (long)iv;
             else
                 t->guarantee = (long)iv;
+        } else if (klen == 9 && strncmp(p, "mem-limit", 9) == 0) {
+            st = ms_number_double(num, &dv);
+            if (st != MS_OK || !(dv >= 0.0 && dv <= 1e9)) {
+                ms_diag_set(diag, NULL, 0, o->name, "'%.60s': mem-limit must be a number of GB in 0..1e9 "
+                            "(0: none)", v);
+                return MS_ERANGE;
+            }
+            t->mem_limit_gb = dv;
         } else {
             ms_diag_set(diag, NULL, 0, o->name, "'%.60s': unknown key '%.*s' (weight, guarantee, "
-                        "limit)", v, (int)klen, p);
+                        "limit, mem-limit)", v, (int)klen, p);
             return MS_ERANGE;
         }
         p = comma != NULL ? comma + 1 : NULL;

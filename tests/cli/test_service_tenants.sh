@@ -6,7 +6,7 @@
 # tenant's runs), GET /v1/tenants equal to what the jobs imply, the
 # per-tenant series of /metrics (promtool), SIGHUP reloads (a good file
 # applies, a bad one keeps the old set), a restart keeps each job's tenant,
-# and a store of schema 1 is migrated.
+# a store of schema 1 is migrated, and a memory limit (mem-limit) holds.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
@@ -173,6 +173,26 @@ svc_stop
 [ "$(sqlite3 "$SVC_TMP/s/migschedd.db" 'PRAGMA user_version')" = 2 ] || fail "the store was not migrated"
 [ "$(sqlite3 "$SVC_TMP/s/migschedd.db" "SELECT r_tenant FROM jobs WHERE id='m1'")" = teamB ] || fail "m1's tenant not stored"
 [ -z "$(sqlite3 "$SVC_TMP/s/migschedd.db" "SELECT r_tenant FROM jobs WHERE id='a1'")" ] || fail "an old row got a tenant"
+
+# --- a memory limit (mem-limit=GB): a 3g.20gb runs, then the tenant's 1g
+# waits on a GPU with room while another tenant's runs; shown in
+# /v1/tenants and /metrics; a bad value names the option --------------------
+bad "--tenant: 't1:mem-limit=-5': mem-limit must be a number of GB" --tenant t1:mem-limit=-5
+svc_start "$SVC_TMP/log4" --state-dir "$SVC_TMP/s4" --node a=1xA100-40GB --tenant memT:mem-limit=20 --tenant other
+[ "$(post '{"id":"g3","profile":"3g.20gb","tenant":"memT","duration_s":3600}')" = 201 ] || fail "g3"
+wait_for is g3 running || fail "g3 is $(state g3)"
+[ "$(post '{"id":"g1","profile":"1g.5gb","tenant":"memT","duration_s":3600}')" = 201 ] || fail "g1"
+[ "$(post '{"id":"o1","profile":"1g.5gb","tenant":"other","duration_s":3600}')" = 201 ] || fail "o1"
+wait_for is o1 running || fail "o1 is $(state o1)"
+[ "$(state g1)" = queued ] || fail "g1 is $(state g1) over memT's 20 GB"
+[ "$(tfield memT limit_mem_gb)" = 20 ] || fail "limit_mem_gb: $(tenants)"
+[ "$(tfield memT usage_mem_gb)" = 20 ] || fail "usage_mem_gb: $(tenants)"
+[ "$(tfield other limit_mem_gb)" = null ] || fail "other's limit_mem_gb: $(tenants)"
+curl -sf "$B/metrics" | grep -qx 'migsched_tenant_limit_memory_bytes{tenant="memT"} 20000000000' || fail "no memory limit series"
+curl -sf "$B/metrics" | promtool check metrics || fail "promtool check metrics (memory limit)"
+curl -sf -X DELETE "$B/v1/jobs/g3" >/dev/null || fail "cancel g3"
+wait_for is g1 running || fail "g1 did not run once g3 left: $(state g1)"
+svc_stop
 
 [ -z "$skipped" ] || { echo "skip: $skipped"; exit 77; }
 echo "test_service_tenants: ok"
