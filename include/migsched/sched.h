@@ -410,6 +410,10 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
                                 ms_diag_t *diag);
 /* The index of a tenant by name, or -1. */
 int ms_sched_tenant_find(const ms_sched_t *s, const char *name);
+/* True when req's tenant's limits (compute slices or memory) keep it off
+ * every group it could run on now: it waits for its tenant, not for room
+ * (the extender's reason). False for a bad request. */
+bool ms_sched_tenant_holds(ms_sched_t *s, const ms_sched_req_t *req);
 /* Tenants are 0 .. ms_sched_ntenants() - 1 (at least the default). */
 int ms_sched_ntenants(const ms_sched_t *s);
 ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_info_t *out);

@@ -411,6 +411,21 @@ bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi)
     return (t->limit < 0 || t->usage + d <= t->limit) && mem_ok(t, mem * gang);
 }
 
+bool ms_sched_tenant_holds(ms_sched_t *s, const ms_sched_req_t *req)
+{
+    ms_diag_t diag;
+    int32_t cls;
+    int i, gang = req != NULL && req->gang > 1 ? req->gang : 1;
+
+    ms_diag_clear(&diag);
+    if (req == NULL || !s->ten_on || ms__sched_resolve(s, req, &cls, &diag) != MS_OK)
+        return false;
+    for (i = 0; i < s->cls[cls].norder; i++)
+        if (ms__tenant_fits_cls(s, cls, gang, s->cls[cls].order[i]))
+            return false;
+    return s->cls[cls].norder > 0;
+}
+
 bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c)
 {
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);

@@ -170,39 +170,47 @@ static const char *never(const svc_t *d, int node, const svc_ext_pod_t *pod)
  * TOP_TIES of them; the restricted-placement rule picks among those), not
  * to a second scoring of every passing node; to all of them only if none
  * of those can take it after all. pass: room for nk names. */
-static bool hold_best(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, svc_ext_verdict_t *v, const int *idx,
-                      const char **known, const int *scores, int nk, const char **pass, double now)
+static bool hold_best(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_sched_req_t *r,
+                      svc_ext_verdict_t *v, const int *idx, const char **known, const int *scores, int nk,
+                      const char **pass, double now)
 {
     int i, npass = 0, top = -1;
     ms_diag_t diag;
-    svc_job_t *held;
+    svc_job_t *held = NULL;
+    const char *why;
 
-    for (i = 0; i < nk; i++) {
-        if (scores[i] < 0)
-            v[idx[i]].reason = pod->gang > 1 ? "migsched: not enough free GPUs now"
-                                             : "migsched: no room for the instance now";
-        else if (scores[i] > top)
+    for (i = 0; i < nk; i++)
+        if (scores[i] > top)
             top = scores[i];
-    }
     for (i = 0; i < nk && npass < TOP_TIES; i++)
         if (top >= 0 && scores[i] == top)
             pass[npass++] = known[i];
-    if (npass == 0)
-        return false;
-    ms_diag_clear(&diag);
-    held = reserve(d, p, pod, pass, npass, now, &diag);
-    if (held == NULL) {
+    if (npass > 0) {
+        ms_diag_clear(&diag);
+        held = reserve(d, p, pod, pass, npass, now, &diag);
+    }
+    if (npass > 0 && held == NULL) {
         for (npass = 0, i = 0; i < nk; i++)
             if (scores[i] >= 0)
                 pass[npass++] = known[i];
         ms_diag_clear(&diag);
         held = reserve(d, p, pod, pass, npass, now, &diag);
     }
-    if (held == NULL)
+    if (held != NULL) {
         for (i = 0; i < nk; i++)
-            if (v[idx[i]].reason == NULL)
-                v[idx[i]].reason = "migsched: no room for the instance now";
-    return held != NULL;
+            if (scores[i] < 0)
+                v[idx[i]].reason = pod->gang > 1 ? "migsched: not enough free GPUs now"
+                                                 : "migsched: no room for the instance now";
+        return true;
+    }
+    /* nothing held: a tenant at its limit waits for its tenant, not for
+     * room; say so (else kube-scheduler's message reads as a full cluster) */
+    why = nk > 0 && ms_sched_tenant_holds(d->sched, r) ? "migsched: the pod's tenant is at its limit (docs/tenants.md)"
+          : pod->gang > 1                              ? "migsched: not enough free GPUs now"
+                                                       : "migsched: no room for the instance now";
+    for (i = 0; i < nk; i++)
+        v[idx[i]].reason = why;
+    return false;
 }
 
 static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
@@ -313,7 +321,7 @@ static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             err = "migsched: scoring failed";
             goto done;
         }
-        if (!hold_best(d, p, &a->pod, v, idx, known, scores, nk, pass, now))
+        if (!hold_best(d, p, &a->pod, &r, v, idx, known, scores, nk, pass, now))
             svc_ext_preempt(d, p, &a->pod, &r, known, nk, v, idx, e, now);   /* --preempt */
         svc_req_free(&q);
         /* after the hold: the prioritize that follows takes these */

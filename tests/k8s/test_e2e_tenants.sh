@@ -120,12 +120,10 @@ job_tenant() {
     [ -n "$job" ] || fail "$1/$2 has no migsched.io/job annotation"
     curl -sf "$MS/v1/jobs/$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["tenant"])'
 }
-# The filter's answer for a pod whose tenant is at its limit: the scheduler
-# refuses the hold ("its tenant would go over its limit" in the library's
-# diagnostic) and src/service/ext_loop.c's hold_best gives every node the
-# generic "migsched: no room for the instance now" (the diagnostic is not
-# passed on). Either that or a reason naming the tenant's limit is accepted.
-LIMIT_WHY='migsched: (no room for the instance now|.*tenant.*limit)'
+# The filter's answer for a pod whose tenant is at its limit names the
+# limit (ext_loop.c, hold_best: ms_sched_tenant_holds), not "no room": the
+# node has 11 free 1g slots.
+LIMIT_WHY="migsched: the pod's tenant is at its limit"
 # held_back SECONDS NS NAME: the pod stays unbound for SECONDS and its
 # PodScheduled condition carries LIMIT_WHY by the end
 held_back() {
