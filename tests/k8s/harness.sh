@@ -2,7 +2,10 @@
 # A real Kubernetes control plane on 127.0.0.1 for tests: etcd,
 # kube-apiserver and kube-scheduler of the pinned release (build-tools.sh),
 # kube-controller-manager when MS_K8S_KCM names its controllers ("*",
-# "resourceclaim-controller", ...). Nodes are API objects with capacity, or real
+# "resourceclaim-controller", ...), its identity bound to the ClusterRoles
+# system:controller:R for each R in MS_K8S_KCM_ROLES (default
+# "resource-claim-controller generic-garbage-collector"; test_e2e_preempt.sh
+# names disruption-controller). Nodes are API objects with capacity, or real
 # kubelets that node.sh starts on this control plane (stop stops them too).
 # MS_K8S_IGNORED_BY_SCHEDULER (default true) is the extender's
 # managedResources' ignoredByScheduler.
@@ -331,9 +334,10 @@ cmd_start() {
         kcm_port=$(free_ports 1)
         # It runs with its own identity (no per-controller service-account
         # credentials), whose default role lacks the controllers' rights:
-        # bind it the roles of the controllers the DRA claim lifecycle needs
-        # (claims from templates, reservedFor; garbage collection by owner).
-        for r in resource-claim-controller generic-garbage-collector; do
+        # bind it the roles of the controllers it runs (by default those the
+        # DRA claim lifecycle needs: claims from templates, reservedFor;
+        # garbage collection by owner).
+        for r in ${MS_K8S_KCM_ROLES:-resource-claim-controller generic-garbage-collector}; do
             api POST /apis/rbac.authorization.k8s.io/v1/clusterrolebindings "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",
               \"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":\"migsched-test-kcm-$r\"},
               \"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"User\",\"name\":\"system:kube-controller-manager\"}],
