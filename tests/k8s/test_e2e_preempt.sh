@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# End-to-end test of migschedd's preemption of pods (--preempt with
+# --kube-api; docs/kubernetes.md, "Preemption"): real etcd, kube-apiserver,
+# kube-scheduler and kube-controller-manager's disruption controller
+# (harness.sh), migschedd --backend sim as the extender of the `migsched`
+# profile on one API node of one A100-40GB (7 memory slices of 1g.5gb).
+# Seven pods of priority 0 fill the GPU (4 app=guarded under a
+# PodDisruptionBudget of minAvailable 4, 3 app=free); their status is set
+# Running and Ready by hand (no kubelet), since the Eviction API ignores PDBs
+# for Pending pods and the disruption controller counts only Ready pods.
+# Asserts:
+#  - a pod of priority 1000 with preemptionPolicy Never stays Pending and
+#    evicts nothing;
+#  - a pod of priority 1000 (1g) is bound within 40 s onto the room of
+#    exactly one evicted pod, an app=free one: migschedd's first choice, the
+#    youngest pod (a guarded one, bound last on purpose), is refused by the
+#    dry run (429, logged) and the next filter takes a free one; the
+#    preemptor's placement annotation is the victim's,
+#    migsched_preemptions_total{tenant="default"} is 1 and /v1/events has
+#    one "preempted" event for the victim's job, by the preemptor's job;
+#    kube-scheduler's FailedScheduling event for it carries the filter's
+#    reason meanwhile, "migsched: ... evicting 1 pod(s) ...";
+#  - a pod of priority 1000 asking for the whole GPU (7g.40gb), whose only
+#    victims are all six pods left, guarded ones included, stays Pending
+#    for 15 s and nothing is evicted, not even the two free pods: the dry
+#    run refuses the set as a whole (migschedd logs the victim set and the
+#    429s). It comes once the refusal above has expired (30 s), so that the
+#    set is searched at all: about 30 s of the test's ~70.
+# kube-scheduler's own preemption (PostFilter) plays no part: the
+# migsched.io resources are ignoredByScheduler, so its dry run fits the pod
+# on the node without removing any pod and finds no victim ("preemption:
+# expected at least one victim pod on node" in its log and events).
+# Prints "k8s preempt e2e: skipped (REASON)" and exits 77 (the suite's
+# skip) when the binaries cannot be built here (Go < 1.26 or no module
+# proxy) or MIGSCHED_K8S_SKIP is set. MS_K8S_KEEP=1 keeps the harness dir
+# (logs) for a look.
+set -eu
+export PYTHONDONTWRITEBYTECODE=1
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+ms_e2e_begin "preempt"
+MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
+[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
+
+ms_e2e_tools
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-preempt.XXXXXX")
+MSPID=
+cleanup() {
+    rc=$?
+    if [ -n "$MSPID" ]; then kill -TERM "$MSPID" 2>/dev/null || true; wait "$MSPID" 2>/dev/null || true; fi
+    bash "$here/harness.sh" stop "$D" >/dev/null || true
+    if [ $rc -ne 0 ]; then
+        for f in kube-scheduler migschedd; do echo "--- $f.log (tail)"; tail -n 30 "$D/$f.log" 2>/dev/null || true; done
+    fi
+    if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
+}
+trap cleanup EXIT
+t0=$(date +%s)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# the disruption controller computes the PDB's status (its role bound to the
+# controller-manager's identity)
+MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender MS_K8S_KCM=disruption MS_K8S_KCM_ROLES=disruption-controller \
+    bash "$here/harness.sh" start "$D" >"$D/harness.log" 2>&1 || { tail -n 30 "$D/harness.log"; fail "harness.sh start failed"; }
+. "$D/env"
+"$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 \
+    --node node-0=1xA100-40GB --preempt --preempt-grace 0 \
+    --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
+    --extender-ttl 10 2>"$D/migschedd.log" &
+MSPID=$!
+for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
+curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" || fail "migschedd did not come up"
+echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
+
+api() { # api METHOD PATH [BODY [CONTENT-TYPE]]
+    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
+        -H "Content-Type: ${4:-application/json}" -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
+}
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# one A100-40GB: the migsched.io resources' capacity (kube-scheduler
+# ignores them; the extender counts)
+res='"cpu":"64","memory":"256Gi","pods":"250","migsched.io/mig-1g.5gb":"7","migsched.io/mig-2g.10gb":"3",
+     "migsched.io/mig-3g.20gb":"2","migsched.io/mig-4g.20gb":"1","migsched.io/mig-7g.40gb":"1"'
+api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
+  \"metadata\":{\"name\":\"node-0\",\"labels\":{\"kubernetes.io/hostname\":\"node-0\"}},
+  \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
+    \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
+      \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+for pc in '"name":"high"},"value":1000' '"name":"high-never"},"value":1000,"preemptionPolicy":"Never"'; do
+    api POST /apis/scheduling.k8s.io/v1/priorityclasses \
+        "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{$pc}" >/dev/null
+done
+
+pod() { # pod NAME PROFILE [APP-LABEL [PRIORITY-CLASS]]
+    local md="\"name\":\"$1\"" pc=
+    [ -z "${3:-}" ] || md="$md,\"labels\":{\"app\":\"$3\"}"
+    [ -z "${4:-}" ] || pc="\"priorityClassName\":\"$4\","
+    api POST /api/v1/namespaces/default/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{$md},
+      \"spec\":{$pc\"schedulerName\":\"migsched\",\"terminationGracePeriodSeconds\":0,\"containers\":[{\"name\":\"c\",
+        \"resources\":{\"limits\":{\"migsched.io/$2\":\"1\"}},\"image\":\"registry.invalid/none\"}]}}" >/dev/null
+}
+# podq EXPR: EXPR (Python) over P, the default namespace's pods by name
+podq() {
+    api GET /api/v1/namespaces/default/pods >"$D/pods.json"
+    python3 -c 'import json, sys
+P = {p["metadata"]["name"]: p for p in json.load(open(sys.argv[1]))["items"]}
+bound = lambda n: bool(P.get(n, {}).get("spec", {}).get("nodeName"))
+ann = lambda n, k: P[n]["metadata"].get("annotations", {}).get("migsched.io/" + k, "")
+print(eval(sys.argv[2]))' "$D/pods.json" "$1"
+}
+# until_true SECS WHAT EXPR: polls podq EXPR until it prints True
+until_true() {
+    local end=$(( $(date +%s) + $1 ))
+    until [ "$(podq "$3")" = True ]; do
+        [ "$(date +%s)" -lt "$end" ] || fail "$2 not within $1 s"
+        sleep 0.25
+    done
+}
+# holds SECS WHAT EXPR: podq EXPR prints True throughout SECS
+holds() {
+    local t=$(date +%s)
+    while [ "$(date +%s)" -le $((t + $1)) ]; do
+        [ "$(podq "$3")" = True ] || fail "$2 (after $(( $(date +%s) - t )) s)"
+        sleep 0.25
+    done
+}
+preemptions() {
+    curl -sf "http://127.0.0.1:$port/metrics" | sed -n 's/^migsched_preemptions_total{tenant="default"} //p'
+}
+
+# The GPU filled by 7 pods of priority 0, in three steps: the victims are
+# the youngest pods (the least run time lost), so g4, bound last, is
+# migschedd's first choice for h1 and f3 its second: the PDB refuses g4 and
+# h1 has to get f3 the next time round.
+LOW="g1 g2 g3 f1 f2 f3 g4"
+for p in g1 g2 g3; do pod "$p" mig-1g.5gb guarded; done
+until_true 30 "g1-g3 bound" "all(bound(n) for n in 'g1 g2 g3'.split())"
+for p in f1 f2 f3; do pod "$p" mig-1g.5gb free; done
+until_true 30 "f1-f3 bound" "all(bound(n) for n in 'f1 f2 f3'.split())"
+pod g4 mig-1g.5gb guarded
+until_true 30 "g4 bound" "bound('g4')"
+# Running and Ready, as a kubelet would report them
+for p in $LOW; do
+    api PATCH "/api/v1/namespaces/default/pods/$p/status" "{\"status\":{\"phase\":\"Running\",
+      \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"$now\"}]}}" \
+        application/strategic-merge-patch+json >/dev/null
+done
+podq "{n: (P[n]['spec'].get('priority'), ann(n, 'placement'), ann(n, 'job')) for n in '$LOW'.split()}" >"$D/low.txt"
+python3 -c 'import ast, sys; sys.exit(any(v[0] != 0 for v in ast.literal_eval(open(sys.argv[1]).read()).values()))' \
+    "$D/low.txt" || fail "the pods of no PriorityClass are not of priority 0: $(cat "$D/low.txt")"
+api POST /apis/policy/v1/namespaces/default/poddisruptionbudgets '{"apiVersion":"policy/v1","kind":"PodDisruptionBudget",
+  "metadata":{"name":"guarded"},"spec":{"minAvailable":4,"selector":{"matchLabels":{"app":"guarded"}}}}' >/dev/null
+for i in $(seq 1 120); do
+    ok=$(api GET /apis/policy/v1/namespaces/default/poddisruptionbudgets/guarded | python3 -c 'import json, sys
+b = json.load(sys.stdin); s = b.get("status", {})
+print(s.get("observedGeneration", 0) >= b["metadata"]["generation"] and s.get("disruptionsAllowed") == 0
+      and s.get("currentHealthy") == 4)')
+    [ "$ok" != True ] || break
+    sleep 0.25
+done
+[ "$ok" = True ] || fail "the PDB's status was not computed (4 healthy, 0 disruptions allowed) within 30 s"
+echo "7 pods of priority 0 bound, Running and Ready; PDB guarded: 4 healthy, 0 disruptions allowed ($(( $(date +%s) - t0 )) s)"
+ALL7="all(n in P for n in '$LOW'.split())"
+
+# preemptionPolicy Never: pending, and nobody is evicted
+pod hn mig-1g.5gb "" high-never
+holds 8 "hn (preemptionPolicy Never) was bound or a pod was deleted" "not bound('hn') and $ALL7"
+[ "$(preemptions)" = 0 ] || fail "preemptions counted for hn: $(preemptions)"
+# hn out of the way: the room h1 frees must be h1's
+api DELETE "/api/v1/namespaces/default/pods/hn?gracePeriodSeconds=0" >/dev/null
+echo "hn (priority 1000, preemptionPolicy Never): Pending for 8 s, no pod evicted"
+
+# priority 1000: g4's eviction is refused (dry run, 429), then f3 is
+# evicted and h1 gets its room
+t1=$(date +%s)
+lines=$(wc -l <"$D/migschedd.log")
+pod h1 mig-1g.5gb "" high
+until_true 40 "h1 bound" "bound('h1')"
+tail -n +"$((lines + 1))" "$D/migschedd.log" >"$D/h1.log"
+gone=$(podq "' '.join(n for n in '$LOW'.split() if n not in P)")
+[ "$(echo "$gone" | wc -w)" = 1 ] || fail "h1 bound with pods [$gone] gone (one was to be evicted)"
+case $gone in f*) ;; *) fail "h1 evicted $gone, which the PDB protects";; esac
+read -r vplace vjob < <(python3 -c 'import ast, sys; print(*ast.literal_eval(open(sys.argv[1]).read())[sys.argv[2]][1:])' "$D/low.txt" "$gone")
+hplace=$(podq "ann('h1', 'placement')")
+[ -n "$hplace" ] && [ "$hplace" = "$vplace" ] || fail "h1's placement $hplace is not the one $gone had ($vplace)"
+[ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after h1, not 1"
+h1job=$(podq "ann('h1', 'job')")
+curl -sf "http://127.0.0.1:$port/v1/events?since=0&timeout=0" >"$D/events.json"
+python3 - "$D/events.json" "$vjob" "$h1job" <<'EOF' || fail "the preempted event"
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["events"] if e["state"] == "preempted"]
+if len(ev) != 1 or ev[0]["job"] != sys.argv[2] or ev[0].get("by") != sys.argv[3]:
+    sys.exit("preempted events: %s (one of job %s by %s wanted)" % (ev, sys.argv[2], sys.argv[3]))
+EOF
+refused=$(python3 - "$D/h1.log" <<'EOF'
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print(" ".join(l["pod"] for l in ls if l["msg"] == "preempting: eviction not done" and l["status"] == 429))
+EOF
+)
+case " $refused " in *" g4 "*) ;; *) fail "g4 (the youngest pod, guarded) was not refused on h1's way (refused: [$refused])";; esac
+# the filter's answer while the evictions were under way, as kube-scheduler
+# recorded it (its events are written asynchronously: a few seconds)
+end=$(( $(date +%s) + 10 ))
+until api GET "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dh1,reason%3DFailedScheduling" |
+        grep -Eq 'migsched: [^".]*evicting 1 pod'; do
+    [ "$(date +%s)" -lt "$end" ] || fail "no FailedScheduling event of h1 with the filter's 'evicting 1 pod(s)' reason"
+    sleep 0.25
+done
+echo "h1 (priority 1000): bound in $(( $(date +%s) - t1 )) s on $gone's placement $hplace after the PDB refused [$refused]; 1 preemption, 1 preempted event by $h1job"
+
+# The whole GPU for a pod of priority 1000: the only victims would be all 6
+# pods of priority 0, guarded ones included. h1 (priority 1000, no victim)
+# leaves first, or there would be no victim set to refuse; and h7 comes once
+# the pods refused on h1's way may be victims again (30 s after their
+# refusal, REFUSED_S in src/service/ext_preempt.c), or its search would
+# find no set either.
+api DELETE "/api/v1/namespaces/default/pods/h1?gracePeriodSeconds=0" >/dev/null
+for i in $(seq 1 100); do
+    st=$(curl -sf "http://127.0.0.1:$port/v1/jobs/$h1job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])') || st=gone
+    [ "$st" != running ] && break
+    sleep 0.1
+done
+[ "$st" != running ] || fail "h1 deleted but its job $h1job still runs"
+SIX="' '.join(sorted(n for n in '$LOW'.split() if n in P)) == '$(echo "$LOW" | tr ' ' '\n' | grep -vx "$gone" | sort | tr '\n' ' ' | sed 's/ $//')'"
+python3 - "$D/h1.log" <<'EOF'
+import json, sys, time
+t = max(json.loads(l)["ts"] for l in open(sys.argv[1]) if '"status":429' in l)
+time.sleep(max(0.0, t + 30.5 - time.time()))
+EOF
+lines=$(wc -l <"$D/migschedd.log")
+pod h7 mig-7g.40gb "" high
+holds 15 "h7 (the whole GPU) was bound or a pod was deleted" "not bound('h7') and $SIX"
+[ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after h7, not 1"
+tail -n +"$((lines + 1))" "$D/migschedd.log" >"$D/h7.log"
+grep '"msg":"preempting: evicting pods' "$D/h7.log" | grep '"pod":"h7"' | grep -q '"victims":6' ||
+    fail "no victim set of the 6 pods was chosen for h7 (nothing for the dry run to refuse)"
+grep '"msg":"preempting: eviction not done"' "$D/h7.log" | grep -q '"status":429' ||
+    fail "no eviction of h7's victims was refused with 429 (the PDB)"
+echo "h7 (priority 1000, 7g.40gb): Pending for 15 s, the dry run refused its 6 victims as a set, no pod evicted"
+
+kill -TERM "$MSPID"; wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
+MSPID=
+echo "k8s preempt e2e: passed in $(( $(date +%s) - t0 )) s (one free pod evicted for h1, the PDB's pods never)"
