@@ -4,7 +4,11 @@
  * pod's PodDisruptionBudgets (429 when an eviction would break one):
  *   1. a dry run (?dryRun=All) of every eviction: if any is refused, none
  *      is made (a set half evicted frees nothing and loses work);
- *   2. the evictions, each within CALL_MS;
+ *   2. the evictions, each within CALL_MS, one after the other, stopping
+ *      at the first refused: each dry run was checked against the budget
+ *      as it stood, so a PDB that allows fewer disruptions than the set
+ *      takes from it refuses one of them now; the ones evicted before it
+ *      are gone (their PDBs allowed it), the rest are kept;
  *   3. the outcomes to the loop (EXT_EVICTED), which notes the refusals
  *      and the preemptions.
  * Only the leader evicts: the worker checks before each step.
@@ -62,8 +66,15 @@ void svc_ext_evict(svc_t *d, ext_msg_t *e)
         for (i = 0; i < e->nevict; i++)
             e->evict[i].dry_refused = true;
     else
-        for (i = 0; i < e->nevict; i++)
-            e->evict[i].code = svc_ext_serving(d) ? evict_one(d, &e->evict[i], false) : 0;
+        for (i = 0; i < e->nevict; i++) {
+            long c = e->evict[i].code = svc_ext_serving(d) ? evict_one(d, &e->evict[i], false) : 0;
+
+            if (c != 200 && c != 201 && c != 404) {
+                for (i++; i < e->nevict; i++)
+                    e->evict[i].code = 0;   /* not asked: no answer */
+                break;
+            }
+        }
     /* the outcomes to the loop, in the same message */
     e->verb = EXT_EVICTED;
     e->bind.uid = e->args.pod.uid;   /* moved: the message frees it once */

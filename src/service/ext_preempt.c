@@ -108,8 +108,17 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
     const char *node;
     int i;
 
-    if (!d->cfg->qcfg.preempt || d->kube == NULL || pod->never_preempts || n <= 0 || now < p->preempt_wait)
+    if (!d->cfg->qcfg.preempt || d->kube == NULL || pod->never_preempts || n <= 0)
         return;
+    if (now < p->preempt_wait) {   /* its victims are going: say so on their node */
+        node = ms_sched_node(d->sched, p->preempt_node)->name;
+        snprintf(e->why, sizeof(e->why), "migsched: no room now; %d pod(s) of lower priority are being evicted "
+                 "on this node", p->preempt_n);
+        for (i = 0; i < n; i++)
+            if (strcmp(names[i], node) == 0)
+                v[idx[i]].reason = e->why;
+        return;
+    }
     ms_diag_clear(&diag);
     if (ms_sched_victims_for(d->sched, r, names, n, now, may_evict, &vc, &out, &diag) != MS_OK)
         return;
@@ -127,6 +136,8 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
         return;
     }
     p->preempt_wait = now + WAIT_S;
+    p->preempt_node = out.node;
+    p->preempt_n = out.nvictims;
     node = ms_sched_node(d->sched, out.node)->name;
     snprintf(e->why, sizeof(e->why), "migsched: no room now; evicting %d pod(s) of lower priority on this node",
              out.nvictims);

@@ -19,6 +19,8 @@ typedef struct ext_pod {
     bool release_finished;
     double preempt_wait;           /* its victims' evictions asked for: no new
                                     * search before this (ext_preempt.c) */
+    int preempt_node;              /* their node (the scheduler's index) */
+    int preempt_n;                 /* how many */
 } ext_pod_t;
 
 #define EXT_TOMB ((ext_pod_t *)1)
