@@ -133,3 +133,26 @@ ms_dra_allocator_identity() {
     python3 "$MS_K8S_DIR/dra_alloc_e2e.py" identity "$d" "${MS_K8S_DIR%/tests/k8s}/deploy/kubernetes/dra/allocator/rbac.yaml" \
         >"$d/migschedd.token" || fail "migschedd's RBAC or token"
 }
+
+# The extender end-to-end tests' shared steps (test_e2e_extender,
+# test_e2e_tenants, test_e2e_preempt), after `. "$D/env"`:
+# ms_e2e_extender_up PORT ARGS...: migschedd ($MIGSCHEDD, sim backend) as
+# the extender of the harness in $D, with the harness's least-privilege
+# identity and ARGS (nodes, options); its pid in MSPID; fails the test if
+# its /readyz does not answer within 10 s.
+ms_e2e_extender_up() {
+    local port=$1 i
+    shift
+    "$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 "$@" \
+        --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
+        --extender-ttl 10 2>"$D/migschedd.log" &
+    MSPID=$!
+    for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && return 0; sleep 0.1; done
+    fail "migschedd did not come up"
+}
+
+# api METHOD PATH [BODY [CONTENT-TYPE]]: a request as the harness's admin.
+ms_e2e_api() {
+    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
+        -H "Content-Type: ${4:-application/json}" -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
+}

@@ -50,18 +50,10 @@ MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender bash "$here/harness.sh" star
 NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-40GB --node node-3=2xA100-40GB
        --node node-ts=2xA100-40GB:timeslice=4"
 # shellcheck disable=SC2086
-"$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 $NODES \
-    --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
-    --extender-ttl 10 2>"$D/migschedd.log" &
-MSPID=$!
-for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
-curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" || fail "migschedd did not come up"
+ms_e2e_extender_up "$port" $NODES
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
 
-api() { # api METHOD PATH [BODY [CONTENT-TYPE]]
-    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
-        -H "Content-Type: ${4:-application/json}" -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
-}
+api() { ms_e2e_api "$@"; }
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 node() { # node NAME RES=N...
     local name=$1 res='"cpu":"64","memory":"256Gi","pods":"250"'

@@ -64,19 +64,10 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender MS_K8S_KCM=disruption MS_K8S_KCM_ROLES=disruption-controller \
     bash "$here/harness.sh" start "$D" >"$D/harness.log" 2>&1 || { tail -n 30 "$D/harness.log"; fail "harness.sh start failed"; }
 . "$D/env"
-"$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 \
-    --node node-0=1xA100-40GB --preempt --preempt-grace 0 \
-    --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
-    --extender-ttl 10 2>"$D/migschedd.log" &
-MSPID=$!
-for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
-curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" || fail "migschedd did not come up"
+ms_e2e_extender_up "$port" --node node-0=1xA100-40GB --preempt --preempt-grace 0
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
 
-api() { # api METHOD PATH [BODY [CONTENT-TYPE]]
-    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
-        -H "Content-Type: ${4:-application/json}" -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
-}
+api() { ms_e2e_api "$@"; }
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # one A100-40GB: the migsched.io resources' capacity (kube-scheduler
 # ignores them; the extender counts)

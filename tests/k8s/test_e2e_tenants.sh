@@ -54,20 +54,10 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 MS=http://127.0.0.1:$port
 MS_K8S_EXTENDER_URL=$MS/extender bash "$here/harness.sh" start "$D"
 . "$D/env"
-"$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 \
-    --node node-0=2xA100-40GB \
-    --tenant team-a:limit=3 --tenant team-b --k8s-tenant-label migsched.io/tenant \
-    --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
-    --extender-ttl 10 2>"$D/migschedd.log" &
-MSPID=$!
-for i in $(seq 1 100); do curl -sf -o /dev/null "$MS/readyz" && break; sleep 0.1; done
-curl -sf -o /dev/null "$MS/readyz" || fail "migschedd did not come up"
+ms_e2e_extender_up "$port" --node node-0=2xA100-40GB --tenant team-a:limit=3 --tenant team-b --k8s-tenant-label migsched.io/tenant
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
 
-api() { # api METHOD PATH [BODY [CONTENT-TYPE]]
-    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
-        -H "Content-Type: ${4:-application/json}" -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
-}
+api() { ms_e2e_api "$@"; }
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 res='"cpu":"64","memory":"256Gi","pods":"250","migsched.io/mig-1g.5gb":"14","migsched.io/mig-2g.10gb":"6","migsched.io/mig-3g.20gb":"4"'
 api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
