@@ -42,6 +42,16 @@ $(RENDER_TEST): tests/service/test_render.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVM
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
 	    $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
 
+# Which preemption victims their PodDisruptionBudgets cannot give
+# (tests/service/test_ext_pdb.c): the same objects, cmocka.
+PDB_TEST := $(BUILD)/tests/service/test_ext_pdb
+OWN_TEST_SRC += tests/service/test_ext_pdb.c
+EXTRA_TESTS += $(PDB_TEST)
+$(PDB_TEST): tests/service/test_ext_pdb.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
+	    $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
+
 # The extender's wire-format parser under libFuzzer (make fuzz).
 $(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)

@@ -2,6 +2,11 @@
  * evictions of the victims ext_preempt.c picked (docs/kubernetes.md,
  * "Preemption"), through the Eviction API, so the API server checks each
  * pod's PodDisruptionBudgets (429 when an eviction would break one):
+ *   0. the victims' namespaces' budgets, counted against the set
+ *      (ext_pdb.c): each eviction is checked alone against its budget as it
+ *      stands, so a set taking three pods from a budget that allows one
+ *      would pass every dry run; if a budget cannot give its victims, none
+ *      is evicted (what cannot be read is left to the dry runs);
  *   1. a dry run (?dryRun=All) of every eviction: if any is refused, none
  *      is made (a set half evicted frees nothing and loses work);
  *   2. the evictions, each within CALL_MS, one after the other, stopping
@@ -47,6 +52,86 @@ static long evict_one(svc_t *d, const ext_victim_t *v, bool dry)
     return status;
 }
 
+/* GET path within CALL_MS: the parsed answer of a 200, else NULL. */
+static json_t *get_json(svc_t *d, const char *path)
+{
+    char err[256], *resp = NULL;
+    long status = 0;
+    json_t *o = NULL;
+
+    if (ms_kube_request_within(d->kube, "GET", path, NULL, CALL_MS, &status, &resp, err, sizeof(err)) == 0 &&
+        status == 200 && resp != NULL)
+        o = json_loads(resp, 0, NULL);
+    free(resp);
+    return o;
+}
+
+/* Step 0: true when the budgets refuse the set (the refused victims get
+ * code 429 and their budget's name). */
+static bool budgets_refuse(svc_t *d, ext_msg_t *e)
+{
+    json_t **pods = calloc((size_t)e->nevict, sizeof(*pods)), **labels = calloc((size_t)e->nevict, sizeof(*labels));
+    bool *refuse = calloc((size_t)e->nevict, sizeof(*refuse)), *done = calloc((size_t)e->nevict, sizeof(*done));
+    const char **by = calloc((size_t)e->nevict, sizeof(*by));
+    char ens[200], ename[800], path[1200];
+    json_t **pdbs = calloc((size_t)e->nevict, sizeof(*pdbs));
+    int i, k, nref = 0;
+
+    if (pods == NULL || labels == NULL || refuse == NULL || done == NULL || by == NULL || pdbs == NULL)
+        goto out;
+    for (i = 0; i < e->nevict; i++)
+        if (ms_kube_escape(e->evict[i].ns, ens, sizeof(ens)) && ms_kube_escape(e->evict[i].name, ename, sizeof(ename)) &&
+            (size_t)snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ens, ename) < sizeof(path) &&
+            (pods[i] = get_json(d, path)) != NULL)
+            labels[i] = json_object_get(json_object_get(pods[i], "metadata"), "labels");
+    /* one list per namespace, counted over that namespace's victims */
+    for (i = 0; i < e->nevict; i++) {
+        json_t *sub[MS_MAX_INST];
+        bool r[MS_MAX_INST];
+        const char *b[MS_MAX_INST];
+        int idx[MS_MAX_INST], n = 0;
+
+        if (done[i] || !ms_kube_escape(e->evict[i].ns, ens, sizeof(ens)))
+            continue;
+        for (k = i; k < e->nevict && n < MS_MAX_INST; k++)
+            if (!done[k] && strcmp(e->evict[k].ns, e->evict[i].ns) == 0) {
+                done[k] = true;
+                idx[n] = k;
+                sub[n] = labels[k];
+                r[n] = false;
+                b[n++] = NULL;
+            }
+        snprintf(path, sizeof(path), "/apis/policy/v1/namespaces/%s/poddisruptionbudgets", ens);
+        if ((pdbs[i] = get_json(d, path)) == NULL)
+            continue;   /* unread: the dry runs decide */
+        if (svc_ext_pdb_refuse(json_object_get(pdbs[i], "items"), sub, n, r, b) > 0)
+            for (k = 0; k < n; k++)
+                if (r[k]) {
+                    refuse[idx[k]] = true;
+                    by[idx[k]] = b[k];
+                }
+    }
+    for (i = 0; i < e->nevict; i++)
+        if (refuse[i]) {
+            e->evict[i].code = 429;   /* as the API server would answer */
+            /* a copy: the name lives in pdbs[] */
+            snprintf(e->evict[i].pdb, sizeof(e->evict[i].pdb), "%s", by[i] != NULL ? by[i] : "?");
+            nref++;
+        }
+out:
+    for (i = 0; pods != NULL && i < e->nevict; i++)
+        json_decref(pods[i]);
+    for (i = 0; pdbs != NULL && i < e->nevict; i++)
+        json_decref(pdbs[i]);
+    free(pods);
+    free(labels);
+    free(refuse);
+    free(done);
+    free(by);
+    free(pdbs);
+    return nref > 0;
+}
+
 void svc_ext_evict(svc_t *d, ext_msg_t *e)
 {
     int i, status;
@@ -56,6 +141,11 @@ void svc_ext_evict(svc_t *d, ext_msg_t *e)
     if (d->kube == NULL || !svc_ext_serving(d)) {
         svc_ext_msg_free(e);
         return;
+    }
+    if (budgets_refuse(d, e)) {
+        for (i = 0; i < e->nevict; i++)
+            e->evict[i].dry_refused = true;
+        goto tell;
     }
     for (i = 0; i < e->nevict; i++) {
         e->evict[i].code = evict_one(d, &e->evict[i], true);
@@ -75,6 +165,7 @@ void svc_ext_evict(svc_t *d, ext_msg_t *e)
                 break;
             }
         }
+tell:
     /* the outcomes to the loop, in the same message */
     e->verb = EXT_EVICTED;
     e->bind.uid = e->args.pod.uid;   /* moved: the message frees it once */

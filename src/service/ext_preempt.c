@@ -174,8 +174,8 @@ void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
         }
         if (v->code != 200 && v->code != 201)
             ms_log(v->code == 429 || v->dry_refused ? "info" : "warn", "preempting: eviction not done",
-                   json_pack("{s:s, s:s, s:I, s:b}", "pod", v->name, "ns", v->ns, "status", (json_int_t)v->code,
-                             "dry_run_refused", v->dry_refused));
+                   json_pack("{s:s, s:s, s:I, s:b, s:s}", "pod", v->name, "ns", v->ns, "status", (json_int_t)v->code,
+                             "dry_run_refused", v->dry_refused, "budget", v->pdb));
     }
     /* a set given up: the preemptor searches again at its next filter,
      * without the refused pods */

@@ -46,7 +46,9 @@ typedef struct ext_victim {
     char job[160];                 /* its job id */
     int tenant;                    /* its job's tenant index (the metric) */
     long code;                     /* the Eviction's HTTP status, 0 no answer */
-    bool dry_refused;              /* the dry run's 429: none was evicted */
+    bool dry_refused;              /* the budgets' count or a dry run refused the
+                                    * set: none was evicted */
+    char pdb[254];                 /* the budget whose count refused it ("" none) */
 } ext_victim_t;
 
 /* One extender message (svc_msg_t.ext). */
@@ -149,5 +151,12 @@ void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now);
  * of every eviction of e->evict, then, if none was refused, the evictions;
  * the outcomes to the loop (EXT_EVICTED). Frees e. */
 void svc_ext_evict(svc_t *d, ext_msg_t *e);
+/* ext_pdb.c (any thread, pure): does a label selector (policy/v1: an
+ * object; NULL or not an object matches nothing) match labels? And which
+ * of n victims (labels[i], NULL unknown) the budgets `items` (one
+ * namespace's PodDisruptionBudgetList items) cannot all give now: refuse[i]
+ * set, by[i] the budget's name; returns how many were newly set. */
+bool svc_ext_selector_matches(json_t *sel, json_t *labels);
+int svc_ext_pdb_refuse(json_t *items, json_t *const *labels, int n, bool *refuse, const char **by);
 
 #endif

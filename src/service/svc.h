@@ -32,9 +32,9 @@
  *             the connections of clients too slow to send a request's head
  *             (--header-timeout) or body (--body-timeout); the HTTP threads
  *             note each request's phase in it (its lock is a leaf).
- *   workers   ext_worker.c, ext_bind.c, ext_evict.c: threads run the
- *             extender's endpoints, which may wait on the loop and the API
- *             server (a filter's evictions after its answer).
+ *   workers   ext_worker.c, ext_bind.c, ext_evict.c (and ext_pdb.c, pure):
+ *             threads run the extender's endpoints, which may wait on the
+ *             loop and the API server (a filter's evictions after its answer).
  *   watch     ext_watch.c (--kube): the pod list+watch; frees what pods held.
  *   kctl      kctl.c, kctl_nodes.c, ext_takeover.c (--leader-elect,
  *             --k8s-policy): the Lease and the node layout loop; on becoming

@@ -62,7 +62,8 @@ def rules(d):
 ext = rules(objs[("ClusterRole", "migsched-extender")])
 want = {("", "pods", v, "*") for v in ("get", "list", "watch", "patch")} | \
        {("", "nodes", v, "*") for v in ("get", "list", "watch", "patch")} | \
-       {("", "pods/binding", "create", "*"), ("", "pods/eviction", "create", "*"), ("", "events", "create", "*"),
+       {("", "pods/binding", "create", "*"), ("", "pods/eviction", "create", "*"),
+        ("policy", "poddisruptionbudgets", "list", "*"), ("", "events", "create", "*"),
         ("events.k8s.io", "events", "create", "*")}
 assert ext == want, ("extender rules", sorted(ext ^ want))
 lease = rules(objs[("Role", "migschedd-leader-election")])
@@ -262,7 +263,8 @@ can $E no get coordination.k8s.io leases "" kube-system migschedd
 can $E no delete "" pods "" default p; can $E no update "" nodes "" "" n1
 can $E no delete "" nodes "" "" n1; can $E no create "" pods "" default
 can $E no get "" secrets "" migsched; can $E no patch "" nodes status "" n1
-can $E yes create "" pods eviction default p
+can $E yes create "" pods eviction default p; can $E yes list policy poddisruptionbudgets "" default
+can $E no delete policy poddisruptionbudgets "" default pdb
 A=migsched-agent
 can $A yes get "" nodes "" "" n1; can $A yes patch "" nodes "" "" n1
 can $A no list "" nodes; can $A yes get "" pods "" default p; can $A no list "" pods "" default

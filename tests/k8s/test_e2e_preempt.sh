@@ -231,6 +231,38 @@ grep '"msg":"preempting: eviction not done"' "$D/h7.log" | grep -q '"status":429
     fail "no eviction of h7's victims was refused with 429 (the PDB)"
 echo "h7 (priority 1000, 7g.40gb): Pending for 15 s, the dry run refused its 6 victims as a set, no pod evicted"
 
+# A budget that allows some disruptions, fewer than the set takes: with
+# minAvailable 1 the 4 guarded pods may lose 3, and h7's set takes all 4.
+# Each eviction's dry run alone passes; migschedd counts the set against
+# the budget first (src/service/ext_pdb.c) and evicts none. A new pod (h7b)
+# once the refusals above have expired, so that the set is searched again.
+api PATCH /apis/policy/v1/namespaces/default/poddisruptionbudgets/guarded '{"spec":{"minAvailable":1}}' \
+    application/merge-patch+json >/dev/null
+for i in $(seq 1 120); do
+    ok=$(api GET /apis/policy/v1/namespaces/default/poddisruptionbudgets/guarded | python3 -c 'import json, sys
+b = json.load(sys.stdin); s = b.get("status", {})
+print(s.get("observedGeneration", 0) >= b["metadata"]["generation"] and s.get("disruptionsAllowed") == 3)')
+    [ "$ok" != True ] || break
+    sleep 0.25
+done
+[ "$ok" = True ] || fail "the PDB's status did not come to 3 disruptions allowed within 30 s"
+api DELETE "/api/v1/namespaces/default/pods/h7?gracePeriodSeconds=0" >/dev/null
+python3 - "$D/h7.log" <<'EOF'
+import json, sys, time
+t = max(json.loads(l)["ts"] for l in open(sys.argv[1]) if '"status":429' in l)
+time.sleep(max(0.0, t + 30.5 - time.time()))
+EOF
+lines=$(wc -l <"$D/migschedd.log")
+pod h7b mig-7g.40gb "" high
+holds 10 "h7b was bound or a pod was deleted with 3 disruptions allowed" "not bound('h7b') and $SIX"
+[ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after h7b, not 1"
+tail -n +"$((lines + 1))" "$D/migschedd.log" >"$D/h7b.log"
+grep '"msg":"preempting: evicting pods' "$D/h7b.log" | grep '"pod":"h7b"' | grep -q '"victims":6' ||
+    fail "no victim set of the 6 pods was chosen for h7b"
+grep '"msg":"preempting: eviction not done"' "$D/h7b.log" | grep -q '"budget":"guarded"' ||
+    fail "the budget's count did not refuse h7b's set"
+echo "h7b (7g.40gb, the budget allowing 3 of its 4 guarded victims): Pending for 10 s, the set refused whole by the budget's count, no pod evicted"
+
 kill -TERM "$MSPID"; wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
 MSPID=
-echo "k8s preempt e2e: passed in $(( $(date +%s) - t0 )) s (one free pod evicted for h1, the PDB's pods never)"
+echo "k8s preempt e2e: passed in $(( $(date +%s) - t0 )) s (one free pod evicted for h1, the PDB's pods never, a set its budget cannot give whole never begun)"
