@@ -215,21 +215,31 @@ for i in $(seq 1 100); do
 done
 [ "$st" != running ] || fail "h1 deleted but its job $h1job still runs"
 SIX="' '.join(sorted(n for n in '$LOW'.split() if n in P)) == '$(echo "$LOW" | tr ' ' '\n' | grep -vx "$gone" | sort | tr '\n' ' ' | sed 's/ $//')'"
-python3 - "$D/h1.log" <<'EOF'
+# set_refused_whole POD LOG SECONDS WANT: once the refusals logged in LOG
+# have expired (30 s, REFUSED_S in src/service/ext_preempt.c, so that the
+# set is searched at all), a 7g.40gb pod POD of class high: a set of the 6
+# pods is chosen for it, refused whole (a line of the refusal matching the
+# pattern WANT in migschedd's log), and for SECONDS nothing is bound or
+# evicted; its log lines go to $D/POD.log.
+set_refused_whole() {
+    local lines
+    python3 - "$2" <<'EOF'
 import json, sys, time
 t = max(json.loads(l)["ts"] for l in open(sys.argv[1]) if '"status":429' in l)
 time.sleep(max(0.0, t + 30.5 - time.time()))
 EOF
-lines=$(wc -l <"$D/migschedd.log")
-pod h7 mig-7g.40gb "" high
-holds 15 "h7 (the whole GPU) was bound or a pod was deleted" "not bound('h7') and $SIX"
-[ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after h7, not 1"
-tail -n +"$((lines + 1))" "$D/migschedd.log" >"$D/h7.log"
-grep '"msg":"preempting: evicting pods' "$D/h7.log" | grep '"pod":"h7"' | grep -q '"victims":6' ||
-    fail "no victim set of the 6 pods was chosen for h7 (nothing for the dry run to refuse)"
-grep '"msg":"preempting: eviction not done"' "$D/h7.log" | grep -q '"status":429' ||
-    fail "no eviction of h7's victims was refused with 429 (the PDB)"
-echo "h7 (priority 1000, 7g.40gb): Pending for 15 s, the dry run refused its 6 victims as a set, no pod evicted"
+    lines=$(wc -l <"$D/migschedd.log")
+    pod "$1" mig-7g.40gb "" high
+    holds "$3" "$1 (the whole GPU) was bound or a pod was deleted" "not bound('$1') and $SIX"
+    [ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after $1, not 1"
+    tail -n +"$((lines + 1))" "$D/migschedd.log" >"$D/$1.log"
+    grep '"msg":"preempting: evicting pods' "$D/$1.log" | grep "\"pod\":\"$1\"" | grep -q '"victims":6' ||
+        fail "no victim set of the 6 pods was chosen for $1 (nothing to refuse)"
+    grep '"msg":"preempting: eviction not done"' "$D/$1.log" | grep -q "$4" ||
+        fail "$1's set was not refused as expected ($4)"
+}
+set_refused_whole h7 "$D/h1.log" 15 '"status":429'
+echo "h7 (priority 1000, 7g.40gb): Pending for 15 s, its 6 victims refused as a set (the budget gives none of its 4), no pod evicted"
 
 # A budget that allows some disruptions, fewer than the set takes: with
 # minAvailable 1 the 4 guarded pods may lose 3, and h7's set takes all 4.
@@ -247,20 +257,7 @@ print(s.get("observedGeneration", 0) >= b["metadata"]["generation"] and s.get("d
 done
 [ "$ok" = True ] || fail "the PDB's status did not come to 3 disruptions allowed within 30 s"
 api DELETE "/api/v1/namespaces/default/pods/h7?gracePeriodSeconds=0" >/dev/null
-python3 - "$D/h7.log" <<'EOF'
-import json, sys, time
-t = max(json.loads(l)["ts"] for l in open(sys.argv[1]) if '"status":429' in l)
-time.sleep(max(0.0, t + 30.5 - time.time()))
-EOF
-lines=$(wc -l <"$D/migschedd.log")
-pod h7b mig-7g.40gb "" high
-holds 10 "h7b was bound or a pod was deleted with 3 disruptions allowed" "not bound('h7b') and $SIX"
-[ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after h7b, not 1"
-tail -n +"$((lines + 1))" "$D/migschedd.log" >"$D/h7b.log"
-grep '"msg":"preempting: evicting pods' "$D/h7b.log" | grep '"pod":"h7b"' | grep -q '"victims":6' ||
-    fail "no victim set of the 6 pods was chosen for h7b"
-grep '"msg":"preempting: eviction not done"' "$D/h7b.log" | grep -q '"budget":"guarded"' ||
-    fail "the budget's count did not refuse h7b's set"
+set_refused_whole h7b "$D/h7.log" 10 '"budget":"guarded"'
 echo "h7b (7g.40gb, the budget allowing 3 of its 4 guarded victims): Pending for 10 s, the set refused whole by the budget's count, no pod evicted"
 
 kill -TERM "$MSPID"; wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
