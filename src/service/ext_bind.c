@@ -52,7 +52,7 @@ static void rollback(svc_t *d, const char *uid, const char *job_id)
     free(body);
 }
 
-static bool pod_path(const char *ns, const char *name, const char *sub, char *buf, size_t len)
+bool svc_ext_pod_path(const char *ns, const char *name, const char *sub, char *buf, size_t len)
 {
     char ens[200], ename[800];
 
@@ -82,7 +82,7 @@ static bool bound_to(svc_t *d, const svc_ext_bind_t *b, const char *job_id)
     json_t *o;
     bool yes = false;
 
-    if (!pod_path(b->ns, b->name, "", path, sizeof(path)) ||
+    if (!svc_ext_pod_path(b->ns, b->name, "", path, sizeof(path)) ||
         ms_kube_request(d->kube, "GET", path, NULL, &hs, &resp, err, sizeof(err)) != 0 || hs != 200) {
         free(resp);
         return false;
@@ -164,7 +164,7 @@ static int annotate(svc_t *d, const svc_ext_bind_t *b, const char *job_id, const
     }
     patch = ann != NULL ? json_pack("{s:{s:s,s:O}}", "metadata", "uid", b->uid, "annotations", ann) : NULL;
     body = patch != NULL ? json_dumps(patch, JSON_COMPACT) : NULL;
-    if (body == NULL || !pod_path(b->ns, b->name, "", path, sizeof(path)))
+    if (body == NULL || !svc_ext_pod_path(b->ns, b->name, "", path, sizeof(path)))
         snprintf(why, len, "migsched: out of memory");
     else if (ms_kube_request(d->kube, "PATCH", path, body, &hs, &resp, err, sizeof(err)) != 0 || hs != 200)
         api_why("annotating the pod", hs, resp, err, why, len);
@@ -188,7 +188,7 @@ static int post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, c
     int rc = 0;
 
     json_decref(bo);
-    if (body == NULL || !pod_path(b->ns, b->name, "/binding", path, sizeof(path))) {
+    if (body == NULL || !svc_ext_pod_path(b->ns, b->name, "/binding", path, sizeof(path))) {
         snprintf(why, len, "migsched: out of memory");
         free(body);
         return -1;
@@ -217,7 +217,7 @@ static void unannotate(svc_t *d, const svc_ext_bind_t *b)
     char *ub = un != NULL ? json_dumps(un, JSON_COMPACT) : NULL, path[1200], err[256], *r2 = NULL;
     long s2;
 
-    if (ub != NULL && pod_path(b->ns, b->name, "", path, sizeof(path)))
+    if (ub != NULL && svc_ext_pod_path(b->ns, b->name, "", path, sizeof(path)))
         (void)ms_kube_request(d->kube, "PATCH", path, ub, &s2, &r2, err, sizeof(err));
     free(ub);
     free(r2);

@@ -30,14 +30,13 @@
 /* One Eviction, dry or not: its HTTP status (0: no answer). */
 static long evict_one(svc_t *d, const ext_victim_t *v, bool dry)
 {
-    char ens[200], ename[800], path[1200], err[256], *resp = NULL;
+    char path[1200], err[256], *resp = NULL;
     json_t *o;
     char *body;
     long status = 0;
 
-    if (!ms_kube_escape(v->ns, ens, sizeof(ens)) || !ms_kube_escape(v->name, ename, sizeof(ename)))
+    if (!svc_ext_pod_path(v->ns, v->name, dry ? "/eviction?dryRun=All" : "/eviction", path, sizeof(path)))
         return 0;
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction%s", ens, ename, dry ? "?dryRun=All" : "");
     /* the uid precondition: a pod of the same name made since is not evicted */
     o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1", "kind", "Eviction", "metadata",
                   "name", v->name, "namespace", v->ns, "deleteOptions", "preconditions", "uid", v->uid);
@@ -73,15 +72,14 @@ static bool budgets_refuse(svc_t *d, ext_msg_t *e)
     json_t **pods = calloc((size_t)e->nevict, sizeof(*pods)), **labels = calloc((size_t)e->nevict, sizeof(*labels));
     bool *refuse = calloc((size_t)e->nevict, sizeof(*refuse)), *done = calloc((size_t)e->nevict, sizeof(*done));
     const char **by = calloc((size_t)e->nevict, sizeof(*by));
-    char ens[200], ename[800], path[1200];
+    char ens[200], path[1200];
     json_t **pdbs = calloc((size_t)e->nevict, sizeof(*pdbs));
     int i, k, nref = 0;
 
     if (pods == NULL || labels == NULL || refuse == NULL || done == NULL || by == NULL || pdbs == NULL)
         goto out;
     for (i = 0; i < e->nevict; i++)
-        if (ms_kube_escape(e->evict[i].ns, ens, sizeof(ens)) && ms_kube_escape(e->evict[i].name, ename, sizeof(ename)) &&
-            (size_t)snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ens, ename) < sizeof(path) &&
+        if (svc_ext_pod_path(e->evict[i].ns, e->evict[i].name, "", path, sizeof(path)) &&
             (pods[i] = get_json(d, path)) != NULL)
             labels[i] = json_object_get(json_object_get(pods[i], "metadata"), "labels");
     /* one list per namespace, counted over that namespace's victims */

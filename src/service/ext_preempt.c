@@ -7,9 +7,9 @@
  * bound pods of lower priority on those nodes (the same rules as a queued
  * job's preemption: grace, rate limit, tenants' guarantees). The victims'
  * pods are evicted through the Eviction API by the worker that answered
- * the filter, after its answer (ext_evict.c): a dry run of every eviction
- * first, so a set of which a PodDisruptionBudget protects one member is
- * given up whole rather than half evicted. Their deletion comes back
+ * the filter, after its answer (ext_evict.c): the set counted against its
+ * PodDisruptionBudgets and a dry run of every eviction first, so a set a
+ * budget cannot give is given up whole rather than half evicted. Their deletion comes back
  * through the pod watch and frees their instances like any pod's; then
  * kube-scheduler tries the preemptor again and the filter finds the room.
  * A victim's instance is never stopped under its pod: the pod's

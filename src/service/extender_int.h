@@ -104,6 +104,10 @@ void svc_ext_job_id(const char *uid, const char *tag, int gen, char *buf, size_t
  * returns e (with its replies; the caller frees it) or NULL. */
 ext_msg_t *svc_ext_call(svc_t *d, ext_msg_t *e, int *status, char **body);
 
+/* ext_bind.c (any thread): the API path of pod ns/name with sub ("",
+ * "/binding", "/eviction?..."), names percent-encoded; false if it does
+ * not fit in len. */
+bool svc_ext_pod_path(const char *ns, const char *name, const char *sub, char *buf, size_t len);
 /* ext_bind.c (an extender worker): a bind in --kube mode (frees e). */
 void svc_ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **body);
 
