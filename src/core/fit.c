@@ -5,12 +5,14 @@
  * 10 GB), which is what NVIDIA sells; the slice count times the memory per
  * slice stands in where a name has no size. */
 #include "migsched/geometry.h"
+#include "core/geom_int.h"
 
 #include <string.h>
 
-double ms_geom_profile_mem_gb(const ms_geom_t *g, int k)
+/* Read once per profile when a geometry is made (geometry.c keeps it:
+ * the scheduler asks at every start and end). */
+double ms__profile_mem_gb(const ms_model_t *m, const ms_profile_t *p)
 {
-    const ms_profile_t *p = ms_geom_profile(g, k);
     const char *dot = strchr(p->name, '.');
     double v = 0.0;
 
@@ -18,7 +20,7 @@ double ms_geom_profile_mem_gb(const ms_geom_t *g, int k)
         for (dot++; *dot >= '0' && *dot <= '9' && v < 1e6; dot++)
             v = v * 10.0 + (*dot - '0');
     if (v <= 0.0)
-        v = (double)p->msize * ms_geom_model(g)->mem_slice_gb;
+        v = (double)p->msize * m->mem_slice_gb;
     return v;
 }
 

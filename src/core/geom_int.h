@@ -9,5 +9,7 @@
  * min(freeCompute / c_p, freeMem / m_p, max_p - count_p), count_p = 0 for
  * untracked profiles), precomputed by ms_geom_create. */
 int ms__geom_ideal(const ms_geom_t *g, ms_state_t s, int k);
+/* Memory of profile p of model m in GB, from its product name (fit.c). */
+double ms__profile_mem_gb(const ms_model_t *m, const ms_profile_t *p);
 
 #endif

@@ -21,6 +21,7 @@ struct ms_geom {
     int width, compute, np, nstates;
     uint16_t full;
     const ms_profile_t *prof[MS_MAX_PROFILES];  /* active, ascending size */
+    double pmem[MS_MAX_PROFILES];               /* their memory, GB (fit.c) */
     int8_t tracked[MS_MAX_PROFILES];            /* slot in the count key, or -1 */
     int ntracked;
     int cap;                          /* allocated states */
@@ -258,6 +259,7 @@ ms_status_t ms_geom_create(const ms_model_t *m, uint32_t profile_set, ms_geom_t 
         return MS_EINVAL;
     }
     for (k = 0; k < g->np; k++) {
+        g->pmem[k] = ms__profile_mem_gb(m, g->prof[k]);
         g->tracked[k] = -1;
         if (g->prof[k]->max_count < geometric_max(g->prof[k])) {
             if (g->ntracked >= MAX_TRACKED) {
@@ -354,6 +356,7 @@ int ms_geom_compute(const ms_geom_t *g) { return g->compute; }
 int ms_geom_nprofiles(const ms_geom_t *g) { return g->np; }
 int ms_geom_nstates(const ms_geom_t *g) { return g->nstates; }
 const ms_profile_t *ms_geom_profile(const ms_geom_t *g, int k) { return g->prof[k]; }
+double ms_geom_profile_mem_gb(const ms_geom_t *g, int k) { return g->pmem[k]; }
 
 int ms_geom_profile_find(const ms_geom_t *g, const char *name)
 {
