@@ -404,10 +404,12 @@ bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi)
 {
     const ms__cls_t *c = &s->cls[cls];
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
-
     double mem = 0.0;
-    long d = (long)ms__tenant_slices(s, c, gi, &mem) * gang;
+    long d;
 
+    if (t->limit < 0 && t->mem_limit <= 0.0)
+        return true;   /* no limit (every tenant until one is set): asked at every placement */
+    d = (long)ms__tenant_slices(s, c, gi, &mem) * gang;
     return (t->limit < 0 || t->usage + d <= t->limit) && mem_ok(t, mem * gang);
 }
 
