@@ -25,10 +25,16 @@ const char *ms_status_name(ms_status_t st)
     return "MS_UNKNOWN";
 }
 
+/* Empty strings, not a zeroed struct: the scheduler clears one at every
+ * submission, and 580 bytes of memset were 1% of a simulation. */
 void ms_diag_clear(ms_diag_t *d)
 {
-    if (d != NULL)
-        memset(d, 0, sizeof(*d));
+    if (d != NULL) {
+        d->file[0] = '\0';
+        d->line = 0;
+        d->field[0] = '\0';
+        d->msg[0] = '\0';
+    }
 }
 
 void ms_diag_set(ms_diag_t *d, const char *file, long line, const char *field,
