@@ -73,7 +73,7 @@ MSPID=$!
 # deciding, and every node's GPU in its model (its first list can take a while at this size)
 for i in $(seq 1 600); do
     curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$port/dra/status" 2>/dev/null |
-        python3 -c 'import json, sys; s = json.load(sys.stdin); sys.exit(0 if s["deciding"] and s["gpus"] >= int(sys.argv[1]) else 1)' "$NODES" &&
+        python3 -c 'import json, sys; s = json.load(sys.stdin); sys.exit(0 if s["deciding"] and s["gpus"] >= int(sys.argv[1]) else 1)' "$NODES" 2>/dev/null &&
         break
     kill -0 "$MSPID" 2>/dev/null || fail "migschedd exited ($D/migschedd.log)"
     sleep 0.5
