@@ -76,6 +76,7 @@ ms_status_t ms__xp_write_svgs(const ms__xp_opts_t *o, const ms_geom_t *g, const 
                               "mean execution time (s)", F(mean_exec_s))) != MS_OK)
         return st;
 
+    memset(ser, 0, sizeof(ser));   /* the options not set below: none */
     /* FragCost over time, medium load, first seed */
     memset(&ch, 0, sizeof(ch));
     ch.title = "Mean FragCost over time (medium load, seed 1)";
@@ -177,7 +178,7 @@ ms_status_t ms__xp_write_svgs(const ms__xp_opts_t *o, const ms_geom_t *g, const 
     /* migration cost sweep: fa's mean JCT vs the no-migration variant */
     {
         double base[2][MS__XP_NMIG];
-        ms_svg_series_t ms4[4];
+        ms_svg_series_t ms4[4] = { 0 };
         static const char *const NM[4] = { "fa, medium", "fa-lb-dp (no migration), medium",
                                            "fa, high", "fa-lb-dp (no migration), high" };
         for (i = 0; i < r->nmig; i++)

@@ -217,14 +217,21 @@ static void axes(FILE *f, const frame_t *fr, const ms_svg_chart_t *ch, bool xtic
 }
 
 /* Legend on the right: a short line (lines) or a swatch (bars) per entry. */
-static void legend(FILE *f, const frame_t *fr, const char *const *names, int n, bool swatch)
+/* se (may be NULL): line series, for their colours and dashes */
+static void legend(FILE *f, const frame_t *fr, const char *const *names, int n, bool swatch,
+                   const ms_svg_series_t *se)
 {
     int i;
     double x = fr->px1 + 14.0;
 
     for (i = 0; i < n; i++) {
         double y = fr->py0 + 6.0 + 18.0 * i;
-        if (swatch)
+        if (se != NULL)
+            fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                       "stroke-width=\"2.5\"%s/>\n", x, y - 4.0, x + 16.0, y - 4.0,
+                    ms_svg_color(se[i].color > 0 ? se[i].color - 1 : i),
+                    se[i].dashed ? " stroke-dasharray=\"6 4\"" : "");
+        else if (swatch)
             fprintf(f, "<path class=\"key\" d=\"M%.2f %.2fh14v10h-14z\" fill=\"%s\"/>\n",
                     x, y - 9.0, ms_svg_color(i));
         else
@@ -293,7 +300,9 @@ ms_status_t ms_svg_lines(FILE *f, const ms_svg_chart_t *ch,
         if (se->n == 0)
             continue;
         fprintf(f, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-                   "stroke-linejoin=\"round\" points=\"", ms_svg_color(s));
+                   "stroke-linejoin=\"round\"%s points=\"",
+                ms_svg_color(se->color > 0 ? se->color - 1 : s),
+                se->dashed ? " stroke-dasharray=\"6 4\"" : "");
         for (i = 0; i < se->n; i++) {
             double x = sx(se, i), y = se->y[i];
             if (!isfinite(x) || !isfinite(y))
@@ -306,7 +315,7 @@ ms_status_t ms_svg_lines(FILE *f, const ms_svg_chart_t *ch,
         }
         fputs("\"/>\n", f);
     }
-    legend(f, &fr, names, nseries, false);
+    legend(f, &fr, names, nseries, false, series);
     free(names);
     return footer(f);
 }
@@ -451,7 +460,7 @@ ms_status_t ms_svg_bars(FILE *f, const ms_svg_chart_t *ch, const ms_svg_bars_t *
         ms_svg_escape(f, b->groups != NULL ? b->groups[g] : "");
         fputs("</text>\n", f);
     }
-    legend(f, &fr, b->series, b->nseries, true);
+    legend(f, &fr, b->series, b->nseries, true, NULL);
     return footer(f);
 }
 
@@ -560,6 +569,6 @@ ms_status_t ms_svg_gantt(FILE *f, const ms_svg_chart_t *ch, const ms_geom_t *g,
     }
     for (k = 0; k < np; k++)
         names[k] = ms_geom_profile(g, k)->name;
-    legend(f, &fr, names, np, true);
+    legend(f, &fr, names, np, true, NULL);
     return footer(f);
 }

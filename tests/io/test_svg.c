@@ -62,7 +62,7 @@ static void test_lines(void **state)
 {
     double x[] = { 0, 1, 2, 3 }, y1[] = { 1, 4, 2, 8 }, y2[] = { 3, NAN, 5, 1 };
     ms_svg_series_t s[3] = {
-        { "alpha", x, y1, 4 }, { "beta", NULL, y2, 4 }, { "empty", NULL, NULL, 0 },
+        { "alpha", x, y1, 4, false, 0 }, { "beta", NULL, y2, 4, false, 0 }, { "empty", NULL, NULL, 0, false, 0 },
     };
     ms_svg_chart_t ch = { .title = "T", .xlabel = "x", .ylabel = "y" };
     cap_t c;
@@ -82,10 +82,34 @@ static void test_lines(void **state)
     free(out);
 }
 
+/* A dashed series in another's colour (a target beside its measure): its
+ * line and its legend's are dashed and take that colour. */
+static void test_dashed(void **state)
+{
+    double y[] = { 1, 2 }, t[] = { 1.5, 1.5 };
+    ms_svg_series_t s[2] = {
+        { .name = "m", .y = y, .n = 2 },
+        { .name = "m target", .y = t, .n = 2, .dashed = true, .color = 1 },
+    };
+    char want[96];
+    cap_t c;
+    char *out;
+
+    (void)state;
+    cap_open(&c);
+    assert_int_equal(ms_svg_lines(c.f, NULL, s, 2), MS_OK);
+    out = cap_close(&c);
+    assert_doc(out);
+    assert_int_equal(count(out, "stroke-dasharray"), 2);
+    snprintf(want, sizeof(want), "stroke=\"%s\"", ms_svg_color(0));
+    assert_int_equal(count(out, want), 4);
+    free(out);
+}
+
 static void test_step_and_degenerate(void **state)
 {
     double y[] = { 5, 5, 5 };
-    ms_svg_series_t s = { "flat", NULL, y, 3 };
+    ms_svg_series_t s = { "flat", NULL, y, 3, false, 0 };
     ms_svg_chart_t ch = { .step = true };
     cap_t c;
     char *out;
@@ -192,7 +216,7 @@ static void test_bounded(void **state)
 {
     static const double x1[] = { 1e17, 1e17 + 64 }, y1[] = { 1e17, 1e17 + 32 };
     static const double x2[] = { -1e308, 1e308 }, y2[] = { -1e308, 1e308 };
-    ms_svg_series_t s[2] = { { "narrow", x1, y1, 2 }, { "wide", x2, y2, 2 } };
+    ms_svg_series_t s[2] = { { "narrow", x1, y1, 2, false, 0 }, { "wide", x2, y2, 2, false, 0 } };
     ms_segment_t seg = { 0, 2000000000, 0, 0, 0.0, 10.0 };
     ms_geom_t *g = NULL;
     cap_t c;
@@ -221,7 +245,7 @@ static void test_bounded(void **state)
 
 static void test_escape(void **state)
 {
-    ms_svg_series_t s = { "a<b & \"c\" 'd'>", NULL, NULL, 0 };
+    ms_svg_series_t s = { "a<b & \"c\" 'd'>", NULL, NULL, 0, false, 0 };
     ms_svg_chart_t ch = { .title = "<script>x</script>" };
     cap_t c;
     char *out;
@@ -247,6 +271,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_dashed),
         cmocka_unit_test(test_step_and_degenerate),
         cmocka_unit_test(test_bars),
         cmocka_unit_test(test_cdf),

@@ -45,6 +45,9 @@ typedef struct ms_svg_series {
     const double *x;
     const double *y;
     size_t n;
+    bool dashed;           /* drawn dashed (a target beside its measure) */
+    int color;             /* 0: the colour of its index; c > 0: of index c - 1
+                            * (a target in its measure's colour) */
 } ms_svg_series_t;
 
 ms_status_t ms_svg_lines(FILE *f, const ms_svg_chart_t *ch,
