@@ -147,6 +147,11 @@ typedef struct ms_metrics {
     long jain_hours;
     double jain_hourly_min;
     double jain_hourly[MS_SIM_MAX_HOURS];
+    /* Each tenant's usage share of hour h, share_hourly[h][k]: its
+     * compute-slice area in the hour / (the hour's length x capacity), the
+     * x of jain_hourly before the weight (one definition, hourly() in
+     * src/sim/tenants.c), for every tenant whether it waited or not. */
+    double share_hourly[MS_SIM_MAX_HOURS][MS_SIM_MAX_TENANTS];
     /* Preemption and priorities (docs/tenants.md, "Preemption"): written when
      * preemption is on or the trace has more than one priority (nprio > 1). */
     bool preempt;

@@ -46,18 +46,27 @@ static const key_tenant_t TKEYS[] = {
 };
 #undef KT
 
-/* "jain_hour<H>": the hour's slot in jain_hourly, or NULL (past the
- * MS_SIM_MAX_HOURS kept, or another key). */
-static double *jain_hour(ms_metrics_t *m, const char *key)
+/* "<prefix><H>": H when below MS_SIM_MAX_HOURS (the hours kept), else -1
+ * (past them, or another key). */
+static long hour_of(const char *key, const char *prefix)
 {
+    size_t np = strlen(prefix);
     long h = 0;
-    const char *p = key + 9;
+    const char *p = key + np;
 
-    if (strncmp(key, "jain_hour", 9) != 0 || !isdigit((unsigned char)*p))
-        return NULL;
+    if (strncmp(key, prefix, np) != 0 || !isdigit((unsigned char)*p))
+        return -1;
     for (; isdigit((unsigned char)*p) && h < MS_SIM_MAX_HOURS; p++)
         h = h * 10 + (*p - '0');
-    return *p == '\0' && h < MS_SIM_MAX_HOURS ? &m->jain_hourly[h] : NULL;
+    return *p == '\0' && h < MS_SIM_MAX_HOURS ? h : -1;
+}
+
+/* "jain_hour<H>": the hour's slot in jain_hourly, or NULL. */
+static double *jain_hour(ms_metrics_t *m, const char *key)
+{
+    long h = hour_of(key, "jain_hour");
+
+    return h >= 0 ? &m->jain_hourly[h] : NULL;
 }
 
 /* "tenant<K>_<field>": *k and the field, or NULL. */
@@ -87,6 +96,10 @@ static bool tenant_num(ms_metrics_t *m, const char *key, double v)
         return true;
     if (k + 1 > m->ntenants)
         m->ntenants = k + 1;
+    if (hour_of(field, "share_hour") >= 0) {
+        m->share_hourly[hour_of(field, "share_hour")][k] = v;
+        return true;
+    }
     if (strcmp(field, "limit") == 0) {
         if (v != floor(v) || !ms_number_fits_int(v, -1, 1000000000000000))
             return false;
@@ -205,6 +218,8 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
                 m->tenants[k].reclaim_max_s = NAN;
             else if (field != NULL && strcmp(field, "reclaim_mean_s") == 0)
                 m->tenants[k].reclaim_mean_s = NAN;
+            else if (field != NULL && hour_of(field, "share_hour") >= 0)
+                m->share_hourly[hour_of(field, "share_hour")][k] = NAN;
             p += 4;
         } else {
             const char *end;

@@ -238,6 +238,71 @@ static ms_status_t jain_hourly_csv(const char *out, const ms__report_run_t *runs
     return ms__report_closef(f, MS_OK);
 }
 
+/* share_<run>.svg for one run with tenants and hours: each tenant with
+ * jobs, its usage share of each hour (x = the hour's start, in hours from
+ * the first arrival), and dashed in its colour the share its weight
+ * targets, weight / the weights of the tenants with jobs (what it would
+ * hold while all of them saturate the cluster). */
+static ms_status_t share_svg(const char *out, const ms__report_run_t *r)
+{
+    const ms_metrics_t *m = &r->m;
+    long nh = m->jain_hours < MS_SIM_MAX_HOURS ? m->jain_hours : MS_SIM_MAX_HOURS, h;
+    ms_svg_series_t s[2 * MS_SIM_MAX_TENANTS];
+    /* a row of nh per tenant, then the hours' x */
+    double *y = calloc((MS_SIM_MAX_TENANTS + 1) * (size_t)nh, sizeof(*y)), *hx,
+           ty[MS_SIM_MAX_TENANTS][2], tx[2] = { 0.0, (double)(nh - 1) }, sumw = 0.0;
+    char file[300], names[MS_SIM_MAX_TENANTS][96];
+    ms_svg_chart_t ch;
+    ms_status_t st;
+    int k, nt = 0, ns, of[MS_SIM_MAX_TENANTS];
+
+    if (y == NULL)
+        return MS_ENOMEM;
+    hx = y + (size_t)nh * MS_SIM_MAX_TENANTS;
+    for (h = 0; h < nh; h++)
+        hx[h] = (double)h;
+    memset(s, 0, sizeof(s));
+    for (k = 0; k < m->ntenants; k++)
+        if (m->tenants[k].jobs > 0)
+            sumw += m->tenants[k].weight;
+    for (k = 0; k < m->ntenants; k++) {
+        if (m->tenants[k].jobs == 0)
+            continue;
+        for (h = 0; h < nh; h++)
+            y[(size_t)nt * (size_t)nh + (size_t)h] = m->share_hourly[h][k];
+        s[nt] = (ms_svg_series_t){ .name = m->tenants[k].name, .x = hx,
+                                   .y = y + (size_t)nt * (size_t)nh, .n = (size_t)nh };
+        of[nt++] = k;
+    }
+    ns = nt;
+    for (k = 0; k < nt && sumw > 0.0; k++) {
+        ty[k][0] = ty[k][1] = m->tenants[of[k]].weight / sumw;
+        snprintf(names[k], sizeof(names[k]), "%s target", s[k].name);
+        s[ns++] = (ms_svg_series_t){ .name = names[k], .x = tx, .y = ty[k], .n = 2,
+                                     .dashed = true, .color = k + 1 };
+    }
+    memset(&ch, 0, sizeof(ch));
+    ch.title = "Tenants' usage share per hour (dashed: the weights' target)";
+    ch.xlabel = "hour from the first arrival";
+    ch.ylabel = "share of the compute slices";
+    ch.y_from_zero = true;
+    snprintf(file, sizeof(file), "share_%s.svg", r->name);
+    st = ms__report_lines(out, file, &ch, s, ns);
+    free(y);
+    return st;
+}
+
+static ms_status_t share_svgs(const char *out, const ms__report_run_t *runs, size_t n)
+{
+    ms_status_t st = MS_OK;
+    size_t i;
+
+    for (i = 0; i < n && st == MS_OK; i++)
+        if (runs[i].m.ntenants > 0 && runs[i].m.jain_hours > 0)
+            st = share_svg(out, &runs[i]);
+    return st;
+}
+
 /* compare.svg: groups = metrics, series = runs */
 static ms_status_t compare_svg(const char *out, const ms__report_run_t *runs, size_t n)
 {
@@ -421,7 +486,8 @@ static void runs_table(FILE *md, const ms_geom_t *g, const ms__report_run_t *run
                 "instance layout (idle instances a policy keeps included); \"FragCost (sched)\" "
                 "is the same mean computed here from the schedule alone (only instances that run "
                 "a job). CSV: `metrics.csv`, `timeseries.csv`, `waits.csv` (and `tenants.csv`, "
-                "`jain_hourly.csv` when a run has tenants).\n\n"
+                "`jain_hourly.csv` when a run has tenants; then `share_<run>.svg` plots each "
+                "tenant's share per hour against its weight's target).\n\n"
                 "![compare](compare.svg)\n\n");
 }
 
@@ -476,7 +542,7 @@ ms_status_t ms__report_write_runs(const char *out, const ms_geom_t *g,
     ms_status_t st;
 
     if ((st = metrics_csv(out, runs, n)) != MS_OK || (st = tenants_csv(out, runs, n)) != MS_OK ||
-        (st = jain_hourly_csv(out, runs, n)) != MS_OK ||
+        (st = jain_hourly_csv(out, runs, n)) != MS_OK || (st = share_svgs(out, runs, n)) != MS_OK ||
         (st = compare_svg(out, runs, n)) != MS_OK)
         return st;
     st = time_chart(out, "utilisation.svg",

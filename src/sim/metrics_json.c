@@ -65,6 +65,15 @@ static void tenants(FILE *f, const ms_metrics_t *m)
         num(f, key, m->jain_hourly[k], 0);
     }
     num(f, "jain_hourly_min", m->jain_hourly_min, 0);
+    /* after the hours' count, so that a reader knows how many to expect */
+    for (k = 0; k < m->ntenants; k++) {
+        long h;
+
+        for (h = 0; h < m->jain_hours && h < MS_SIM_MAX_HOURS; h++) {
+            snprintf(key, sizeof(key), "tenant%d_share_hour%ld", k, h);
+            num(f, key, m->share_hourly[h][k], 0);
+        }
+    }
 }
 
 /* Preemption and the waits per priority class, flat as the tenants'

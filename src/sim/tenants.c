@@ -263,13 +263,15 @@ static void hourly(ms__sim_t *s)
         if (len > 3600.0)
             len = 3600.0;
         for (k = 0; k < s->nten && len > 0.0; k++) {
-            double x;
+            double share = s->hr_area[h * MS_SIM_MAX_TENANTS + (size_t)k] /
+                           (len * s->capacity), x;
 
+            if (h < MS_SIM_MAX_HOURS)
+                m->share_hourly[h][k] = share;
             /* a millionth of the hour's length: the rounding of its sum */
             if (s->hr_wait[h * MS_SIM_MAX_TENANTS + (size_t)k] < len * (1.0 - 1e-9) - 1e-9)
                 continue;
-            x = s->hr_area[h * MS_SIM_MAX_TENANTS + (size_t)k] / (len * s->capacity) /
-                m->tenants[k].weight;
+            x = share / m->tenants[k].weight;
             sx += x;
             sxx += x * x;
             n++;

@@ -45,6 +45,23 @@ hmin=$(sed -n 's/.*"jain_hourly_min": \([0-9.]*\).*/\1/p' "$m")
 awk -F, -v h="$hmin" '$2 == "b" { ok = (h == "" ? $15 == "" : ($15 - h) ^ 2 < 1e-10) &&
     $16 == 0 && $17 == 0 && $18 == "" && $19 == "" } END { exit !ok }' "$tmp/rep/tenants.csv" ||
     fail "tenants.csv b, per hour and reclaim: $(grep ',b,' "$tmp/rep/tenants.csv") (min $hmin)"
+# each tenant's share of each hour (tenantK_share_hourH, one per hour,
+# in [0, 1]) and report's plot of them: per tenant with jobs a solid line
+# of a point an hour and its weight's target dashed (a: 2 / 3)
+for k in 0 1 2; do
+    [ "$(grep -c "\"tenant${k}_share_hour[0-9]*\": " "$m")" -eq "$hours" ] ||
+        fail "tenant$k's hourly shares: $(grep -c "tenant${k}_share_hour" "$m") for $hours hours"
+done
+awk -F'[:,]' '/"tenant[12]_share_hour/ { if ($2 < 0 || $2 > 1) bad = 1 } END { exit bad }' "$m" ||
+    fail "a share outside [0, 1]"
+s=$(ls "$tmp"/rep/share_*.svg 2>/dev/null)
+[ "$(echo "$s" | wc -w)" -eq 1 ] || fail "share plots: $(ls "$tmp/rep")"
+head -c 5 "$s" | grep -q '^<svg ' && [ "$(tail -n1 "$s")" = "</svg>" ] || fail "$s is not an SVG"
+[ "$(grep -c '<polyline class="series"' "$s")" -eq 4 ] || fail "share plot: not 2 lines and 2 targets"
+[ "$(grep '<polyline' "$s" | grep -c 'stroke-dasharray')" -eq 2 ] || fail "share plot: targets not dashed"
+grep '<polyline' "$s" | grep -v dasharray | awk -v h="$hours" '{ n = gsub(/,/, ","); if (n != h) bad = 1 }
+    END { exit bad }' || fail "share plot: not a point an hour"
+grep -q '>a target</text>' "$s" || fail "share plot: no legend for a's target"
 
 "$M" simulate --trace "$tmp/t.csv" --gpus 4 --metrics-out "$tmp/plain.json" --quiet
 "$M" report --metrics "$tmp/plain.json" --out "$tmp/rep0" >/dev/null 2>&1 || fail "report without tenants"

@@ -107,7 +107,15 @@ static void test_jain_hourly(void **state)
     assert_float_equal(m.jain_hourly[1], 49.0 / 50.0, 1e-9);
     assert_true(isnan(m.jain_hourly[2]));
     assert_float_equal(m.jain_hourly_min, 49.0 / 50.0, 1e-9);
+    /* the shares before the weight, of every tenant, waiting or not:
+     * hour 2 holds each 7g's 100 s (and the reconfigurations' time) */
+    assert_float_equal(m.share_hourly[0][tm(&m, "A") - m.tenants], 4.0 / 7.0, 1e-9);
+    assert_float_equal(m.share_hourly[1][tm(&m, "B") - m.tenants], 3.0 / 7.0, 1e-9);
+    assert_true(m.share_hourly[2][tm(&m, "A") - m.tenants] > 0.0);
+    assert_float_equal(m.share_hourly[2][tm(&m, "A") - m.tenants],
+                       m.share_hourly[2][tm(&m, "B") - m.tenants], 1e-9);
     run(HOURS, W2, &m);
+    assert_float_equal(m.share_hourly[0][tm(&m, "A") - m.tenants], 4.0 / 7.0, 1e-9);
     assert_float_equal(m.jain_hourly[0], 25.0 / 26.0, 1e-9);
     assert_float_equal(m.jain_hourly[1], 25.0 / 26.0, 1e-9);
     assert_float_equal(m.jain_hourly_min, 25.0 / 26.0, 1e-9);
