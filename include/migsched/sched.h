@@ -414,6 +414,15 @@ int ms_sched_tenant_find(const ms_sched_t *s, const char *name);
  * every group it could run on now: it waits for its tenant, not for room
  * (the extender's reason). False for a bad request. */
 bool ms_sched_tenant_holds(ms_sched_t *s, const ms_sched_req_t *req);
+/* Whether a job fits its tenant's limits (compute slices, memory GB) on
+ * some group it could run on with the tenant holding nothing: MS_OK (also
+ * without tenants, or with no group for it: another check's), else
+ * MS_ENOFIT with diag (field "tenant") naming the tenant, its limit and
+ * the job's least need: it could never start. By request (resolved as
+ * submit would: MS_EINVAL/MS_ENOENT for a bad one) or by a submitted
+ * job's slot (reads only). */
+ms_status_t ms_sched_tenant_check(ms_sched_t *s, const ms_sched_req_t *req, ms_diag_t *diag);
+ms_status_t ms_sched_tenant_check_slot(const ms_sched_t *s, int32_t slot, ms_diag_t *diag);
 /* Tenants are 0 .. ms_sched_ntenants() - 1 (at least the default). */
 int ms_sched_ntenants(const ms_sched_t *s);
 ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_info_t *out);

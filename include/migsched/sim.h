@@ -152,6 +152,13 @@ typedef struct ms_metrics {
      * x of jain_hourly before the weight (one definition, hourly() in
      * src/sim/tenants.c), for every tenant whether it waited or not. */
     double share_hourly[MS_SIM_MAX_HOURS][MS_SIM_MAX_TENANTS];
+    /* Jobs larger than their tenant's limits (slices or memory) on every
+     * GPU they could use: they wait to the end (run as given, so a trace
+     * gives the same schedule whatever its limits' rows; docs/tenants.md,
+     * "A job larger than its tenant's limit"). The first one's id and why. */
+    long over_limit;
+    char over_limit_id[64];
+    char over_limit_why[256];
     /* Preemption and priorities (docs/tenants.md, "Preemption"): written when
      * preemption is on or the trace has more than one priority (nprio > 1). */
     bool preempt;

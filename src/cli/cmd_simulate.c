@@ -96,9 +96,9 @@ static void summary(const ms_sim_cfg_t *cfg, const ms_model_t *m, const ms_metri
         printf("policy %s on %d x %s: %ld jobs, %ld completed, %ld rejected\n",
                cfg->sched.policy->name, cfg->ngpus, m->name, x->jobs_total, x->jobs_completed,
                x->jobs_rejected);
-    if (x->jobs_completed + x->jobs_rejected < x->jobs_total)
+    if (x->jobs_completed + x->jobs_rejected + x->over_limit < x->jobs_total)
         printf("warning: %ld jobs never started (no placement ever fitted)\n",
-               x->jobs_total - x->jobs_completed - x->jobs_rejected);
+               x->jobs_total - x->jobs_completed - x->jobs_rejected - x->over_limit);
     printf("makespan      %.1f s (lower bound %.1f s, gap %.1f%%)\n", x->makespan_s,
            x->lower_bound_s, gap);
     printf("wait          mean %.1f s, p50 %.1f, p95 %.1f, p99 %.1f, max %.1f\n",
@@ -365,6 +365,11 @@ static int run(const sim_args_t *a, ms_sim_cfg_t *cfg, const ms_model_t *m, cons
         return ms_cli_fail(C, st, &d);
     if (a->metrics_path != NULL && write_metrics(a->metrics_path, &x, cfg->sched.policy->name) != 0)
         return 1;
+    /* on stderr, --quiet or not: the trace and the limits disagree */
+    if (x.over_limit > 0)
+        fprintf(stderr, "migsched simulate: warning: %ld jobs larger than their tenant's limit "
+                        "never started (the first, %s: %s)\n", x.over_limit, x.over_limit_id,
+                x.over_limit_why);
     if (!a->quiet && !(a->metrics_path != NULL && strcmp(a->metrics_path, "-") == 0) &&
         !(a->sched_path != NULL && strcmp(a->sched_path, "-") == 0))
         summary(cfg, m, &x);

@@ -428,6 +428,63 @@ bool ms_sched_tenant_holds(ms_sched_t *s, const ms_sched_req_t *req)
     return s->cls[cls].norder > 0;
 }
 
+/* A job of class cls (gang GPUs) against its tenant's limits with the
+ * tenant holding nothing (ms_sched_tenant_check). */
+static ms_status_t check_cls(const ms_sched_t *s, int32_t cls, int gang, ms_diag_t *diag)
+{
+    const ms__cls_t *c = &s->cls[cls];
+    const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
+    long need = -1;
+    double mneed = 0.0;
+    int i;
+
+    if (!s->ten_on || c->norder == 0)
+        return MS_OK;
+    for (i = 0; i < c->norder; i++) {
+        double mem = 0.0;
+        long d = (long)ms__tenant_slices(s, c, c->order[i], &mem) * gang;
+
+        mem *= gang;
+        if ((t->limit < 0 || d <= t->limit) && (t->mem_limit <= 0.0 || mem <= t->mem_limit + 1e-6))
+            return MS_OK;
+        if (need < 0 || d < need)
+            need = d;
+        if (i == 0 || mem < mneed)
+            mneed = mem;
+    }
+    if (t->limit >= 0 && need > t->limit)
+        ms_diag_set(diag, NULL, 0, "tenant", "tenant '%s' may hold %ld compute slices (limit) and "
+                    "the job needs %ld: it could never start", t->name, t->limit, need);
+    else if (t->mem_limit > 0.0 && mneed > t->mem_limit + 1e-6)
+        ms_diag_set(diag, NULL, 0, "tenant", "tenant '%s' may hold %g GB (mem-limit) and the job "
+                    "needs %g GB: it could never start", t->name, t->mem_limit, mneed);
+    else   /* each GPU model fails one of the two */
+        ms_diag_set(diag, NULL, 0, "tenant", "tenant '%s' may hold %ld compute slices and %g GB "
+                    "(limit, mem-limit) and the job needs %ld slices and %g GB at least, not both "
+                    "on one GPU model: it could never start", t->name, t->limit, t->mem_limit,
+                    need, mneed);
+    return MS_ENOFIT;
+}
+
+ms_status_t ms_sched_tenant_check(ms_sched_t *s, const ms_sched_req_t *req, ms_diag_t *diag)
+{
+    int32_t cls;
+    ms_status_t st;
+
+    if (req == NULL || !s->ten_on)
+        return MS_OK;
+    if ((st = ms__sched_resolve(s, req, &cls, diag)) != MS_OK)
+        return st;
+    return check_cls(s, cls, req->gang > 1 ? req->gang : 1, diag);
+}
+
+ms_status_t ms_sched_tenant_check_slot(const ms_sched_t *s, int32_t slot, ms_diag_t *diag)
+{
+    if (!s->ten_on || slot < 0 || slot >= s->njobs)
+        return MS_OK;
+    return check_cls(s, s->jobs[slot].cls, s->jobs[slot].gang, diag);
+}
+
 bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c)
 {
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);

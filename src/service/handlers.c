@@ -137,6 +137,14 @@ void svc_h_submit(svc_t *d, svc_msg_t *m, double now)
     }
     svc_job_sched_req(j, &r);
     ms_diag_clear(&diag);
+    /* larger than its tenant's limits on every GPU: it would wait for ever
+     * (a bad request is left to submit's own answer) */
+    if (ms_sched_tenant_check(d->sched, &r, &diag) == MS_ENOFIT) {
+        svc_reply_err(m, 422, "tenant", diag.msg);
+        svc_job_free(j);
+        return;
+    }
+    ms_diag_clear(&diag);
     d->loop.submitting = j;
     st = ms_sched_submit(d->sched, &r, now, &slot, &diag);
     d->loop.submitting = NULL;

@@ -85,7 +85,7 @@ static void fill(sse_t *s)
         if (!plain(e->job) || !plain(e->state) || !plain(e->by))
             k = snprintf(line, sizeof(line), "id: %" PRIu64 "\nevent: job\ndata: {\"seq\":%" PRIu64 "}\n\n",
                          e->seq, e->seq);
-        else   /* "by" only on a "preempted" event: the preemptor */
+        else   /* "by" on a "preempted" (the preemptor) or "over-limit" (the tenant) */
             k = snprintf(line, sizeof(line),
                          "id: %" PRIu64 "\nevent: job\ndata: {\"seq\":%" PRIu64
                          ",\"t\":%.6f,\"job\":\"%s\",\"state\":\"%s\"%s%s%s}\n\n",

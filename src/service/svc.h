@@ -388,7 +388,7 @@ typedef struct svc_event {
     double t;
     char job[128];
     char state[16];
-    char by[128];                  /* "preempted": the preemptor's id; else "" */
+    char by[128];                  /* "preempted": the preemptor's id; "over-limit": the tenant; else "" */
 } svc_event_t;
 
 #define SVC_EVENTS 8192

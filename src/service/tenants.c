@@ -126,6 +126,29 @@ void svc_h_tenants(svc_t *d, svc_msg_t *m, double now)
         svc_reply_json(m, 200, o);
 }
 
+/* After a reload: each queued job now larger than its tenant's limits
+ * stays queued (a limit raised again lets it start, as before it), and
+ * says so once, an "over-limit" event (by: its tenant) and a warning
+ * with the reason (docs/tenants.md). */
+static void over_limit(svc_t *d, double now)
+{
+    ms_diag_t diag;
+    size_t k;
+
+    for (k = 0; k < d->jobs.n; k++) {
+        svc_job_t *j = d->jobs.v[k];
+
+        if (j->state != MS_JOB_QUEUED || j->slot < 0)
+            continue;
+        ms_diag_clear(&diag);
+        if (ms_sched_tenant_check_slot(d->sched, j->slot, &diag) != MS_ENOFIT)
+            continue;
+        svc_event_add(d, j->id, "over-limit", j->req.tenant != NULL ? j->req.tenant : "default", now);
+        ms_log("warn", "SIGHUP: a queued job is larger than its tenant's limit; it stays queued",
+               json_pack("{s:s,s:s}", "job", j->id, "why", diag.msg));
+    }
+}
+
 void svc_h_tenset(svc_t *d, svc_msg_t *m, double now)
 {
     const svc_tenset_t *set = m->ext;
@@ -144,6 +167,7 @@ void svc_h_tenset(svc_t *d, svc_msg_t *m, double now)
         svc_reply_err(m, 422, "tenant-half-life", diag.msg[0] ? diag.msg : ms_strerror(st));
         return;
     }
+    over_limit(d, now);
     svc_reply_json(m, 200, json_pack("{s:i,s:f}", "tenants", set->ts.n, "half_life_s", set->half_life_s));
 }
 

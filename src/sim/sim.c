@@ -110,6 +110,8 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
         s->jobs[jid].slot = slot;
         if (s->slot2tr[slot] != jid)
             return MS_ESTATE;
+        if (s->ten_on)
+            ms__sim_tenants_over_limit(s, jid, slot);
     }
     if (st == MS_ENOFIT && slot < 0) {
         s->jobs[jid].st = MS__J_REJECTED;

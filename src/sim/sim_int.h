@@ -187,6 +187,9 @@ static inline const char *ms__sim_tenant_name(const ms__sim_t *s, size_t i)
 void ms__sim_tenants_advance(ms__sim_t *s, double t);
 /* A job of tenant k arrives (before its submit): a reclaim may begin. */
 void ms__sim_tenants_arrive(ms__sim_t *s, int k);
+/* After trace job jid's submit (slot): counts it in over_limit when it is
+ * larger than its tenant's limits (ms_sched_tenant_check_slot). */
+void ms__sim_tenants_over_limit(ms__sim_t *s, int32_t jid, int32_t slot);
 /* Fill s->m's tenant metrics at the end of the run. */
 ms_status_t ms__sim_tenants_finish(ms__sim_t *s);
 

@@ -193,6 +193,24 @@ void ms__sim_tenants_advance(ms__sim_t *s, double t)
     reclaim_ends(s, in);
 }
 
+void ms__sim_tenants_over_limit(ms__sim_t *s, int32_t jid, int32_t slot)
+{
+    ms_metrics_t *m = s->m;
+    ms_diag_t d;
+
+    ms_diag_clear(&d);
+    if (ms_sched_tenant_check_slot(s->sched, slot, &d) != MS_ENOFIT)
+        return;
+    if (m->over_limit++ > 0)
+        return;
+    if (s->tr->names != NULL)
+        snprintf(m->over_limit_id, sizeof(m->over_limit_id), "%s",
+                 s->tr->names + s->tr->name_off[jid]);
+    else
+        snprintf(m->over_limit_id, sizeof(m->over_limit_id), "%d", (int)jid);
+    snprintf(m->over_limit_why, sizeof(m->over_limit_why), "%s", d.msg);
+}
+
 /* Waits and completion times per tenant: the waits grouped by tenant
  * (a counting sort), each group sorted for its percentile. */
 static ms_status_t waits(ms__sim_t *s)

@@ -135,10 +135,27 @@ grep 'the previous ones stay' "$SVC_TMP/log" | grep -q 'm.conf:7: tenant' || fai
 [ "$(post '{"id":"e2","profile":"1g","tenant":"teamE"}')" = 422 ] || fail "teamE of a bad file was declared"
 [ "$(post '{"id":"e3","profile":"1g","tenant":"teamD"}')" = 201 ] || fail "a bad reload dropped teamD"
 sed -i '$d' "$conf"
+# a job larger than its tenant's limit is refused (422 naming the
+# tenant, its limit and the need): teamC may hold 1 slice, a 2g needs 2
+[ "$(post '{"id":"c2","profile":"2g","tenant":"teamC"}')" = 422 ] || fail "c2 over teamC's limit: $(cat "$SVC_TMP/out")"
+jq -e '.error.field == "tenant" and (.error.message | test("teamC.* 1 compute slices.*needs 2"))' "$SVC_TMP/out" >/dev/null ||
+    fail "c2's 422 does not say why: $(cat "$SVC_TMP/out")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v1/jobs/c2")" = 404 ] || fail "the refused c2 was kept"
+# a3 (4 slices) waits within teamA's limit of 4; the reload below lowers
+# the limit to 3: a3 stays queued, with an over-limit event and a warning
+[ "$(post '{"id":"a3","profile":"4g","duration_s":3600,"tenant":"teamA"}')" = 201 ] || fail "a3: $(cat "$SVC_TMP/out")"
+sleep 0.3
+[ "$(state a3)" = queued ] || fail "a3 is $(state a3), not queued behind teamA's 4 slices"
+sed -i 's/limit=4/limit=3/' "$conf"
 # a tenant no longer declared keeps its jobs, takes no new one
 sed -i '/teamD/d' "$conf"
 kill -HUP "$SVC_PID"
 wait_for reloads 2 || fail "second reload not logged"
+[ "$(state a3)" = queued ] || fail "a3 was dropped by the lower limit: $(state a3)"
+curl -s "$B/v1/events?since=0&timeout=0&limit=10000" |
+    jq -e '[.events[] | select(.job == "a3" and .state == "over-limit" and .by == "teamA")] | length == 1' >/dev/null ||
+    fail "no over-limit event for a3: $(curl -s "$B/v1/events?since=0&timeout=0&limit=10000" | jq -c '[.events[] | select(.job == "a3")]')"
+grep 'larger than its tenant' "$SVC_TMP/log" | grep -q '"job":"a3"' || fail "no warning for a3 in the log"
 [ "$(post '{"id":"e4","profile":"1g","tenant":"teamD"}')" = 422 ] || fail "teamD still takes jobs after its removal"
 [ "$(tfield teamD declared)" = false ] || fail "teamD is not shown as undeclared: $(tenants)"
 check_tenants

@@ -81,6 +81,18 @@ rc=$?
 set -e
 [ "$rc" = 1 ] || fail "a bad tenant name exits $rc, not 1"
 grep -q "bad.csv:3: field 'tenant': 'no/slash'" "$tmp/err" || fail "message: $(cat "$tmp/err")"
+# a job larger than its tenant's limit (y: a 7g, a may hold 3 slices; z:
+# a 4g.20gb, b may hold 10 GB) runs as given, waiting to the end, and one
+# warning line on stderr (--quiet too) gives the count and the first
+printf 'job_id,arrival_s,profile,duration_s,tenant\nx,0,1g,5,a\ny,1,7g,5,a\nz,2,4g.20gb,5,b\nw,3,1g,5,b\n' > "$tmp/over.csv"
+"$M" simulate --trace "$tmp/over.csv" --gpus 1 --tenant a:limit=3 --tenant b:mem-limit=10 \
+    --metrics-out "$tmp/over.json" --quiet 2>"$tmp/err" || fail "simulate with a job over its limit"
+[ "$(wc -l < "$tmp/err")" = 1 ] || fail "over the limit: not one line: $(cat "$tmp/err")"
+grep -q "warning: 2 jobs larger than their tenant's limit never started (the first, y: tenant 'a' may hold 3 compute slices (limit) and the job needs 7" "$tmp/err" ||
+    fail "over the limit: $(cat "$tmp/err")"
+grep -q '"jobs_completed": 2,' "$tmp/over.json" || fail "over the limit: $(grep jobs_ "$tmp/over.json")"
+"$M" simulate --trace "$tmp/over.csv" --gpus 1 --tenant a:limit=7 --tenant b --quiet 2>"$tmp/err"
+[ ! -s "$tmp/err" ] || fail "a warning within the limits: $(cat "$tmp/err")"
 # preemption (docs/tenants.md, "Preemption"): a 7g of priority 0 runs; two
 # 1g of priority 5 arrive; with --preempt the first stops the 7g (queued
 # again, it runs its full 1000 s after them) and neither waits
