@@ -103,8 +103,9 @@ done
 grep -q '^migsched_tenant_limit_slices{tenant="teamB"}' "$SVC_TMP/metrics" && fail "teamB has no limit but a limit series"
 # `migsched status`, human and --json, and the status page
 "$M" status --server "$B" > "$SVC_TMP/status" || fail "migsched status"
-grep -Eq '^  teamA +1 +2 +3 +2 +0\.[0-9]+ +1 +1$' "$SVC_TMP/status" || fail "status has no teamA row: $(cat "$SVC_TMP/status")"
-grep -Eq '^  teamB +2 +0 +- +3 ' "$SVC_TMP/status" || fail "status has no teamB row: $(cat "$SVC_TMP/status")"
+grep -Eq '^  name +weight +guarantee +limit +mem-limit +usage ' "$SVC_TMP/status" || fail "status header: $(cat "$SVC_TMP/status")"
+grep -Eq '^  teamA +1 +2 +3 +- +2 +0\.[0-9]+ +1 +1$' "$SVC_TMP/status" || fail "status has no teamA row: $(cat "$SVC_TMP/status")"
+grep -Eq '^  teamB +2 +0 +- +- +3 ' "$SVC_TMP/status" || fail "status has no teamB row: $(cat "$SVC_TMP/status")"
 "$M" status --server "$B" --json | jq -e '(.tenants[] | select(.name == "teamA") | .usage_slices == 2 and .waiting == 1)
     and (.nodes | length) == 1' >/dev/null || fail "status --json has no tenants"
 "$M" submit --server "$B" --profile 1g --duration 3600 --tenant teamB --id s1 >/dev/null || fail "migsched submit --tenant"
@@ -205,6 +206,10 @@ wait_for is o1 running || fail "o1 is $(state o1)"
 [ "$(tfield memT limit_mem_gb)" = 20 ] || fail "limit_mem_gb: $(tenants)"
 [ "$(tfield memT usage_mem_gb)" = 20 ] || fail "usage_mem_gb: $(tenants)"
 [ "$(tfield other limit_mem_gb)" = null ] || fail "other's limit_mem_gb: $(tenants)"
+# `migsched status` shows it (GB), and none for the other
+"$M" status --server "$B" > "$SVC_TMP/status4" || fail "migsched status (memory limit)"
+grep -Eq '^  memT +1 +0 +- +20GB +3 ' "$SVC_TMP/status4" || fail "status has no memT row with 20GB: $(cat "$SVC_TMP/status4")"
+grep -Eq '^  other +1 +0 +- +- ' "$SVC_TMP/status4" || fail "status: other has a memory limit: $(cat "$SVC_TMP/status4")"
 curl -sf "$B/metrics" | grep -qx 'migsched_tenant_limit_memory_bytes{tenant="memT"} 20000000000' || fail "no memory limit series"
 curl -sf "$B/metrics" | promtool check metrics || fail "promtool check metrics (memory limit)"
 curl -sf -X DELETE "$B/v1/jobs/g3" >/dev/null || fail "cancel g3"
