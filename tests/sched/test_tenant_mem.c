@@ -11,7 +11,8 @@
  *     call each tenant's memory (a scan of its running jobs) is at most its
  *     limit and equals what ms_sched_tenant_info says, every job that was
  *     not cancelled runs in the end, and the limits were reached;
- *   - the option: mem-limit=GB parsed, a bad value names the option.
+ *   - the option: mem-limit=GB parsed, a bad value names the option;
+ *   - ms_sched_tenant_check(_slot): a job over the limit on every GPU.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -245,6 +246,40 @@ static void one_run(uint64_t seed, double *reached)
     env_free(&e);
 }
 
+/* ms_sched_tenant_check: a job within its tenant's memory limit alone
+ * passes; one larger on every GPU is MS_ENOFIT naming the tenant, the
+ * limit and the need, by request and by slot (it is still queued: the
+ * scheduler runs what it is given), and not with the limit raised. */
+static void test_check(void **state)
+{
+    ms_sched_req_t r;
+    ms_diag_t dg;
+    env_t e;
+    int32_t slot;
+
+    (void)state;
+    env_make(&e, "a=1xA100-40GB");
+    assert_int_equal(tenant(&e, "m", 10.0, &dg), MS_OK);
+    memset(&r, 0, sizeof(r));
+    r.tenant = "m";
+    r.profile = "2g.10gb";
+    ms_diag_clear(&dg);
+    assert_int_equal(ms_sched_tenant_check(e.s, &r, &dg), MS_OK);
+    r.profile = "3g.20gb";
+    assert_int_equal(ms_sched_tenant_check(e.s, &r, &dg), MS_ENOFIT);
+    assert_string_equal(dg.field, "tenant");
+    assert_non_null(strstr(dg.msg, "tenant 'm' may hold 10 GB (mem-limit) and the job needs 20 GB"));
+    slot = submit(&e, "3g.20gb", "m", 0.0);
+    assert_int_equal(job_state(&e, slot), MS_JOB_QUEUED);
+    ms_diag_clear(&dg);
+    assert_int_equal(ms_sched_tenant_check_slot(e.s, slot, &dg), MS_ENOFIT);
+    assert_non_null(strstr(dg.msg, "needs 20 GB"));
+    assert_int_equal(tenant(&e, "m", 20.0, &dg), MS_OK);
+    ms_diag_clear(&dg);
+    assert_int_equal(ms_sched_tenant_check_slot(e.s, slot, &dg), MS_OK);
+    env_free(&e);
+}
+
 static void test_property(void **state)
 {
     double reached[8] = { 0 };
@@ -287,6 +322,7 @@ int main(void)
     const struct CMUnitTest t[] = {
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_property),
+        cmocka_unit_test(test_check),
         cmocka_unit_test(test_option),
     };
 
