@@ -1,6 +1,7 @@
 /* ext_kube.c - the main thread: the extender's Kubernetes side opened and
  * closed: the API-server client (src/kube/: --kube-api, --kubeconfig or
- * in-cluster) and the pod watch thread (ext_watch.c).
+ * in-cluster), the pod watch thread (ext_watch.c) and the nudge thread
+ * (ext_nudge.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ int svc_ext_watch_start(svc_t *d)
         free(w);
         return -1;
     }
-    return 0;
+    return svc_ext_nudger_start(d);   /* on failure, svc_ext_watch_stop stops the watch */
 }
 
 void svc_ext_watch_stop(svc_t *d)
@@ -58,6 +59,7 @@ void svc_ext_watch_stop(svc_t *d)
         return;
     d->watch->stop = 1;
     pthread_join(d->watch->th, NULL);
+    svc_ext_nudger_stop(d);
     free(d->watch);
     d->watch = NULL;
 }

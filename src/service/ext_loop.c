@@ -52,18 +52,19 @@ void svc_ext_release(svc_t *d, ext_pod_t *p, bool finished, double now)
     int st = svc_ext_job_state(d, j);
 
     p->want_release = false;
-    if (j == NULL || j->slot < 0 || svc_job_terminal(st))
-        return;
-    if (st == MS_JOB_STARTING || st == MS_JOB_MIGRATING) {
+    if (j != NULL && j->slot >= 0 && (st == MS_JOB_STARTING || st == MS_JOB_MIGRATING)) {
         p->want_release = true;
         p->release_finished = finished;
         return;
     }
-    if (st == MS_JOB_RUNNING && finished)
-        (void)ms_sched_finished(d->sched, j->slot, now);
-    else
-        (void)ms_sched_cancel(d->sched, j->slot, now);
-    svc_loop_mark(d, j);
+    if (j != NULL && j->slot >= 0 && !svc_job_terminal(st)) {
+        if (st == MS_JOB_RUNNING && finished)
+            (void)ms_sched_finished(d->sched, j->slot, now);
+        else
+            (void)ms_sched_cancel(d->sched, j->slot, now);
+        svc_loop_mark(d, j);
+    }
+    svc_ext_victim_gone(d, p);   /* its room is free in the scheduler's view */
 }
 
 /* A new job for the pod, reserved on nodes[n] (n > 0). */
@@ -632,7 +633,8 @@ void svc_ext_handle(svc_t *d, svc_msg_t *m, double now)
 }
 
 /* Reservations the scheduler's tick expires: mark their jobs so that the
- * table and store follow; pods whose release waited for a start. */
+ * table and store follow; pods whose release waited for a start;
+ * preemptors whose wait for their victims ran out (ext_preempt.c). */
 void svc_ext_tick(svc_t *d, double now)
 {
     size_t i;
@@ -643,7 +645,10 @@ void svc_ext_tick(svc_t *d, double now)
         ext_pod_t *p = d->ext->slots[i];
         int st;
 
-        if (p == NULL || p == EXT_TOMB || p->job == NULL)
+        if (p == NULL || p == EXT_TOMB)
+            continue;
+        svc_ext_preempt_tick(d, p, now);
+        if (p->job == NULL)
             continue;
         st = svc_ext_job_state(d, p->job);
         if (st != p->job->state)

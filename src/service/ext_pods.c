@@ -75,6 +75,14 @@ ext_pod_t *svc_ext_pod_add(svc_ext_t *x, const char *uid)
     return p;
 }
 
+static void pod_free(ext_pod_t *p)
+{
+    free(p->uid);
+    free(p->preempt_ref);
+    free(p->preemptor);
+    free(p);
+}
+
 void svc_ext_pod_del(svc_ext_t *x, ext_pod_t *p)
 {
     size_t i;
@@ -85,14 +93,19 @@ void svc_ext_pod_del(svc_ext_t *x, ext_pod_t *p)
             x->n--;
             break;
         }
-    free(p->uid);
-    free(p);
+    pod_free(p);
 }
 
 int svc_ext_init(svc_t *d)
 {
     if ((d->ext = calloc(1, sizeof(*d->ext))) == NULL)
         return -1;
+    if (svc_queue_init(&d->ext->nudges) != 0) {
+        free(d->ext);
+        d->ext = NULL;
+        return -1;
+    }
+    d->ext->nudges_init = true;
     d->ext->ttl_s = d->cfg->ext_ttl_s > 0 ? d->cfg->ext_ttl_s : 30.0;
     return 0;
 }
@@ -104,11 +117,10 @@ void svc_ext_free(svc_t *d)
     if (d->ext == NULL)
         return;
     for (i = 0; i < d->ext->cap; i++)
-        if (d->ext->slots[i] != NULL && d->ext->slots[i] != EXT_TOMB) {
-            free(d->ext->slots[i]->uid);
-            free(d->ext->slots[i]);
-        }
+        if (d->ext->slots[i] != NULL && d->ext->slots[i] != EXT_TOMB)
+            pod_free(d->ext->slots[i]);
     free(d->ext->slots);
+    svc_ext_nudges_free(d->ext);
     svc_ext_scores_free(d->ext);
     free(d->ext);
     d->ext = NULL;

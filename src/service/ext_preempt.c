@@ -19,6 +19,13 @@
  * Meanwhile the preemptor does not search again (preempt_wait), and a pod
  * whose eviction was refused is no victim for REFUSED_S (the ring
  * svc_ext_t.refused).
+ *
+ * kube-scheduler tries the preemptor again on a cluster event only, and
+ * what makes its room is ours: so the preemptor's pod is nudged
+ * (ext_nudge.c) when the set is given up (a refusal), when the last of its
+ * victims is released here (each victim's entry names its preemptor until
+ * then), and when its wait runs out with the victims still there
+ * (svc_ext_tick); each time its wait ends, so its next filter searches.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +113,7 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
     veto_ctx_t vc = { d, now };
     ms_diag_t diag;
     const char *node;
+    size_t ref_len;
     int i;
 
     if (!d->cfg->qcfg.preempt || d->kube == NULL || pod->never_preempts || n <= 0)
@@ -138,6 +146,11 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
     p->preempt_wait = now + WAIT_S;
     p->preempt_node = out.node;
     p->preempt_n = out.nvictims;
+    p->preempt_left = 0;
+    free(p->preempt_ref);
+    ref_len = strlen(pod->ns) + strlen(pod->name) + 2;
+    if ((p->preempt_ref = malloc(ref_len)) != NULL)
+        snprintf(p->preempt_ref, ref_len, "%s/%s", pod->ns, pod->name);
     node = ms_sched_node(d->sched, out.node)->name;
     snprintf(e->why, sizeof(e->why), "migsched: no room now; evicting %d pod(s) of lower priority on this node",
              out.nvictims);
@@ -149,13 +162,27 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
                      e->evict[0].name, "victims", out.nvictims));
 }
 
+/* An evicted victim's pod v whose release the watch has not brought yet:
+ * it names its preemptor p, which counts it. */
+static void awaited(svc_t *d, ext_pod_t *p, const char *uid)
+{
+    ext_pod_t *v = p != NULL ? svc_ext_pod_find(d->ext, uid) : NULL;
+    int st = v != NULL ? svc_ext_job_state(d, v->job) : -1;
+
+    if (v == NULL || v->job == NULL || svc_job_terminal(st))
+        return;
+    free(v->preemptor);
+    if ((v->preemptor = strdup(p->uid)) != NULL)
+        p->preempt_left++;
+}
+
 /* EXT_EVICTED: e->evict's outcomes; bind.uid the preemptor's uid, job_id
  * the id its job gets. */
 void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
 {
     ext_pod_t *p = e->bind.uid != NULL ? svc_ext_pod_find(d->ext, e->bind.uid) : NULL;
     bool again = false;
-    int i;
+    int i, gone = 0;
 
     for (i = 0; i < e->nevict; i++) {
         ext_victim_t *v = &e->evict[i];
@@ -167,9 +194,13 @@ void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             again = true;   /* another's refusal: this one was never asked */
         } else if (v->code == 200 || v->code == 201) {
             svc_event_add(d, v->job, "preempted", e->job_id, now);
+            gone++;
+            awaited(d, p, v->uid);
             if (v->tenant >= 0 && v->tenant < (int)(sizeof(d->met.preempted) / sizeof(d->met.preempted[0])))
                 d->met.preempted[v->tenant]++;
-        } else if (v->code != 404) {   /* 404: gone already, as wanted */
+        } else if (v->code == 404) {   /* gone already, as wanted */
+            gone++;
+        } else {
             again = true;
         }
         if (v->code != 200 && v->code != 201)
@@ -178,8 +209,38 @@ void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
                              "dry_run_refused", v->dry_refused, "budget", v->pdb));
     }
     /* a set given up: the preemptor searches again at its next filter,
-     * without the refused pods */
-    if (again && p != NULL)
+     * without the refused pods; victims released already (the watch came
+     * first): its room is there */
+    if (p != NULL && (again || (gone > 0 && p->preempt_left == 0))) {
         p->preempt_wait = 0;
+        (void)svc_ext_nudge(d, p->preempt_ref, p->uid, again ? "eviction refused" : "victims gone");
+    }
     svc_ext_reply(m, 200, strdup("{}"));
+}
+
+void svc_ext_victim_gone(svc_t *d, ext_pod_t *v)
+{
+    ext_pod_t *p;
+
+    if (v->preemptor == NULL)
+        return;
+    p = svc_ext_pod_find(d->ext, v->preemptor);
+    free(v->preemptor);
+    v->preemptor = NULL;
+    if (p != NULL && p->preempt_left > 0 && --p->preempt_left == 0) {
+        p->preempt_wait = 0;
+        (void)svc_ext_nudge(d, p->preempt_ref, p->uid, "victims gone");
+    }
+}
+
+void svc_ext_preempt_tick(svc_t *d, ext_pod_t *p, double now)
+{
+    int st = svc_ext_job_state(d, p->job);
+
+    if (p->preempt_wait <= 0 || now < p->preempt_wait)
+        return;
+    p->preempt_wait = 0;
+    p->preempt_left = 0;   /* its victims' releases, if they come, nudge nobody */
+    if (p->job == NULL || svc_job_terminal(st))   /* still waiting for its room */
+        (void)svc_ext_nudge(d, p->preempt_ref, p->uid, "eviction wait over");
 }

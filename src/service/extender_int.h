@@ -21,6 +21,10 @@ typedef struct ext_pod {
                                     * search before this (ext_preempt.c) */
     int preempt_node;              /* their node (the scheduler's index) */
     int preempt_n;                 /* how many */
+    char *preempt_ref;             /* a preemptor's "ns/name", for its nudge */
+    int preempt_left;              /* its evicted victims whose release the
+                                    * watch has not brought yet */
+    char *preemptor;               /* a victim's: its preemptor's uid */
 } ext_pod_t;
 
 #define EXT_TOMB ((ext_pod_t *)1)
@@ -35,6 +39,8 @@ typedef struct svc_ext {
      * no victim until then (ext_preempt.c; a ring, the oldest replaced) */
     struct { char uid[SVC_EXT_UID_MAX]; double until; } refused[SVC_EXT_REFUSED];
     int nrefused, refused_next;
+    svc_queue_t nudges;            /* ext_nudge.c's, any thread */
+    bool nudges_init;
 } svc_ext_t;
 
 enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC, EXT_ADOPT, EXT_EVICTED };
@@ -83,6 +89,8 @@ typedef struct ext_msg {
 struct svc_ext_watch {
     pthread_t th;
     volatile int stop;             /* checked by ms_kube_watch at least once a second */
+    pthread_t nudger;              /* ext_nudge.c */
+    bool nudging;
 };
 void *svc_ext_watch_main(void *d);
 
@@ -151,10 +159,26 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
                      const char *const *names, int n, svc_ext_verdict_t *v, const int *idx, ext_msg_t *e,
                      double now);
 void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now);
+/* A pod released (svc_ext_release): if it is a victim, its preemptor
+ * counts it, and is nudged at the last. */
+void svc_ext_victim_gone(svc_t *d, ext_pod_t *v);
+/* svc_ext_tick's, for each pod: a preemptor whose wait ran out. */
+void svc_ext_preempt_tick(svc_t *d, ext_pod_t *p, double now);
 /* ext_evict.c (an extender worker, after the filter's reply): a dry run
  * of every eviction of e->evict, then, if none was refused, the evictions;
  * the outcomes to the loop (EXT_EVICTED). Frees e. */
 void svc_ext_evict(svc_t *d, ext_msg_t *e);
+/* ext_nudge.c: a preemptor's pod touched (an annotation: why, and when)
+ * so that kube-scheduler tries it again. svc_ext_nudge: the loop, queued
+ * for the nudge thread; false when it could not be (out of memory,
+ * stopped). start/stop: the main thread, with the pod watch (ext_kube.c);
+ * the queue is svc_ext_t's (made by svc_ext_init, drained by
+ * svc_ext_free), so the loop may nudge before the thread starts and after
+ * it stopped. */
+bool svc_ext_nudge(svc_t *d, const char *ref, const char *uid, const char *why);
+int svc_ext_nudger_start(svc_t *d);
+void svc_ext_nudger_stop(svc_t *d);
+void svc_ext_nudges_free(svc_ext_t *x);
 /* ext_pdb.c (any thread, pure): does a label selector (policy/v1: an
  * object; NULL or not an object matches nothing) match labels? And which
  * of n victims (labels[i], NULL unknown) the budgets `items` (one

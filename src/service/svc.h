@@ -36,6 +36,9 @@
  *             threads run the extender's endpoints, which may wait on the
  *             loop and the API server (a filter's evictions after its answer).
  *   watch     ext_watch.c (--kube): the pod list+watch; frees what pods held.
+ *   nudge     ext_nudge.c (--kube): annotates the pods the loop names
+ *             (preemptors whose room is made or whose set was refused),
+ *             so that kube-scheduler tries them again.
  *   kctl      kctl.c, kctl_nodes.c, ext_takeover.c (--leader-elect,
  *             --k8s-policy): the Lease and the node layout loop; on becoming
  *             the leader it calls its takeover callback (ext_takeover.c)

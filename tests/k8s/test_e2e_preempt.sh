@@ -19,7 +19,11 @@
 #    migsched_preemptions_total{tenant="default"} is 1 and /v1/events has
 #    one "preempted" event for the victim's job, by the preemptor's job;
 #    kube-scheduler's FailedScheduling event for it carries the filter's
-#    reason meanwhile, "migsched: ... evicting 1 pod(s) ...";
+#    reason meanwhile, "migsched: ... evicting 1 pod(s) ..."; h1 carries
+#    migsched.io/preempt-retry, the nudge that made kube-scheduler try it
+#    again after the refusal and after f3's release (kube-scheduler retries
+#    a pod an extender turned down on a cluster event only: without the
+#    nudges h1 could wait five minutes);
 #  - a pod of priority 1000 asking for the whole GPU (7g.40gb), whose only
 #    victims are all six pods left, guarded ones included, stays Pending
 #    for 15 s and nothing is evicted, not even the two free pods: the dry
@@ -173,6 +177,12 @@ gone=$(podq "' '.join(n for n in '$LOW'.split() if n not in P)")
 [ "$(echo "$gone" | wc -w)" = 1 ] || fail "h1 bound with pods [$gone] gone (one was to be evicted)"
 case $gone in f*) ;; *) fail "h1 evicted $gone, which the PDB protects";; esac
 read -r vplace vjob < <(python3 -c 'import ast, sys; print(*ast.literal_eval(open(sys.argv[1]).read())[sys.argv[2]][1:])' "$D/low.txt" "$gone")
+# the refusal was ours to tell: kube-scheduler retried h1 on migschedd's
+# nudge (ext_nudge.c), an annotation on h1 (its last: a refusal or the
+# victim's release), not on a five-minute flush
+retry=$(podq "ann('h1', 'preempt-retry')")
+case $retry in "eviction refused at "*|"victims gone at "*) ;;
+    *) fail "h1 has no migsched.io/preempt-retry annotation of a nudge ('$retry')";; esac
 hplace=$(podq "ann('h1', 'placement')")
 [ -n "$hplace" ] && [ "$hplace" = "$vplace" ] || fail "h1's placement $hplace is not the one $gone had ($vplace)"
 [ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after h1, not 1"

@@ -1,0 +1,133 @@
+/* ext_nudge.c - a preemptor's pod touched so that kube-scheduler tries it
+ * again (--preempt with --kube; docs/kubernetes.md, "Preemption").
+ *
+ * kube-scheduler keeps a pod that an extender turned down among its
+ * unschedulable pods until a cluster event comes (any event: the
+ * "Extender" rejector, pkg/scheduler of v1.37) or five minutes pass. What
+ * makes room for a preemptor happens here, not in the cluster: a victim's
+ * release reaches our pod watch some milliseconds after kube-scheduler's
+ * own watch saw the deletion (and retried the preemptor into our "being
+ * evicted" answer), a budget's refusal is a 429 nobody else sees, the
+ * evictions' wait runs out on our clock. At each of these the loop asks
+ * for a nudge: the nudge thread writes the annotation migsched.io/preempt-retry (why,
+ * and when) on the preemptor's pod, with its uid as a precondition, and
+ * that update is the event that sends the pod back through its filter
+ * (after its backoff). A nudge lost (an API error) costs a retry, never a
+ * wrong placement: the filter decides from the scheduler's view. Its own
+ * thread, not a filter worker's: the queue outlives the workers, which
+ * stop before the loop does.
+ *
+ * svc_ext_nudge runs on the loop (it only queues); nudger_main is the
+ * nudge thread's, which checks leadership before each write; start and
+ * stop are the main thread's (ext_kube.c, with the pod watch).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/kube.h"
+#include "service/extender_int.h"
+
+#define CALL_MS 5000L
+
+typedef struct nudge {
+    svc_qlink_t link;
+    char path[1200];               /* the pod's */
+    char *patch;
+} nudge_t;
+
+static void nudge_free(nudge_t *n)
+{
+    free(n->patch);
+    free(n);
+}
+
+bool svc_ext_nudge(svc_t *d, const char *ref, const char *uid, const char *why)
+{
+    const char *slash = ref != NULL ? strchr(ref, '/') : NULL;
+    nudge_t *n;
+    char ns[64], stamp[48], value[160];
+    time_t t = (time_t)svc_clock_wall(d->clock);
+    struct tm tm;
+    json_t *o;
+
+    if (slash == NULL || uid == NULL || (size_t)(slash - ref) >= sizeof(ns) || d->kube == NULL ||
+        d->ext == NULL || !d->ext->nudges_init)
+        return false;
+    memcpy(ns, ref, (size_t)(slash - ref));
+    ns[slash - ref] = '\0';
+    if ((n = calloc(1, sizeof(*n))) == NULL)
+        return false;
+    if (gmtime_r(&t, &tm) == NULL || strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(stamp, sizeof(stamp), "%lld", (long long)t);
+    /* the time makes every nudge a change (an equal patch is no update),
+     * and says when to whoever looks at the pod */
+    snprintf(value, sizeof(value), "%s at %s", why, stamp);
+    o = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", uid, "annotations", "migsched.io/preempt-retry", value);
+    n->patch = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (n->patch == NULL || !svc_ext_pod_path(ns, slash + 1, "", n->path, sizeof(n->path)) ||
+        svc_queue_push(&d->ext->nudges, &n->link) != 0) {
+        nudge_free(n);
+        return false;
+    }
+    return true;
+}
+
+static void *nudger_main(void *arg)
+{
+    svc_t *d = arg;
+    svc_qlink_t *l;
+
+    while ((l = svc_queue_pop(&d->ext->nudges)) != NULL) {
+        nudge_t *n = SVC_QITEM(l, nudge_t, link);
+        char err[256] = "", *resp = NULL;
+        long status = 0;
+
+        /* 404, 409, 422: the pod is gone, or another pod has its name (the uid) */
+        if (svc_ext_serving(d) &&
+            (ms_kube_request_within(d->kube, "PATCH", n->path, n->patch, CALL_MS, &status, &resp, err,
+                                    sizeof(err)) != 0 ||
+             (status != 200 && status != 404 && status != 409 && status != 422)))
+            ms_log("warn", "preempting: the preemptor's retry not asked for",
+                   json_pack("{s:s, s:I, s:s}", "path", n->path, "status", (json_int_t)status, "error", err));
+        free(resp);
+        nudge_free(n);
+    }
+    return NULL;
+}
+
+int svc_ext_nudger_start(svc_t *d)
+{
+    if (d->ext == NULL || !d->ext->nudges_init || d->watch == NULL)
+        return -1;
+    if (pthread_create(&d->watch->nudger, NULL, nudger_main, d) != 0)
+        return -1;
+    d->watch->nudging = true;
+    return 0;
+}
+
+void svc_ext_nudger_stop(svc_t *d)
+{
+    if (d->watch == NULL || !d->watch->nudging)
+        return;
+    /* the loop may still nudge: its pushes are refused from now on */
+    svc_queue_close(&d->ext->nudges);
+    pthread_join(d->watch->nudger, NULL);
+    d->watch->nudging = false;
+}
+
+void svc_ext_nudges_free(svc_ext_t *x)
+{
+    svc_qlink_t *l, *next;
+
+    if (!x->nudges_init)
+        return;
+    for (l = svc_queue_drain(&x->nudges); l != NULL; l = next) {
+        next = l->next;
+        nudge_free(SVC_QITEM(l, nudge_t, link));
+    }
+    svc_queue_destroy(&x->nudges);
+    x->nudges_init = false;
+}
