@@ -218,6 +218,13 @@ void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
     svc_ext_reply(m, 200, strdup("{}"));
 }
 
+/* A preemptor still without a job of its own (none, or an old one ended):
+ * the one a nudge is for. */
+static bool unplaced(const svc_t *d, const ext_pod_t *p)
+{
+    return p->job == NULL || svc_job_terminal(svc_ext_job_state(d, p->job));
+}
+
 void svc_ext_victim_gone(svc_t *d, ext_pod_t *v)
 {
     ext_pod_t *p;
@@ -229,18 +236,17 @@ void svc_ext_victim_gone(svc_t *d, ext_pod_t *v)
     v->preemptor = NULL;
     if (p != NULL && p->preempt_left > 0 && --p->preempt_left == 0) {
         p->preempt_wait = 0;
-        (void)svc_ext_nudge(d, p->preempt_ref, p->uid, "victims gone");
+        if (unplaced(d, p))
+            (void)svc_ext_nudge(d, p->preempt_ref, p->uid, "victims gone");
     }
 }
 
 void svc_ext_preempt_tick(svc_t *d, ext_pod_t *p, double now)
 {
-    int st = svc_ext_job_state(d, p->job);
-
     if (p->preempt_wait <= 0 || now < p->preempt_wait)
         return;
     p->preempt_wait = 0;
     p->preempt_left = 0;   /* its victims' releases, if they come, nudge nobody */
-    if (p->job == NULL || svc_job_terminal(st))   /* still waiting for its room */
+    if (unplaced(d, p))
         (void)svc_ext_nudge(d, p->preempt_ref, p->uid, "eviction wait over");
 }
