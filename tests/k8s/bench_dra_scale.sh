@@ -63,13 +63,8 @@ python3 "$here/bench_dra_scale.py" setup "$D" "$NODES" >&2 || fail "publishing t
 publish_s=$(since "$t")
 
 t=$(now)
-ms_dra_allocator_identity "$D"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-. "$D/env"
-"$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" --kube-token-file "$D/migschedd.token" \
-    --listen "127.0.0.1:$port" --tls-cert "$D/pki/migschedd.crt" --tls-key "$D/pki/migschedd.key" \
-    ${MIGSCHEDD_ARGS:-} 2>"$D/migschedd.log" &
-MSPID=$!
+ms_dra_allocator_up
+port=$MS_DRA_PORT
 # deciding, and every node's GPU in its model (its first list can take a while at this size)
 for i in $(seq 1 600); do
     curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$port/dra/status" 2>/dev/null |

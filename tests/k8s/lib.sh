@@ -134,6 +134,20 @@ ms_dra_allocator_identity() {
         >"$d/migschedd.token" || fail "migschedd's RBAC or token"
 }
 
+# ms_dra_allocator_up: migschedd --dra ($MIGSCHEDD, with MIGSCHEDD_ARGS)
+# on the harness in $D, with ms_dra_allocator_identity's certificate and
+# token, listening on a free port (MS_DRA_PORT); its pid in MSPID. The
+# caller waits in /dra/status for what it needs.
+ms_dra_allocator_up() {
+    ms_dra_allocator_identity "$D"
+    MS_DRA_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    . "$D/env"
+    "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" --kube-token-file "$D/migschedd.token" \
+        --listen "127.0.0.1:$MS_DRA_PORT" --tls-cert "$D/pki/migschedd.crt" --tls-key "$D/pki/migschedd.key" \
+        ${MIGSCHEDD_ARGS:-} 2>"$D/migschedd.log" &
+    MSPID=$!
+}
+
 # The extender end-to-end tests' shared steps (test_e2e_extender,
 # test_e2e_tenants, test_e2e_preempt), after `. "$D/env"`:
 # ms_e2e_extender_up PORT ARGS...: migschedd ($MIGSCHEDD, sim backend) as
