@@ -73,6 +73,18 @@ ms_node_skip_reason() {
     ms_node_bins_ok || { echo "no containerd $MS_CONTAINERD_VERSION binaries (build-node.sh)"; return; }
 }
 
+# KWOK (build-kwok.sh): fake nodes and pods for the scale benchmark
+# (bench_ext_kwok.sh), from its own Go module.
+MS_KWOK_VERSION=v0.8.0
+MS_KWOK_BIN=$MS_K8S_CACHE/kwok-$MS_KWOK_VERSION/bin
+
+# ms_kwok_bin_ok: the cached kwok reports the pinned version (and its
+# default stages are next to it).
+ms_kwok_bin_ok() {
+    [ -x "$MS_KWOK_BIN/kwok" ] && [ -f "$MS_KWOK_BIN/stages/pod-ready.yaml" ] || return 1
+    "$MS_KWOK_BIN/kwok" --version 2>/dev/null | grep -q "${MS_KWOK_VERSION#v}" || return 1
+}
+
 # --- the start every end-to-end test shares ------------------------------
 # ms_e2e_begin NAME [yaml] defines skip (prints "k8s NAME e2e: skipped
 # (WHY)" and exits 77, which the suite counts as skipped) and fail ("FAIL:
