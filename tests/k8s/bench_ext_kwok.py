@@ -398,6 +398,8 @@ def table(o):
         r.append("MIG placements unique: %s (%d duplicate)" % ("yes" if not any(x["placement_duplicate_count"] for x in m)
                                                                else "NO", sum(x["placement_duplicate_count"] for x in m)))
     print("; ".join(r))
+    print("kwok %s (node Lease %s s), kube-scheduler qps %s; %d API connections creating pods"
+          % (o.get("kwok"), o.get("kwok_lease_s"), o.get("sched_qps"), o["workers"]))
     print("phases, s: %s; load average %s before, %s after" % (
         ", ".join("%s %s" % kv for kv in o.get("phases_s", {}).items()),
         " ".join(o["load_before"]), " ".join(o["load_after"])))

@@ -22,7 +22,9 @@
 # default 8), STALL_S (a phase ends when no pod was bound for that long,
 # default 60), KWOK_LEASE_S (node Lease duration, kwokctl's default 40; 0:
 # heartbeats by node status every 20-25 s instead), MIGSCHEDD_ARGS (more
-# migschedd options). A benchmark, not a suite test: it never fails on a
+# migschedd options), MS_K8S_SCHED_QPS (kube-scheduler's client qps,
+# harness.sh; unset: its default 50, burst 100, which paces the bindings it
+# posts for plain pods but not migschedd's). A benchmark, not a suite test: it never fails on a
 # time (the target, MIG at least 80% of plain, is reported); exit 1 when a
 # MIG placement is duplicated or on another node, a create failed, a pod
 # was not bound, or a step failed. MS_K8S_KEEP keeps the control plane's
@@ -115,7 +117,7 @@ echo "control plane ${plane_s} s, kwok and nodes ${nodes_s} s, migschedd ready $
 
 rc=0
 python3 "$here/bench_ext_kwok.py" run "$D" "http://127.0.0.1:$port" "$PODS" "$PHASES" \
-    "{\"nodes\": $NODES, \"kwok\": \"$MS_KWOK_VERSION\", \"kwok_lease_s\": $KWOK_LEASE_S, \"phases_s\": {\"control_plane\": $plane_s, \"kwok_nodes\": $nodes_s, \"migschedd_ready\": $migschedd_s}}" || rc=$?
+    "{\"nodes\": $NODES, \"kwok\": \"$MS_KWOK_VERSION\", \"kwok_lease_s\": $KWOK_LEASE_S, \"sched_qps\": \"${MS_K8S_SCHED_QPS:-default}\", \"phases_s\": {\"control_plane\": $plane_s, \"kwok_nodes\": $nodes_s, \"migschedd_ready\": $migschedd_s}}" || rc=$?
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 kill -0 "$KWPID" 2>/dev/null || echo "kwok exited during the run ($D/kwok.log)" >&2
 kill -TERM "$MSPID"; wait "$MSPID" || true; MSPID=

@@ -8,7 +8,9 @@
 # names disruption-controller). Nodes are API objects with capacity, or real
 # kubelets that node.sh starts on this control plane (stop stops them too).
 # MS_K8S_IGNORED_BY_SCHEDULER (default true) is the extender's
-# managedResources' ignoredByScheduler.
+# managedResources' ignoredByScheduler. MS_K8S_SCHED_QPS sets kube-scheduler's
+# clientConnection qps (burst twice that; unset: its defaults, 50 and 100,
+# which pace the bindings it posts itself, not an extender's).
 #
 #   harness.sh start DIR     start everything, state and logs in DIR
 #   harness.sh standin DIR [ARGS]  start the stand-in extender
@@ -182,6 +184,8 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
   kubeconfig: $D/scheduler.kubeconfig
+${MS_K8S_SCHED_QPS:+  qps: $MS_K8S_SCHED_QPS
+  burst: $((${MS_K8S_SCHED_QPS:-0} * 2))}
 leaderElection:
   leaderElect: false
 # The extender must see every feasible node, not a sample.
