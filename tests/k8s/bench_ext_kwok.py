@@ -251,6 +251,26 @@ def count_pods(api, sel=""):
     return len(o["items"]) + (o["metadata"].get("remainingItemCount") or 0)
 
 
+def binds(d, names):
+    """migschedd's own time per bind ("pod bound" lines: from kube-scheduler's
+    bind call to the Binding posted) and how many were in flight at most."""
+    iv = []
+    try:
+        with open(os.path.join(d, "migschedd.log")) as f:
+            for line in f:
+                if '"pod bound"' in line:
+                    x = json.loads(line)
+                    if x.get("pod") in names:
+                        iv.append((x["ts"] - x["seconds"], x["ts"]))
+    except (OSError, ValueError, KeyError):
+        return {}
+    c = most = 0
+    for _, step in sorted([(a, 1) for a, _ in iv] + [(b, -1) for _, b in iv]):
+        c += step
+        most = max(most, c)
+    return dict(pct([b - a for a, b in iv]), in_flight_max=most)
+
+
 def clean(d, url):
     """Deletes every pod of the namespace (no kubelet: at once) and waits
     until they are gone and migschedd runs no job."""
@@ -299,11 +319,16 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
     out = {"create_s": round(t_created - t0, 2), "create_errors": len(errors)}
     if errors:
         out["first_create_error"] = errors[0][:300]
+    # the final list counts a bind the watch missed (a 410 Gone between
+    # its connections) as bound, without a time
+    final = {p["metadata"]["name"]: p for p in api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]}
     for k in kinds:
         mine = [p for p in kind if kind[p] == k]
         b = [p for p in mine if p in w.bound]
         span = (max(w.bound[p] for p in b) - t0) if b else 0
-        o = {"created": sum(1 for p in mine if p in created), "bound": len(b),
+        o = {"created": sum(1 for p in mine if p in created),
+             "bound": sum(1 for p in mine if p in w.bound or (final.get(p, {}).get("spec") or {}).get("nodeName")),
+             "bound_seen": len(b),
              "running": sum(1 for p in mine if p in w.running),
              "first_create_to_last_bound_s": round(span, 2),
              "bound_per_s": round(len(b) / span, 1) if span > 0 else 0,
@@ -332,8 +357,15 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
             o["placement_other_node"] = wrong[:5]
             o["placement_other_node_count"] = len(wrong)
             o["nodes_used"] = len({x.split("/")[0] for x in seen})
+            o["migschedd_bind"] = binds(d, set(mine))
         out[k] = o
     out["watch_reconnects"] = w.errors
+    try:   # for a look afterwards (MS_K8S_KEEP): the loop's and HTTP's counters
+        with urllib.request.urlopen(url + "/metrics", timeout=10) as r, \
+                open(os.path.join(d, "metrics-%s.txt" % name), "wb") as f:
+            f.write(r.read())
+    except OSError:
+        pass
     out["clean_s"] = clean(d, url)
     return out
 
@@ -398,6 +430,11 @@ def table(o):
         r.append("MIG placements unique: %s (%d duplicate)" % ("yes" if not any(x["placement_duplicate_count"] for x in m)
                                                                else "NO", sum(x["placement_duplicate_count"] for x in m)))
     print("; ".join(r))
+    for ph, p in ps.items():
+        b = p.get("mig", {}).get("migschedd_bind")
+        if b and b.get("count"):
+            print("migschedd's binds (%s): %d, p50 / p99 %s / %s s, at most %d in flight"
+                  % (ph, b["count"], b["p50_s"], b["p99_s"], b["in_flight_max"]))
     print("kwok %s (node Lease %s s), kube-scheduler qps %s; %d API connections creating pods"
           % (o.get("kwok"), o.get("kwok_lease_s"), o.get("sched_qps"), o["workers"]))
     print("phases, s: %s; load average %s before, %s after" % (
