@@ -305,7 +305,7 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
     t_created = time.time()
     last, last_n = time.time(), -1
     while True:
-        n = sum(1 for p in w.bound if p in kind)
+        n = sum(1 for p in list(w.bound) if p in kind)   # list: the watch adds meanwhile
         if n != last_n:
             last, last_n = time.time(), n
         if n >= len(created) or time.time() - last > stall_s:
@@ -313,9 +313,11 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
         time.sleep(0.2)
     # KWOK's pod-ready stage: a few seconds more for Running
     t_end = time.time()
-    while time.time() - t_end < 30 and sum(1 for p in w.running if p in kind) < n:
+    while time.time() - t_end < 30 and sum(1 for p in list(w.running) if p in kind) < n:
         time.sleep(0.5)
     w.stop = True
+    # copies: the watch thread may still add an event to its own
+    bound, running = dict(w.bound), dict(w.running)
     out = {"create_s": round(t_created - t0, 2), "create_errors": len(errors)}
     if errors:
         out["first_create_error"] = errors[0][:300]
@@ -324,15 +326,15 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
     final = {p["metadata"]["name"]: p for p in api.call("GET", "/api/v1/namespaces/%s/pods" % NS)["items"]}
     for k in kinds:
         mine = [p for p in kind if kind[p] == k]
-        b = [p for p in mine if p in w.bound]
-        span = (max(w.bound[p] for p in b) - t0) if b else 0
+        b = [p for p in mine if p in bound]
+        span = (max(bound[p] for p in b) - t0) if b else 0
         o = {"created": sum(1 for p in mine if p in created),
-             "bound": sum(1 for p in mine if p in w.bound or (final.get(p, {}).get("spec") or {}).get("nodeName")),
+             "bound": sum(1 for p in mine if p in bound or (final.get(p, {}).get("spec") or {}).get("nodeName")),
              "bound_seen": len(b),
-             "running": sum(1 for p in mine if p in w.running),
+             "running": sum(1 for p in mine if p in running),
              "first_create_to_last_bound_s": round(span, 2),
              "bound_per_s": round(len(b) / span, 1) if span > 0 else 0,
-             "create_to_bound": pct([w.bound[p] - created[p] for p in b if p in created])}
+             "create_to_bound": pct([bound[p] - created[p] for p in b if p in created])}
         if k == "mig":
             # the annotation is written before the binding: the final list has it
             pods = api.call("GET", "/api/v1/namespaces/%s/pods?labelSelector=bench%%3Dmig" % NS)["items"]

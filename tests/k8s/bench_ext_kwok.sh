@@ -121,4 +121,4 @@ python3 "$here/bench_ext_kwok.py" run "$D" "http://127.0.0.1:$port" "$PODS" "$PH
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 kill -0 "$KWPID" 2>/dev/null || echo "kwok exited during the run ($D/kwok.log)" >&2
 kill -TERM "$MSPID"; wait "$MSPID" || true; MSPID=
-[ "$rc" -eq 0 ] || fail "a MIG placement duplicated or on another node, a create failed or a pod was not bound (above)"
+[ "$rc" -eq 0 ] || fail "the run failed: a MIG placement duplicated or on another node, a create failed, a pod not bound, or the script itself (above)"
