@@ -41,28 +41,19 @@ ms_k8s_bins_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
 
 D=
 MSPID=
-cleanup() {
-    [ -z "$MSPID" ] || kill -TERM "$MSPID" 2>/dev/null || true
-    [ -z "$D" ] || bash "$here/harness.sh" stop "$D" >/dev/null 2>&1 || true
-    if [ -n "$D" ]; then
-        [ -n "${MS_K8S_KEEP:-}" ] && echo "kept $D" >&2 || rm -rf "$D"
-    fi
-}
-trap cleanup EXIT
-now() { date +%s.%N; }
-since() { python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))' "$1" "$(now)"; }
+trap ms_bench_cleanup EXIT
 
 echo "dra scale benchmark: $NODES nodes, $PODS + $PODS pods at $RATE/s each; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-t=$(now)
+t=$(ms_now)
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-dra-scale.XXXXXX")
 MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/harness.sh" start "$D" >"$D/harness.log" ||
     fail "control plane ($D/harness.log)"
-plane_s=$(since "$t")
-t=$(now)
+plane_s=$(ms_since "$t")
+t=$(ms_now)
 python3 "$here/bench_dra_scale.py" setup "$D" "$NODES" >&2 || fail "publishing the nodes and slices"
-publish_s=$(since "$t")
+publish_s=$(ms_since "$t")
 
-t=$(now)
+t=$(ms_now)
 ms_dra_allocator_up
 port=$MS_DRA_PORT
 # deciding, and every node's GPU in its model (its first list can take a while at this size)
@@ -75,7 +66,7 @@ for i in $(seq 1 600); do
 done
 python3 "$here/dra_alloc_e2e.py" webhook "$D" "https://127.0.0.1:$port" >&2
 sleep 3
-migschedd_s=$(since "$t")
+migschedd_s=$(ms_since "$t")
 echo "control plane ${plane_s} s, publishing ${publish_s} s, migschedd ready ${migschedd_s} s" >&2
 
 rc=0

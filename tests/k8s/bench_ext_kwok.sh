@@ -57,30 +57,20 @@ ms_kwok_bin_ok || skip "$(echo "$out" | sed -n 's/^skip: //p' | tail -n 1)"
 D=
 MSPID=
 KWPID=
-cleanup() {
-    [ -z "$MSPID" ] || kill -TERM "$MSPID" 2>/dev/null || true
-    [ -z "$KWPID" ] || kill -TERM "$KWPID" 2>/dev/null || true
-    [ -z "$D" ] || bash "$here/harness.sh" stop "$D" >/dev/null 2>&1 || true
-    if [ -n "$D" ]; then
-        [ -n "${MS_K8S_KEEP:-}" ] && echo "kept $D" >&2 || rm -rf "$D"
-    fi
-}
-trap cleanup EXIT
-now() { date +%s.%N; }
-since() { python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))' "$1" "$(now)"; }
+trap ms_bench_cleanup EXIT
 
 echo "kwok extender benchmark: $NODES nodes, $PODS pods per kind, phases $PHASES; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-t=$(now)
+t=$(ms_now)
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-kwok.XXXXXX")
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender bash "$here/harness.sh" start "$D" >"$D/harness.log" 2>&1 ||
     { tail -n 30 "$D/harness.log" >&2; fail "control plane ($D/harness.log)"; }
 . "$D/env"
-plane_s=$(since "$t")
+plane_s=$(ms_since "$t")
 
 # kwok as the admin (it writes node and pod status, Leases), with the
 # default stages; pod IPs from a /12 (its default /24 runs out at 254 pods)
-t=$(now)
+t=$(ms_now)
 hb=$MS_KWOK_BIN/stages/node-heartbeat-with-lease.yaml
 [ "$KWOK_LEASE_S" -gt 0 ] || hb=$MS_KWOK_BIN/stages/node-heartbeat.yaml
 cfg=
@@ -96,11 +86,11 @@ kill -0 "$KWPID" 2>/dev/null || { tail -n 20 "$D/kwok.log" >&2; fail "kwok exite
 read -r create_s ready_s nready < <(python3 "$here/bench_ext_kwok.py" nodes "$D" "$NODES" "$D/nodes.txt") ||
     fail "creating the nodes, or kwok did not make them Ready ($D/kwok.log)"
 echo "nodes: $NODES created in $create_s s, $nready Ready (kwok) after $ready_s s" >&2
-nodes_s=$(since "$t")
+nodes_s=$(ms_since "$t")
 
 # migschedd as test_e2e_extender.sh starts it (lib.sh ms_e2e_extender_up),
 # the nodes from a file, and more time for its first lists at this size
-t=$(now)
+t=$(ms_now)
 # shellcheck disable=SC2086
 "$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 \
     --nodes-file "$D/nodes.txt" --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" \
@@ -112,7 +102,7 @@ for i in $(seq 1 600); do
     sleep 0.5
 done
 curl -sf -o /dev/null --max-time 5 "http://127.0.0.1:$port/readyz" || fail "migschedd not ready after 300 s"
-migschedd_s=$(since "$t")
+migschedd_s=$(ms_since "$t")
 echo "control plane ${plane_s} s, kwok and nodes ${nodes_s} s, migschedd ready ${migschedd_s} s" >&2
 
 rc=0

@@ -160,6 +160,22 @@ ms_dra_allocator_up() {
     MSPID=$!
 }
 
+# The benchmarks' shared steps (bench_dra_scale.sh, bench_ext_kwok.sh).
+# ms_bench_cleanup, their EXIT trap: migschedd ($MSPID) and kwok ($KWPID)
+# stopped where set, the harness in $D stopped and its directory removed
+# (kept, and said, with MS_K8S_KEEP). ms_now: the wall clock in seconds;
+# ms_since T: seconds since T (one decimal).
+ms_bench_cleanup() {
+    [ -z "${MSPID:-}" ] || kill -TERM "$MSPID" 2>/dev/null || true
+    [ -z "${KWPID:-}" ] || kill -TERM "$KWPID" 2>/dev/null || true
+    [ -z "${D:-}" ] || bash "$MS_K8S_DIR/harness.sh" stop "$D" >/dev/null 2>&1 || true
+    if [ -n "${D:-}" ]; then
+        [ -n "${MS_K8S_KEEP:-}" ] && echo "kept $D" >&2 || rm -rf "$D"
+    fi
+}
+ms_now() { date +%s.%N; }
+ms_since() { python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))' "$1" "$(ms_now)"; }
+
 # The extender end-to-end tests' shared steps (test_e2e_extender,
 # test_e2e_tenants, test_e2e_preempt), after `. "$D/env"`:
 # ms_e2e_extender_up PORT ARGS...: migschedd ($MIGSCHEDD, sim backend) as
