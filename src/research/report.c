@@ -69,6 +69,15 @@ static double *jain_hour(ms_metrics_t *m, const char *key)
     return h >= 0 ? &m->jain_hourly[h] : NULL;
 }
 
+/* A tenant's field "share_hour<H>": tenant k's slot in share_hourly, or
+ * NULL. */
+static double *share_hour(ms_metrics_t *m, const char *field, int k)
+{
+    long h = hour_of(field, "share_hour");
+
+    return h >= 0 ? &m->share_hourly[h][k] : NULL;
+}
+
 /* "tenant<K>_<field>": *k and the field, or NULL. */
 static const char *tenant_key(const char *key, int *k)
 {
@@ -89,6 +98,7 @@ static const char *tenant_key(const char *key, int *k)
 static bool tenant_num(ms_metrics_t *m, const char *key, double v)
 {
     const char *field;
+    double *sh;
     int k;
     size_t i;
 
@@ -96,8 +106,8 @@ static bool tenant_num(ms_metrics_t *m, const char *key, double v)
         return true;
     if (k + 1 > m->ntenants)
         m->ntenants = k + 1;
-    if (hour_of(field, "share_hour") >= 0) {
-        m->share_hourly[hour_of(field, "share_hour")][k] = v;
+    if ((sh = share_hour(m, field, k)) != NULL) {
+        *sh = v;
         return true;
     }
     if (strcmp(field, "limit") == 0) {
@@ -205,7 +215,7 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
             p = q;
         } else if (strncmp(p, "null", 4) == 0) {
             const char *field;
-            double *jh = jain_hour(m, key);
+            double *jh = jain_hour(m, key), *sh;
             int k;
 
             for (i = 0; i < sizeof(DKEYS) / sizeof(DKEYS[0]); i++)
@@ -218,8 +228,8 @@ ms_status_t ms_report_read_metrics(FILE *f, const char *name, ms_metrics_t *m,
                 m->tenants[k].reclaim_max_s = NAN;
             else if (field != NULL && strcmp(field, "reclaim_mean_s") == 0)
                 m->tenants[k].reclaim_mean_s = NAN;
-            else if (field != NULL && hour_of(field, "share_hour") >= 0)
-                m->share_hourly[hour_of(field, "share_hour")][k] = NAN;
+            else if (field != NULL && (sh = share_hour(m, field, k)) != NULL)
+                *sh = NAN;
             p += 4;
         } else {
             const char *end;
