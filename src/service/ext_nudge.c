@@ -43,20 +43,16 @@ static void nudge_free(nudge_t *n)
     free(n);
 }
 
-bool svc_ext_nudge(svc_t *d, const char *ref, const char *uid, const char *why)
+bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *why)
 {
-    const char *slash = ref != NULL ? strchr(ref, '/') : NULL;
     nudge_t *n;
-    char ns[64], stamp[48], value[160];
+    char stamp[48], value[160];
     time_t t = (time_t)svc_clock_wall(d->clock);
     struct tm tm;
     json_t *o;
 
-    if (slash == NULL || uid == NULL || (size_t)(slash - ref) >= sizeof(ns) || d->kube == NULL ||
-        d->ext == NULL || !d->ext->nudges_init)
+    if (path == NULL || uid == NULL || strlen(path) >= sizeof(n->path) || d->kube == NULL || d->ext == NULL)
         return false;
-    memcpy(ns, ref, (size_t)(slash - ref));
-    ns[slash - ref] = '\0';
     if ((n = calloc(1, sizeof(*n))) == NULL)
         return false;
     if (gmtime_r(&t, &tm) == NULL || strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
@@ -67,8 +63,8 @@ bool svc_ext_nudge(svc_t *d, const char *ref, const char *uid, const char *why)
     o = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", uid, "annotations", "migsched.io/preempt-retry", value);
     n->patch = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
-    if (n->patch == NULL || !svc_ext_pod_path(ns, slash + 1, "", n->path, sizeof(n->path)) ||
-        svc_queue_push(&d->ext->nudges, &n->link) != 0) {
+    snprintf(n->path, sizeof(n->path), "%s", path);
+    if (n->patch == NULL || svc_queue_push(&d->ext->nudges, &n->link) != 0) {
         nudge_free(n);
         return false;
     }
@@ -100,7 +96,7 @@ static void *nudger_main(void *arg)
 
 int svc_ext_nudger_start(svc_t *d)
 {
-    if (d->ext == NULL || !d->ext->nudges_init || d->watch == NULL)
+    if (d->ext == NULL || d->watch == NULL)
         return -1;
     if (pthread_create(&d->watch->nudger, NULL, nudger_main, d) != 0)
         return -1;
@@ -122,12 +118,9 @@ void svc_ext_nudges_free(svc_ext_t *x)
 {
     svc_qlink_t *l, *next;
 
-    if (!x->nudges_init)
-        return;
     for (l = svc_queue_drain(&x->nudges); l != NULL; l = next) {
         next = l->next;
         nudge_free(SVC_QITEM(l, nudge_t, link));
     }
     svc_queue_destroy(&x->nudges);
-    x->nudges_init = false;
 }

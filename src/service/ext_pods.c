@@ -78,7 +78,7 @@ ext_pod_t *svc_ext_pod_add(svc_ext_t *x, const char *uid)
 static void pod_free(ext_pod_t *p)
 {
     free(p->uid);
-    free(p->preempt_ref);
+    free(p->preempt_path);
     free(p->preemptor);
     free(p);
 }
@@ -105,7 +105,6 @@ int svc_ext_init(svc_t *d)
         d->ext = NULL;
         return -1;
     }
-    d->ext->nudges_init = true;
     d->ext->ttl_s = d->cfg->ext_ttl_s > 0 ? d->cfg->ext_ttl_s : 30.0;
     return 0;
 }

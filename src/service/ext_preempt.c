@@ -113,7 +113,7 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
     veto_ctx_t vc = { d, now };
     ms_diag_t diag;
     const char *node;
-    size_t ref_len;
+    char path[1200];
     int i;
 
     if (!d->cfg->qcfg.preempt || d->kube == NULL || pod->never_preempts || n <= 0)
@@ -147,10 +147,8 @@ void svc_ext_preempt(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms_
     p->preempt_node = out.node;
     p->preempt_n = out.nvictims;
     p->preempt_left = 0;
-    free(p->preempt_ref);
-    ref_len = strlen(pod->ns) + strlen(pod->name) + 2;
-    if ((p->preempt_ref = malloc(ref_len)) != NULL)
-        snprintf(p->preempt_ref, ref_len, "%s/%s", pod->ns, pod->name);
+    free(p->preempt_path);
+    p->preempt_path = svc_ext_pod_path(pod->ns, pod->name, "", path, sizeof(path)) ? strdup(path) : NULL;
     node = ms_sched_node(d->sched, out.node)->name;
     snprintf(e->why, sizeof(e->why), "migsched: no room now; evicting %d pod(s) of lower priority on this node",
              out.nvictims);
@@ -213,7 +211,7 @@ void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
      * first): its room is there */
     if (p != NULL && (again || (gone > 0 && p->preempt_left == 0))) {
         p->preempt_wait = 0;
-        (void)svc_ext_nudge(d, p->preempt_ref, p->uid, again ? "eviction refused" : "victims gone");
+        (void)svc_ext_nudge(d, p->preempt_path, p->uid, again ? "eviction refused" : "victims gone");
     }
     svc_ext_reply(m, 200, strdup("{}"));
 }
@@ -237,7 +235,7 @@ void svc_ext_victim_gone(svc_t *d, ext_pod_t *v)
     if (p != NULL && p->preempt_left > 0 && --p->preempt_left == 0) {
         p->preempt_wait = 0;
         if (unplaced(d, p))
-            (void)svc_ext_nudge(d, p->preempt_ref, p->uid, "victims gone");
+            (void)svc_ext_nudge(d, p->preempt_path, p->uid, "victims gone");
     }
 }
 
@@ -248,5 +246,5 @@ void svc_ext_preempt_tick(svc_t *d, ext_pod_t *p, double now)
     p->preempt_wait = 0;
     p->preempt_left = 0;   /* its victims' releases, if they come, nudge nobody */
     if (unplaced(d, p))
-        (void)svc_ext_nudge(d, p->preempt_ref, p->uid, "eviction wait over");
+        (void)svc_ext_nudge(d, p->preempt_path, p->uid, "eviction wait over");
 }

@@ -21,7 +21,7 @@ typedef struct ext_pod {
                                     * search before this (ext_preempt.c) */
     int preempt_node;              /* their node (the scheduler's index) */
     int preempt_n;                 /* how many */
-    char *preempt_ref;             /* a preemptor's "ns/name", for its nudge */
+    char *preempt_path;            /* a preemptor's pod's API path, for its nudge */
     int preempt_left;              /* its evicted victims whose release the
                                     * watch has not brought yet */
     char *preemptor;               /* a victim's: its preemptor's uid */
@@ -39,8 +39,7 @@ typedef struct svc_ext {
      * no victim until then (ext_preempt.c; a ring, the oldest replaced) */
     struct { char uid[SVC_EXT_UID_MAX]; double until; } refused[SVC_EXT_REFUSED];
     int nrefused, refused_next;
-    svc_queue_t nudges;            /* ext_nudge.c's, any thread */
-    bool nudges_init;
+    svc_queue_t nudges;            /* ext_nudge.c's, any thread (made with the map) */
 } svc_ext_t;
 
 enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC, EXT_ADOPT, EXT_EVICTED };
@@ -168,14 +167,15 @@ void svc_ext_preempt_tick(svc_t *d, ext_pod_t *p, double now);
  * of every eviction of e->evict, then, if none was refused, the evictions;
  * the outcomes to the loop (EXT_EVICTED). Frees e. */
 void svc_ext_evict(svc_t *d, ext_msg_t *e);
-/* ext_nudge.c: a preemptor's pod touched (an annotation: why, and when)
- * so that kube-scheduler tries it again. svc_ext_nudge: the loop, queued
+/* ext_nudge.c: a preemptor's pod (path: its API path, svc_ext_pod_path;
+ * uid: its UID, the patch's precondition) touched (an annotation: why, and
+ * when) so that kube-scheduler tries it again. svc_ext_nudge: the loop, queued
  * for the nudge thread; false when it could not be (out of memory,
  * stopped). start/stop: the main thread, with the pod watch (ext_kube.c);
  * the queue is svc_ext_t's (made by svc_ext_init, drained by
  * svc_ext_free), so the loop may nudge before the thread starts and after
  * it stopped. */
-bool svc_ext_nudge(svc_t *d, const char *ref, const char *uid, const char *why);
+bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *why);
 int svc_ext_nudger_start(svc_t *d);
 void svc_ext_nudger_stop(svc_t *d);
 void svc_ext_nudges_free(svc_ext_t *x);
