@@ -256,6 +256,7 @@ static const opt_t OPTS[] = {
     { "kube-token-file", K_STR, F(kube_token_file), 0, 0, 0, NULL },
     { "kube-ca", K_STR, F(kube_ca), 0, 0, 0, NULL },
     { "extender-ttl", K_NUM, F(ext_ttl_s), 1, 3600, 0, NULL },
+    { "extender-filter-nodes", K_INT, F(ext_filter_nodes), 0, 100000, 0, NULL },
     { "leader-elect", K_FLAG, F(leader_elect), 0, 0, 0, NULL },
     { "lease", K_OTHER, 0, 0, 0, 0, set_lease },
     { "lease-duration", K_NUM, F(lease_s), 3, 3600, 0, NULL },
@@ -513,6 +514,7 @@ static int defaults(svc_cfg_t *c)
     c->unhealthy_after = 3;
     c->max_body = 65536;
     c->ext_max_body = 16L << 20;
+    c->ext_filter_nodes = 16;
     c->unowned_grace_s = 300;
     c->max_conns = 256;
     c->max_conns_per_ip = 64;

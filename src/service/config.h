@@ -45,6 +45,8 @@ typedef struct svc_cfg {
     bool kube;                     /* bind through the API server */
     char *kube_api, *kube_token_file, *kube_ca, *kubeconfig;
     double ext_ttl_s;              /* extender reservations (default 30 s) */
+    int ext_filter_nodes;          /* a filter that holds passes at most this many
+                                    * nodes, the held one first (16; 0: all) */
     /* Kubernetes control loops (kctl.h) */
     bool leader_elect;             /* take part in leader election on a Lease */
     char *lease;                   /* "NAMESPACE/NAME" (default migsched/migschedd) */

@@ -16,7 +16,15 @@
  *               ms_sched_reserve holds the best placement among the
  *               best-scored nodes (one scoring pass), for --extender-ttl
  *               seconds, so the filters and prioritizes of other pods see
- *               it at once; the scores are kept (ext_score.c).
+ *               it at once; the scores are kept (ext_score.c). Once
+ *               held, only the held node and the next best ones pass
+ *               (--extender-filter-nodes, 16): kube-scheduler scores and
+ *               prioritizes what passes, and at 5,000 nodes writing,
+ *               reading and scoring every node that has room was half a
+ *               MIG pod's scheduling cycle (docs/performance.md); the
+ *               others, and the nodes with no room now, are in neither
+ *               list, as kube-scheduler's own percentageOfNodesToScore
+ *               leaves nodes unscored.
  *   prioritize  the filter's scores while nothing changed since, else
  *               ms_sched_node_scores (0..10, FragCost after and
  *               utilisation after); the node of the pod's own reservation
@@ -214,6 +222,41 @@ static bool hold_best(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const ms
     return false;
 }
 
+/* After a hold: only the held node and the next best scored, at most
+ * keep in all, pass; the others with room are omitted, and so are the
+ * nodes with no room now (the pod is schedulable: kube-scheduler reads
+ * their reasons only for one that is not). Those that never can host it
+ * keep theirs: they show a node set that is not what its operator meant.
+ * Scores are 0..10, so the cut is found by counting, O(n). */
+static void offer_best(svc_t *d, const ext_pod_t *p, svc_ext_verdict_t *v, int n, const int *idx,
+                       const char **known, const int *scores, int nk, int keep)
+{
+    const char *held = svc_ext_job_node(d, p->job);
+    int count[11] = { 0 }, i, cut, above = 0, ties;
+
+    if (keep <= 0)
+        return;
+    for (i = 0; i < nk; i++)
+        if (scores[i] >= 0 && strcmp(known[i], held) != 0)
+            count[scores[i] > 10 ? 10 : scores[i]]++;
+    /* cut: the lowest score still offered; ties: how many of it fit */
+    for (cut = 10; cut > 0 && above + count[cut] < keep - 1; cut--)
+        above += count[cut];
+    ties = keep - 1 - above;
+    for (i = 0; i < nk; i++) {
+        svc_ext_verdict_t *w = &v[idx[i]];
+        int s = scores[i] > 10 ? 10 : scores[i];
+
+        if (strcmp(known[i], held) == 0)
+            continue;
+        if (s < 0 || s < cut || (s == cut && ties-- <= 0))
+            w->omitted = true;
+    }
+    for (i = 0; i < n; i++)
+        if (v[i].reason != NULL && !v[i].unresolvable)
+            v[i].omitted = true;
+}
+
 static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
 {
     svc_ext_args_t *a = &e->args;
@@ -322,7 +365,9 @@ static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             err = "migsched: scoring failed";
             goto done;
         }
-        if (!hold_best(d, p, &a->pod, &r, v, idx, known, scores, nk, pass, now))
+        if (hold_best(d, p, &a->pod, &r, v, idx, known, scores, nk, pass, now))
+            offer_best(d, p, v, a->nnodes, idx, known, scores, nk, d->cfg->ext_filter_nodes);
+        else
             svc_ext_preempt(d, p, &a->pod, &r, known, nk, v, idx, e, now);   /* --preempt */
         svc_req_free(&q);
         /* after the hold: the prioritize that follows takes these */

@@ -107,6 +107,7 @@ typedef struct svc_ext_verdict {
     const char *node;
     const char *reason;     /* NULL: passes */
     bool unresolvable;
+    bool omitted;           /* in neither list: passes, but not offered */
 } svc_ext_verdict_t;
 
 char *svc_ext_filter_reply(const svc_ext_verdict_t *v, int n, const char *error);

@@ -731,7 +731,7 @@ static void out_reasons(out_t *o, const svc_ext_verdict_t *v, int n, bool unres)
 
     OUT_LIT(o, "{");
     for (i = 0; i < n; i++) {
-        if (v[i].reason == NULL || v[i].unresolvable != unres)
+        if (v[i].reason == NULL || v[i].unresolvable != unres || v[i].omitted)
             continue;
         if (k++ > 0)
             OUT_LIT(o, ",");
@@ -750,7 +750,7 @@ char *svc_ext_filter_reply(const svc_ext_verdict_t *v, int n, const char *error)
     out_grow(&o, 128 + (size_t)(n > 0 ? n : 0) * 24);
     OUT_LIT(&o, "{\"Nodes\":null,\"NodeNames\":[");
     for (i = 0; i < n; i++) {
-        if (v[i].reason != NULL)
+        if (v[i].reason != NULL || v[i].omitted)
             continue;
         if (k++ > 0)
             OUT_LIT(&o, ",");

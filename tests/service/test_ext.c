@@ -628,6 +628,82 @@ static void test_kept_scores_equal_fresh(void **state)
     fx_teardown(&f);
 }
 
+/* Property (--extender-filter-nodes K): after random binds and releases,
+ * a filter that holds offers the held node, which scored best, and the
+ * best-scored of the others, min(K, nodes with room) in all; every node
+ * it leaves out scored no better than any it offers; it names no node
+ * that fails now, and every node that never can. One that holds nothing
+ * names every node, as with K = 0. */
+static void test_filter_offers_the_best(void **state)
+{
+    fx_t f;
+    const char *const extra[] = { "--extender-filter-nodes", "2", NULL };
+    char uid[16], res[40];
+    int step, k, i, serial = 0, pre[5], room, offered, top;
+    uint64_t x = 91;
+
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    fx_setup(&f, "n0=2xA100-40GB n1=2xA100-40GB n2=1xA100-40GB n3=2xA100-40GB n4=1xA100-40GB", "fa+", extra);
+    fx_start(&f);
+    for (step = 0; step < 60; step++) {
+        snprintf(uid, sizeof(uid), "r%d", serial++);
+        if (!place_pod(&f, uid, PROF[prng(&x) % 5]) && step % 7 == 0)
+            release_pod(&f, uid);
+        for (k = 0; k < 5; k++) {
+            ms_sched_req_t r;
+            ms_diag_t diag;
+            json_t *o;
+            const char *held = "";
+            ext_pod_t *p;
+            int worst_in = 11, best_out = -1;
+
+            memset(&r, 0, sizeof(r));
+            r.profile = PROF[k];
+            r.isolation = MS_ISO_MIG;
+            ms_diag_clear(&diag);
+            assert_int_equal(ms_sched_node_scores(f.d.sched, &r, (const char *const *)PNAME, 5, pre, &diag), MS_OK);
+            snprintf(res, sizeof(res), "mig-%s", PROF[k]);
+            o = call(&f, args(EXT_FILTER, "probe", res, "\"n0\",\"n1\",\"n2\",\"n3\",\"n4\",\"zz\""), NULL);
+            p = svc_ext_pod_find(f.d.ext, "probe");
+            if (p != NULL && p->job != NULL && svc_ext_job_state(&f.d, p->job) == MS_JOB_RESERVED)
+                held = svc_ext_job_node(&f.d, p->job);
+            for (room = 0, offered = 0, top = -1, i = 0; i < 5; i++) {
+                const char *v = verdict(o, PNAME[i]);
+
+                room += pre[i] >= 0;
+                top = pre[i] > top ? pre[i] : top;
+                if (held[0] == '\0') {
+                    assert_string_equal(v, pre[i] >= 0 ? "pass" : "fail");
+                    continue;
+                }
+                assert_true(strcmp(v, "pass") == 0 || strcmp(v, "?") == 0);
+                offered += strcmp(v, "pass") == 0;
+                if (strcmp(PNAME[i], held) == 0)
+                    assert_string_equal(v, "pass");
+                else if (strcmp(v, "pass") == 0 && pre[i] < worst_in)
+                    worst_in = pre[i];
+                else if (strcmp(v, "?") == 0 && pre[i] > best_out)
+                    best_out = pre[i];
+            }
+            if (held[0] != '\0') {
+                for (i = 0; i < 5; i++)
+                    if (strcmp(PNAME[i], held) == 0 && pre[i] != top)
+                        fail_msg("step %d, %s: held on %s, scored %d of the best %d", step, PROF[k], held, pre[i], top);
+                assert_int_equal(offered, room < 2 ? room : 2);
+                if (best_out > worst_in)
+                    fail_msg("step %d, %s: left out a node scored %d, offered one scored %d", step, PROF[k],
+                             best_out, worst_in);
+                assert_int_equal(json_object_size(json_object_get(o, "FailedNodes")), 0);
+            }
+            assert_string_equal(verdict(o, "zz"), "never");
+            json_decref(o);
+            release_pod(&f, "probe");
+        }
+    }
+    fx_teardown(&f);
+}
+
 /* A pod's namespace is its tenant when that tenant is declared (else the
  * default tenant: the pod is not refused), and its spec.priority its job's
  * priority: the scheduler's view of the filter's held job says so; a pod
@@ -686,6 +762,7 @@ int main(void)
         cmocka_unit_test(test_long_names_schedulable_and_whole),
         cmocka_unit_test(test_prioritize_scores_equal_fresh),
         cmocka_unit_test(test_kept_scores_equal_fresh),
+        cmocka_unit_test(test_filter_offers_the_best),
         cmocka_unit_test(test_pod_tenant_and_priority),
     };
 

@@ -213,16 +213,19 @@ static void test_any_case(void **state)
     svc_ext_args_free(&a);
 }
 
-/* The replies have the upstream names and types (ecosystem.md 1.1). */
+/* The replies have the upstream names and types (ecosystem.md 1.1); an
+ * omitted node is in neither list. */
 static void test_replies(void **state)
 {
-    svc_ext_verdict_t v[3] = { { "a", NULL, false }, { "b", "full", false }, { "c", "never", true } };
+    svc_ext_verdict_t v[5] = { { "a", NULL, false, false }, { "b", "full", false, false },
+                               { "c", "never", true, false }, { "d", NULL, false, true },
+                               { "e", "full", false, true } };
     const char *nodes[2] = { "a", "b" };
     int scores[2] = { 10, 3 };
     char *s;
 
     (void)state;
-    s = svc_ext_filter_reply(v, 3, NULL);
+    s = svc_ext_filter_reply(v, 5, NULL);
     assert_string_equal(s, "{\"Nodes\":null,\"NodeNames\":[\"a\"],\"FailedNodes\":{\"b\":\"full\"},"
                            "\"FailedAndUnresolvableNodes\":{\"c\":\"never\"},\"Error\":\"\"}");
     free(s);
@@ -244,8 +247,8 @@ static void test_replies(void **state)
 static void test_replies_escape(void **state)
 {
     static const char *const names[] = { "q\"uo\\te", "ctl\x01\n\t", "\xc3\xa9t\xc3\xa9-\xe2\x82\xac", "plain" };
-    svc_ext_verdict_t v[4] = { { names[0], NULL, false }, { names[1], "bad \xc3", false },
-                               { names[2], "never \"x\"", true }, { names[3], NULL, false } };
+    svc_ext_verdict_t v[4] = { { names[0], NULL, false, false }, { names[1], "bad \xc3", false, false },
+                               { names[2], "never \"x\"", true, false }, { names[3], NULL, false, false } };
     int scores[4] = { 1, 2, 3, 4 };
     json_t *o, *x;
     char *s;
