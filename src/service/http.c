@@ -329,8 +329,6 @@ static int route_id(const char *url, bool get, bool post, bool del)
         if (strchr(svc_rt_path[k], '{') == NULL && strcmp(url, svc_rt_path[k]) == 0 &&
             strcmp(m, svc_rt_method[k]) == 0)
             return k;
-    if (strncmp(url, "/extender/", 10) == 0)
-        return post ? SVC_RT_EXTENDER : SVC_RT_OTHER;
     if (strncmp(url, "/v1/jobs/", 9) != 0)
         return SVC_RT_OTHER;
     slash = strchr(url + 9, '/');

@@ -9,11 +9,12 @@
 
 const char *const svc_rt_method[SVC_RT_N] = {
     "other", "POST", "GET", "GET", "DELETE", "POST", "GET", "GET", "GET", "GET", "GET", "GET", "GET", "POST", "GET",
+    "POST", "POST",
 };
 const char *const svc_rt_path[SVC_RT_N] = {
     "other", "/v1/jobs", "/v1/jobs", "/v1/jobs/{id}", "/v1/jobs/{id}", "/v1/jobs/{id}/done", "/v1/events",
-    "/v1/events/stream", "/v1/cluster", "/metrics", "/healthz", "/readyz", "/", "/extender/{verb}",
-    "/v1/tenants",
+    "/v1/events/stream", "/v1/cluster", "/metrics", "/healthz", "/readyz", "/", "/extender/filter",
+    "/v1/tenants", "/extender/prioritize", "/extender/bind",
 };
 
 void svc_hist_init(svc_hist_t *h, const double *le, int n)

@@ -167,6 +167,13 @@ wait_for sh -c "curl -s '$B/v1/jobs?state=running' | jq -e '.jobs | length == 10
     fail "10 bound pods are not running: $(curl -s "$B/v1/jobs?state=running")"
 wait_for check_cluster || fail "cluster inconsistent after the binds"
 echo "concurrent filters: 10 of 14 pass, 10 binds ok, no overlap"
+# each verb has its own latency series (a slow bind must not hide in the
+# filters' figures)
+curl -s "$B/metrics" >"$SVC_TMP/m.txt"
+for v in filter prioritize bind; do
+    grep -q "^migsched_http_request_duration_seconds_count{method=\"POST\",route=\"/extender/$v\"} [1-9]" "$SVC_TMP/m.txt" ||
+        fail "no latency series for /extender/$v: $(grep extender "$SVC_TMP/m.txt" | head -n 5)"
+done
 
 # 4. a bind nobody filtered for, a node migschedd lacks
 bindargs nobody n0 >"$SVC_TMP/bx.json"
