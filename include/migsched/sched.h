@@ -244,6 +244,9 @@ typedef struct ms_sched_cfg {
                                       * long (seen at the next pass); default 0 */
     int preempt_rate;                /* at most N preemptions in any 60 s; 0 = no limit
                                       * (default 10) */
+    double preempt_max_lost_s;       /* a job that has run longer than this is no
+                                      * victim: the work one preemption loses is
+                                      * bounded; 0 (default): no bound */
     /* Tenants' virtual times decay with this half-life (Slurm's decayed
      * usage; docs/tenants.md): past service counts less as it ages, and
      * counts even across a time without demand. 0 (default): no decay,

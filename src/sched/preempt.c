@@ -178,6 +178,8 @@ static bool eligible(const ms_sched_t *s, const head_t *h, int32_t v)
         return false;
     if (!(h->now - j->start_t >= s->cfg.preempt_grace_s))
         return false;
+    if (s->cfg.preempt_max_lost_s > 0.0 && h->now - j->start_t > s->cfg.preempt_max_lost_s)
+        return false;   /* it would lose too much: the bound on one victim's loss */
     if (h->ok != NULL && !h->ok(h->ok_ctx, v))
         return false;
     t = s->cls[j->cls].tenant;

@@ -202,6 +202,9 @@ static ms_status_t check_cfg(const ms_sched_cfg_t *cfg, ms_diag_t *diag)
     } else if (!(cfg->preempt_grace_s >= 0.0 && cfg->preempt_grace_s <= 1e12)) {
         field = "preempt-grace";
         why = "must be in [0, 1e12] seconds";
+    } else if (!(cfg->preempt_max_lost_s >= 0.0 && cfg->preempt_max_lost_s <= 1e12)) {
+        field = "preempt-max-lost";
+        why = "must be in [0, 1e12] seconds (0: no bound)";
     } else if (!(cfg->preempt_after_s >= 0.0 && cfg->preempt_after_s <= 1e12)) {
         field = "preempt-after";
         why = "must be in [0, 1e12] seconds";

@@ -133,6 +133,8 @@ static void confirm(env_t *e, double now)
     e->nops = 0;
 }
 
+static double g_max_lost;   /* preempt_max_lost_s of the next env_make */
+
 static void env_make(env_t *e, const char *node, bool preempt, double grace, int rate,
                      double after)
 {
@@ -159,6 +161,7 @@ static void env_make(env_t *e, const char *node, bool preempt, double grace, int
     cfg.preempt_grace_s = grace;
     cfg.preempt_rate = rate;
     cfg.preempt_after_s = after;
+    cfg.preempt_max_lost_s = g_max_lost;
     cfg.track_ops = g_track;
     e->track = g_track;
     ms_diag_clear(&dg);
@@ -367,9 +370,10 @@ static void test_properties(void **state)
     assert_true(g_reclaims > 0);
 }
 
-/* Grace: no victim had run less than grace. The start of a victim is read
- * back from the scheduler before its STOP reaches the driver: its job
- * info's start_t is that of the run being stopped. */
+/* Grace: no victim had run less than grace, and with a bound on the lost
+ * work (preempt_max_lost_s) none had run longer than it. The start of a
+ * victim is read back from the scheduler before its STOP reaches the
+ * driver: its job info's start_t is that of the run being stopped. */
 static double g_grace;
 static int g_bad;
 
@@ -382,7 +386,9 @@ static ms_status_t on_plan_grace(void *ctx, const ms_sched_plan_t *p)
         const ms_op_t *op = &p->ops[i].op;
 
         if (op->kind == MS_OP_STOP && op->job != e->finishing && op->job < MAXJ &&
-            !isnan(e->start[op->job]) && p->now - e->start[op->job] < g_grace)
+            !isnan(e->start[op->job]) &&
+            (p->now - e->start[op->job] < g_grace ||
+             (g_max_lost > 0.0 && p->now - e->start[op->job] > g_max_lost)))
             g_bad++;
     }
     return on_plan(ctx, p);
@@ -391,11 +397,11 @@ static ms_status_t on_plan_grace(void *ctx, const ms_sched_plan_t *p)
 static void test_grace(void **state)
 {
     static env_t e;
-    long total = 0;
+    long total = 0, bounded = 0;
     int i;
 
     (void)state;
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 16; i++) {
         wl_t w;
         ms_sched_exec_t ex = { &e, on_plan_grace };
 
@@ -406,6 +412,7 @@ static void test_grace(void **state)
         w.grace = 150.0;
         w.rate = 0;
         g_grace = w.grace;
+        g_max_lost = i >= 8 ? 260.0 : 0.0;   /* durations are 30..430 s */
         g_bad = 0;
         /* run_wl with the grace-checking executor */
         env_make(&e, "n=2xA100-40GB", true, w.grace, 0, 0.0);
@@ -430,10 +437,14 @@ static void test_grace(void **state)
         assert_int_equal(g_bad, 0);
         check_victims(&e, &w);
         total += e.npre;
+        bounded += i >= 8 ? e.npre : 0;
         env_free(&e);
     }
-    print_message("preemptions with a grace of 150 s: %ld\n", total);
+    g_max_lost = 0.0;
+    print_message("preemptions with a grace of 150 s: %ld, of them with at most 260 s lost: %ld\n", total,
+                  bounded);
     assert_true(total > 10);
+    assert_true(bounded > 5);
 }
 
 /* With nobody eligible (every job of one priority, no tenants) the plans
