@@ -14,7 +14,7 @@ declare -A VAL=([lb-threshold]=0.5 [balance]=flag [dynamic]=flag [migration]=fla
     [static-layout]=4g+2g+1g [demand-window]=128 [hysteresis]=60 [replicas]=2 [seed]=7
     [migrate-cost]=5 [interference-beta]=0.1 [room-queue-max]=16
     [queue]=fifo [backfill-bound]=inf [aging-rate]=2 [default-estimate]=600
-    [preempt]=flag [preempt-grace]=30 [preempt-after]=10 [preempt-rate]=5
+    [preempt]=flag [preempt-grace]=30 [preempt-after]=10 [preempt-max-lost]=600 [preempt-rate]=5
     [tenant-half-life]=3600)
 names=$("$MIGSCHEDD" --help | sed -n '/^queue and policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
 [ -n "$names" ] || fail "--help lists no policy options"
@@ -57,6 +57,7 @@ bad "--queue: 'lifo' is not a choice; expected one of easy, backfill or fifo" --
 bad "--aging-rate: '-1' is out of range; expected a number in [0, 1e+06]" --aging-rate=-1
 bad "--queue needs a value" --queue
 bad "--tenant-half-life: '-1' is out of range; expected a number in [0, 1e+12]" --tenant-half-life=-1
+bad "--preempt-max-lost: '-5' is out of range; expected a number in [0, 1e+12]" --preempt-max-lost=-5
 bad "--tenant-half-life: 'x' is not a decimal number; expected a number in [0, 1e+12]" --tenant-half-life x
 bad "--beta: a simulator option, not one of this command's" --beta 0.1
 # the daemon's own numbers: number.h's syntax, the same message
