@@ -248,15 +248,24 @@ typedef struct room {
     int nfit[MS_MAX_PROFILES];       /* GPUs with room for each profile */
 } room_t;
 
-/* find_except through the list of profile k's destinations. */
-static bool dest_find(const faplus_t *f, const ms_cluster_t *c, room_t *rm, int k, const int *ex,
+/* find_except through the list of profile k's destinations. Profile k's
+ * pack rank is brought to the current weights here, on first use in the
+ * call: make_room built every rank whose keys it might read before
+ * (rebuilding all of them each call, after new weights, was a fifth of
+ * make_room with jobs waiting, issue 25); a rank that already exists is
+ * re-keyed without allocating, so this cannot fail. */
+static bool dest_find(faplus_t *f, const ms_cluster_t *c, room_t *rm, int k, const int *ex,
                       int nex, int *gpu, int *start)
 {
     dest_t *d = &rm->dl[k];
     int i, q;
 
-    if (!d->built)
+    if (!d->built) {
+        const ms_rank_t *pr;
+
+        (void)ms__faplus_rank(f, 1, k, &pr);
         dest_build(f, c, k, DEST_MAX, rm->used, rm->nused, d);
+    }
     for (i = 0; i < d->n; i++) {
         bool skip = false;
 
@@ -293,7 +302,7 @@ static double move_cost(const faplus_t *f, const ms_cluster_t *c, int d)
 /* Evict a subset of GPU h's running jobs so that k fits on h, each job to
  * its own least-loss destination elsewhere: the cheapest subset, then the
  * fewest jobs, then the least compute moved, then the first in bit order. */
-static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, int max_moves,
+static bool evict_plan(faplus_t *f, const ms_cluster_t *c, int h, int k, int max_moves,
                        room_t *rm, evict_t *best)
 {
     const ms_geom_t *g = f->geom;
@@ -326,11 +335,10 @@ static bool evict_plan(const faplus_t *f, const ms_cluster_t *c, int h, int k, i
     /* the jobs that cannot move stay: if no legal start of k is clear of
      * them, no subset of the others makes room (on a 7g's behalf, any GPU
      * with one such job) */
-    for (i0 = 0; i0 < MS_MAX_WIDTH; i0++)
-        if ((starts >> i0 & 1u) &&
-            (ms_geom_profile_mask(g, k, i0) & keep) == 0)
+    for (sub = starts; sub != 0; sub &= sub - 1)
+        if ((ms_geom_profile_mask(g, k, __builtin_ctz(sub)) & keep) == 0)
             break;
-    if (i0 == MS_MAX_WIDTH)
+    if (sub == 0)
         return false;
     cnt[0] = 0;
     left[0] = r.state;
@@ -411,7 +419,10 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     for (i = 0; i < f->np; i++) {   /* evictions go by the pack ranks */
         const ms_rank_t *pr;
 
-        if ((st = ms__faplus_rank(f, 1, i, &pr)) != MS_OK)
+        /* the first build allocates (and may fail): here; new keys on
+         * first use (dest_find) */
+        if ((f->pack[i].cands == NULL || f->pack[i].width != f->width) &&
+            (st = ms__faplus_rank(f, 1, i, &pr)) != MS_OK)
             return st;
         nfit[i] = ms_cluster_count_fit(c, i);
     }
