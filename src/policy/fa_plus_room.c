@@ -392,7 +392,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
                                  ms_plan_t *out)
 {
     faplus_t *f = self;
-    ms__relayout_t *r, *intra;
+    ms__relayout_t rl[2], *r = &rl[0], *intra = &rl[1];   /* a GPU's jobs; the best intra */
     evict_t ev, best_ev;
     room_t rm;
     int s, n0 = out->n, i, u, nused = 0, *nfit = rm.nfit;
@@ -426,18 +426,17 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
             return st;
         nfit[i] = ms_cluster_count_fit(c, i);
     }
-    if ((r = malloc(2 * sizeof(*r))) == NULL)
-        return MS_ENOMEM;
     /* the states in use, ascending: as a walk over every state that skips
      * those no GPU is in */
     nused = ms_cluster_states_in_use(c, used);
-    intra = r + 1;
     intra->gpu = -1;
-    for (i = 0; i < MS_MAX_PROFILES; i++)
+    for (i = 0; i < f->np; i++)   /* dest_find sees only the policy's profiles */
         rm.dl[i].built = 0;
     rm.used = used;
     rm.nused = nused;
-    memset(&best_ev, 0, sizeof(best_ev));
+    best_ev.gpu = -1;   /* the fields compared (the rest is read only once have_ev) */
+    best_ev.n = 0;
+    best_ev.cost = 0.0;
     for (u = 0; u < nused; u++) {
         int h;
 
@@ -488,7 +487,6 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     }
     if (st != MS_OK)
         out->n = n0;
-    free(r);
     return st;
 }
 
