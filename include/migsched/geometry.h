@@ -143,6 +143,8 @@ int      ms_state_compute(const ms_geom_t *g, ms_state_t s); /* busy compute */
 int      ms_state_count(const ms_geom_t *g, ms_state_t s, int k);
 /* Legal starts of profile k that are free in state s (bit i = start i). */
 uint16_t ms_state_fit(const ms_geom_t *g, ms_state_t s, int k);
+/* Profiles with a free legal start in state s (bit k = profile k). */
+uint16_t ms_state_fits(const ms_geom_t *g, ms_state_t s);
 /* State after creating profile k at start st; MS_STATE_NONE if illegal. */
 ms_state_t ms_state_place(const ms_geom_t *g, ms_state_t s, int k, int st);
 /* State after destroying an instance of profile k at start st that the

@@ -25,6 +25,7 @@
 
 /* ms_policy_ops_t.flags */
 #define MS_POLICY_PURE_PLACE 0x1u   /* see `flags` below */
+#define MS_POLICY_FIT_PLACE  0x2u   /* see `flags` below */
 
 
 /* Every option of every policy; each policy reads the ones it knows. */
@@ -109,7 +110,15 @@ typedef struct ms_policy_ops {
      * while the cluster only loses capacity (placements) and version() is
      * unchanged: a job that did not fit is offered again only after an op
      * that frees or creates capacity, or a new version(). Without the flag,
-     * every waiting class is offered to place() in every pass. */
+     * every waiting class is offered to place() in every pass.
+     * MS_POLICY_FIT_PLACE (with PURE_PLACE, on a MIG cluster) promises more
+     * for a job of one instance of profile p: place() chooses among GPUs
+     * each admissible by its own state (and version()) alone, and only
+     * where p has a free legal start once the GPU's idle GIs are gone (the
+     * ranked policies: ms_rank_find over the states). A job that did not
+     * fit is then offered again only after an op other than a placement
+     * leaves some GPU where p would fit so, or a new version(): an end
+     * that frees a 3g re-offers the 1g, 2g and 3g waiting, not the 7g. */
     uint32_t flags;
     /* Optional (NULL: place() depends on the cluster and the job alone): a
      * value that differs whenever place() may answer differently for the

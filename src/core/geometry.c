@@ -33,6 +33,7 @@ struct ms_geom {
     ms_state_t (*place)[MS_MAX_PROFILES][MS_MAX_WIDTH];
     ms_state_t (*rem)[MS_MAX_PROFILES][MS_MAX_WIDTH];
     int8_t (*ideal)[MS_MAX_PROFILES]; /* [nstates]: Ideal_p (frag.h), see geom_int.h */
+    uint16_t *fits;                   /* [nstates]: bit k = fit[s][k] != 0 */
     int *hash;                        /* open addressing over skey, -1 = empty */
     int hcap;                         /* power of two, > 2 * cap */
 };
@@ -46,6 +47,7 @@ static void geom_free(ms_geom_t *g)
     free(g->scount);
     free(g->skey);
     free(g->fit);
+    free(g->fits);
     free(g->place);
     free(g->rem);
     free(g->ideal);
@@ -323,8 +325,10 @@ ms_status_t ms_geom_create(const ms_model_t *m, uint32_t profile_set, ms_geom_t 
             }
         }
     }
-    /* Ideal_p per state (frag.h): a lookup instead of two divisions. */
-    if ((g->ideal = calloc((size_t)g->nstates, sizeof(*g->ideal))) == NULL) {
+    /* Ideal_p per state (frag.h): a lookup instead of two divisions; and
+     * the profiles that fit each state, as one mask. */
+    if ((g->ideal = calloc((size_t)g->nstates, sizeof(*g->ideal))) == NULL ||
+        (g->fits = calloc((size_t)g->nstates, sizeof(*g->fits))) == NULL) {
         geom_free(g);
         return MS_ENOMEM;
     }
@@ -337,6 +341,8 @@ ms_status_t ms_geom_create(const ms_model_t *m, uint32_t profile_set, ms_geom_t 
             int c = p->max_count - (g->tracked[k] >= 0 ? g->scount[s][k] : 0);
             int v = a < b ? a : b;
             g->ideal[s][k] = (int8_t)(v < c ? v : c);
+            if (g->fit[s][k] != 0)
+                g->fits[s] = (uint16_t)(g->fits[s] | 1u << k);
         }
     }
     *out = g;
@@ -395,6 +401,7 @@ int ms_state_count(const ms_geom_t *g, ms_state_t s, int k)
 }
 
 uint16_t ms_state_fit(const ms_geom_t *g, ms_state_t s, int k) { return g->fit[s][k]; }
+uint16_t ms_state_fits(const ms_geom_t *g, ms_state_t s) { return g->fits[s]; }
 
 ms_state_t ms_state_place(const ms_geom_t *g, ms_state_t s, int k, int st)
 {

@@ -32,6 +32,6 @@ const ms_policy_ops_t ms_policy_best_fit = {
     .destroy = ms__rankpol_destroy,
     .can_host = ms__dyn_can_host_hook,
     .place = ms__rankpol_place_hook,
-    .flags = MS_POLICY_PURE_PLACE,
+    .flags = MS_POLICY_PURE_PLACE | MS_POLICY_FIT_PLACE,
     .on_finish = ms__dyn_on_finish,
 };

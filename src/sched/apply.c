@@ -62,6 +62,26 @@ bool ms__sched_moves_allowed(const ms_sched_t *s, const ms_plan_t *p, double now
     return true;
 }
 
+/* GPU l of group gr after an op that may have freed capacity: stamp each
+ * profile that fits there once its idle GIs are gone (worth_offering's
+ * rule for MS_POLICY_FIT_PLACE). O(instances + profiles). */
+static void fit_mark(ms__grp_t *gr, int l, uint64_t stamp)
+{
+    const ms_gpu_t *gpu = &gr->c->gpus[l];
+    ms_state_t st = gpu->state;
+    unsigned fits;
+    int i;
+
+    for (i = 0; i < gpu->ninst && st != MS_STATE_NONE; i++)
+        if (gpu->inst[i].job < 0 && gpu->inst[i].start >= 0)
+            st = ms_state_remove(gr->geom, st, gpu->inst[i].prof, gpu->inst[i].start);
+    /* (an inconsistent state: every profile) */
+    fits = st == MS_STATE_NONE ? (1u << ms_geom_nprofiles(gr->geom)) - 1u
+                               : ms_state_fits(gr->geom, st);
+    for (; fits != 0; fits &= fits - 1u)
+        gr->fit_at[__builtin_ctz(fits)] = stamp;
+}
+
 ms_status_t ms__sched_cluster_op(ms_sched_t *s, int gi, const ms_op_t *op, bool consume)
 {
     ms__grp_t *gr = &s->grp[gi];
@@ -70,6 +90,11 @@ ms_status_t ms__sched_cluster_op(ms_sched_t *s, int gi, const ms_op_t *op, bool 
     if ((st = ms_cluster_apply_op(gr->c, op)) != MS_OK)
         return st;
     gr->any_at = ++s->stamp;
+    if (!consume && gr->c->share == MS_SHARE_MIG && (gr->pol->flags & MS_POLICY_FIT_PLACE)) {
+        fit_mark(gr, op->gpu, s->stamp);
+        if (op->kind == MS_OP_MOVE && op->from_gpu >= 0 && op->from_gpu != op->gpu)
+            fit_mark(gr, op->from_gpu, s->stamp);
+    }
     if (!consume)
         gr->free_at = s->stamp;
     /* the nodes whose GPUs changed: their kept scores are stale (reserve.c) */

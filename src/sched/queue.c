@@ -19,7 +19,8 @@
  * start is not offered again until something happened that could change
  * the answer (worth_offering): its head changed; a candidate group freed
  * capacity (an op other than a placement's CREATE and START: an end, a
- * cancel, a move, a layout change, a rollback) or its policy reported a new
+ * cancel, a move, a layout change, a rollback; with MS_POLICY_FIT_PLACE,
+ * one that left a GPU where its profile fits) or its policy reported a new
  * version(); and, for a class that a reservation blocked, any op in its
  * groups, a new passing regime (another reservation, or none), or its
  * estimate now ending in time. Such a class counts as tried and failed, as
@@ -278,7 +279,8 @@ static void regime_note(ms_sched_t *s, bool easy, double now)
 
 /* Could offering class k's head now answer differently from the last time
  * it did not start? Only if its head changed, or one of its groups freed
- * capacity (or its policy a new version), or, when a reservation blocked
+ * capacity (for a policy with MS_POLICY_FIT_PLACE, a GPU where its profile
+ * now fits; else anywhere) or its policy a new version, or, when a reservation blocked
  * it, any op there, a new passing regime, or its estimate now ends in
  * time; or its policy does not promise a pure place(). passing: the head
  * would pass the queue's head (else no reservation applies to it). */
@@ -301,9 +303,17 @@ static bool worth_offering(const ms_sched_t *s, int k, bool passing, double now)
         return gr->free_at > c->blk_at || (c->blk == MS__BLK_EASY && gr->any_at > c->blk_at);
     }
     for (i = 0; i < c->norder; i++) {
-        const ms__grp_t *gr = &s->grp[c->order[i]];
+        int gi = c->order[i];
+        const ms__grp_t *gr = &s->grp[gi];
+        /* capacity freed where it matters: for a policy that places only
+         * where the profile fits (MS_POLICY_FIT_PLACE), a GPU it now fits;
+         * else anywhere in the group */
+        uint64_t freed = (gr->pol->flags & MS_POLICY_FIT_PLACE) && !c->gang &&
+                                 gr->c->share == MS_SHARE_MIG && c->prof[gi] >= 0
+                             ? gr->fit_at[(int)c->prof[gi]]
+                             : gr->free_at;
 
-        if (!(gr->pol->flags & MS_POLICY_PURE_PLACE) || gr->free_at > c->blk_at ||
+        if (!(gr->pol->flags & MS_POLICY_PURE_PLACE) || freed > c->blk_at ||
             gr->pol_at > c->blk_at || (c->blk == MS__BLK_EASY && gr->any_at > c->blk_at))
             return true;
     }

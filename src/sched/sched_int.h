@@ -80,6 +80,10 @@ typedef struct ms__grp {
     uint64_t any_at;               /* any op */
     uint64_t pol_at;               /* the policy's version() changed */
     uint64_t pol_ver;
+    /* [p]: an op other than a placement left a GPU where profile p fits
+     * once its idle GIs are gone (MS_POLICY_FIT_PLACE: what can unblock a
+     * class of p here) */
+    uint64_t fit_at[MS_MAX_PROFILES];
     ms__rtrack_t *trk;             /* [ntrk] EASY trackers, made on first use */
     int ntrk;
     /* memory slices of each profile at each start, and each profile's legal

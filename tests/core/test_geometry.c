@@ -86,6 +86,11 @@ static void test_every_model(void **state)
         assert_int_equal(ms_geom_create(&m[i], 0, &g), MS_OK);
         /* the full profile exists and fills the axis from 0 */
         assert_int_equal(ms_state_fit(g, 0, ms_geom_nprofiles(g) - 1), 1);
+        /* ms_state_fits is the profiles with a free start, in every state */
+        for (int s = 0; s < ms_geom_nstates(g); s++)
+            for (int k = 0; k < ms_geom_nprofiles(g); k++)
+                assert_int_equal(ms_state_fits(g, (ms_state_t)s) >> k & 1u,
+                                 ms_state_fit(g, (ms_state_t)s, k) != 0);
         ms_geom_destroy(g);
     }
 }

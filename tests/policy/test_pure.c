@@ -66,6 +66,65 @@ static void poke(const ms_policy_ops_t *pol, void *self, const ms_cluster_t *c, 
     assert_int_equal(p->n, 0);
 }
 
+/* GPU g's state once its idle GIs are gone */
+static ms_state_t busy_state(const ms_cluster_t *c, int g)
+{
+    const ms_gpu_t *gpu = &c->gpus[g];
+    ms_state_t s = gpu->state;
+    int i;
+
+    for (i = 0; i < gpu->ninst; i++)
+        if (gpu->inst[i].job < 0 && gpu->inst[i].start >= 0)
+            s = ms_state_remove(c->geom, s, gpu->inst[i].prof, gpu->inst[i].start);
+    assert_true(s != MS_STATE_NONE);
+    return s;
+}
+
+/* MS_POLICY_FIT_PLACE (policy.h): a placement goes only where the profile
+ * fits once the GPU's idle GIs are gone; and an MS_ENOFIT stays one when a
+ * job ends on a GPU where the profile still does not fit so (its GI left
+ * idle), so the scheduler need not ask again. */
+static void check_fit(const ms_policy_ops_t *pol, void *self, ms_cluster_t *c, const ms_job_t *j,
+                      const answer_t *a, ms_rng_t *r, ms_plan_t *p, uint64_t seed, int step)
+{
+    int i, g;
+
+    if (!(pol->flags & MS_POLICY_FIT_PLACE) || j->gang > 1)
+        return;
+    for (i = 0; a->st == MS_OK && i < a->n; i++)
+        if (a->ops[i].kind == MS_OP_START &&
+            ms_state_fit(c->geom, busy_state(c, a->ops[i].gpu), j->prof) == 0)
+            fail_msg("%s seed %llu step %d: placed on GPU %d, where the profile does not fit",
+                     pol->name, (unsigned long long)seed, step, (int)a->ops[i].gpu);
+    if (a->st != MS_ENOFIT)
+        return;
+    g = (int)(ms_rng_next(r) % (uint64_t)c->ngpus);
+    for (i = 0; i < c->gpus[g].ninst; i++) {
+        const ms_inst_t *in = &c->gpus[g].inst[i];
+        ms_op_t op;
+        answer_t b;
+
+        if (in->job < 0)
+            continue;
+        memset(&op, 0, sizeof(op));
+        op.kind = MS_OP_STOP;
+        op.job = in->job;
+        op.gpu = g;
+        op.start = in->start;
+        op.prof = in->prof;
+        op.from_gpu = -1;
+        op.from_start = -1;
+        assert_int_equal(ms_cluster_apply_op(c, &op), MS_OK);
+        if (ms_state_fit(c->geom, busy_state(c, g), j->prof) != 0)
+            return;   /* now it fits there: the scheduler asks again */
+        ask(pol, self, c, j, p, &b);
+        if (b.st != MS_ENOFIT)
+            fail_msg("%s seed %llu step %d: a job that did not fit does after an end on GPU %d, "
+                     "where it still does not fit", pol->name, (unsigned long long)seed, step, g);
+        return;
+    }
+}
+
 static void run(const ms_policy_ops_t *pol, uint64_t seed, long *checked, long *differed)
 {
     ms_geom_t *g = pt_a100();
@@ -96,6 +155,10 @@ static void run(const ms_policy_ops_t *pol, uint64_t seed, long *checked, long *
         if (!same(&a, &b))
             fail_msg("%s seed %llu step %d: place() answered differently when asked twice",
                      pol->name, (unsigned long long)seed, step);
+        if (ms_rng_next(&r) % 4 == 0) {
+            check_fit(pol, self, c, &j, &a, &r, &p, seed, step);
+            ask(pol, self, c, &j, &p, &a);   /* the cluster may have changed */
+        }
         for (q = 0; q < 1 + (int)(ms_rng_next(&r) % 40); q++)
             poke(pol, self, c, &r, np, &p);
         ask(pol, self, c, &j, &p, &b);

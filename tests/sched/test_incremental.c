@@ -501,6 +501,67 @@ static void null_events(const char *policy, ms_queue_mode_t queue, double bound,
     world_free(&w);
 }
 
+/* A blocked class is offered again only when an op leaves a GPU where its
+ * profile fits (MS_POLICY_FIT_PLACE): on 2 A100s full of 1g jobs, with 7g,
+ * 4g and 1g jobs waiting (the 7g first), the end of a 1g offers the 1g
+ * class alone: its head starts in the hole, its next head is offered and
+ * waits; the 7g and 4g, which cannot fit the hole, are not asked. */
+static void fit_events(const char *policy)
+{
+    static const char *const wait[] = { "7g", "7g", "4g", "4g", "1g", "1g", "1g" };
+    setup_t u;
+    world_t w;
+    ms_sched_stats_t a, b;
+    double now = 0.0;
+    int32_t slot;
+    ms_diag_t d;
+    char id[32];
+    int i;
+
+    memset(&u, 0, sizeof(u));
+    u.policy = policy;
+    u.queue = MS_QUEUE_BACKFILL;
+    u.bound = INFINITY;
+    u.nn = 1;
+    snprintf(u.nodes[0], 64, "a=2xA100-40GB");
+    world_make(&w, &u);
+    for (i = 0; i < 14 + 7; i++) {
+        ms_sched_req_t q;
+
+        memset(&q, 0, sizeof(q));
+        q.profile = i < 14 ? "1g" : wait[i - 14];
+        q.estimate_s = 600.0;
+        snprintf(id, sizeof(id), "j%d", i);
+        q.id = id;
+        now += 1.0;
+        assert_int_equal(ms_sched_submit(w.s, &q, now, &slot, &d), MS_OK);
+    }
+    ms_sched_stats(w.s, &a);
+    assert_int_equal(a.running, 14);
+    assert_int_equal(a.waiting, 7);
+    assert_int_equal(ms_sched_finished(w.s, 3, now + 1.0), MS_OK);
+    ms_sched_stats(w.s, &b);
+    assert_int_equal(b.running, 14);
+    assert_int_equal(b.waiting, 6);
+    if (b.place_calls - a.place_calls != 2)
+        fail_msg("%s: the end of a 1g offered %ld placements (2: the 1g head that starts and the "
+                 "next, which waits)", policy, b.place_calls - a.place_calls);
+    assert_int_equal(ms_sched_check(w.s), MS_OK);
+    world_free(&w);
+}
+
+static void test_fit_events(void **state)
+{
+    static const char *const pols[] = { "fa+", "best-fit", "first-fit", "mfi" };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(pols) / sizeof(pols[0]); i++) {
+        assert_true(ms_policy_find(pols[i])->flags & MS_POLICY_FIT_PLACE);
+        fit_events(pols[i]);
+    }
+}
+
 static void test_null_events(void **state)
 {
     static const char *const pols[] = { "fa+", "fa", "best-fit", "first-fit", "mfi", "fgd",
@@ -523,6 +584,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_decisions),
         cmocka_unit_test(test_null_events),
+        cmocka_unit_test(test_fit_events),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
