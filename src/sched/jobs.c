@@ -195,9 +195,17 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         }
     if (s->ncls == s->capcls) {
         int cap = s->capcls ? s->capcls * 2 : 16;
-        ms__cls_t *v = ms__srealloc(s, s->cls, (size_t)cap * sizeof(*v));
+        ms__cls_t *v;
+        int32_t *po, *pd;
 
-        if (v == NULL)
+        /* the pass's kept order grows with the classes (queue.c) */
+        if ((po = ms__srealloc(s, s->pord, (size_t)cap * sizeof(*po))) == NULL)
+            return MS_ENOMEM;
+        s->pord = po;
+        if ((pd = ms__srealloc(s, s->pdirty, (size_t)cap * sizeof(*pd))) == NULL)
+            return MS_ENOMEM;
+        s->pdirty = pd;
+        if ((v = ms__srealloc(s, s->cls, (size_t)cap * sizeof(*v))) == NULL)
             return MS_ENOMEM;
         s->cls = v;
         s->capcls = cap;

@@ -69,6 +69,10 @@ static inline bool head_before(const ms__cls_t *a, const ms__cls_t *b)
 static void head_key(ms_sched_t *s, ms__cls_t *c)
 {
     c->hgen++;   /* a new head: offer it */
+    if (!c->pdirty) {   /* its place in the kept order (pass_order) */
+        c->pdirty = 1;
+        s->pdirty[s->npdirty++] = (int32_t)(c - s->cls);
+    }
     if (c->qhead >= 0) {
         c->hprio = s->jobs[c->qhead].priority;
         c->hseq = s->jobs[c->qhead].seq;
@@ -416,10 +420,54 @@ static ms_status_t preempt_for(ms_sched_t *s, int32_t *ord, int *nord, int best,
     return MS_OK;
 }
 
+/* The non-empty classes into ord in the order of their heads (the head
+ * first), *nord of them. Without tenants or aging that order changes only
+ * where a head did: it is kept from pass to pass (s->pord) and only the
+ * classes whose head changed since move, O(classes x changed) rather than
+ * an insertion sort of every class (most of a deep-queue pass's own cost,
+ * issue 25). With them (the order depends on usage or on now) every pass
+ * sorts, as before. */
+static void pass_order(ms_sched_t *s, int32_t *ord, int *nord, double now)
+{
+    int i, k, w;
+
+    if (s->ten_on || s->cfg.aging_rate > 0.0 || s->test_full_passes) {
+        /* (the tests' full passes sort every time: the oracle) */
+        for (i = 0; i < s->npdirty; i++)
+            s->cls[s->pdirty[i]].pdirty = 0;
+        s->npdirty = 0;
+        s->pord_ok = false;
+        for (k = 0; k < s->ncls; k++)
+            if (s->cls[k].qhead >= 0)
+                ord_offer(s, ord, nord, k, now);
+        return;
+    }
+    if (!s->pord_ok) {
+        s->npord = 0;
+        for (k = 0; k < s->ncls; k++)
+            if (s->cls[k].qhead >= 0)
+                ord_insert(s, s->pord, &s->npord, k, now);
+    } else {
+        for (i = w = 0; i < s->npord; i++)
+            if (!s->cls[s->pord[i]].pdirty)
+                s->pord[w++] = s->pord[i];
+        s->npord = w;
+        for (i = 0; i < s->npdirty; i++)
+            if (s->cls[s->pdirty[i]].qhead >= 0)
+                ord_insert(s, s->pord, &s->npord, s->pdirty[i], now);
+    }
+    for (i = 0; i < s->npdirty; i++)
+        s->cls[s->pdirty[i]].pdirty = 0;
+    s->npdirty = 0;
+    s->pord_ok = true;
+    memcpy(ord, s->pord, (size_t)s->npord * sizeof(*ord));
+    *nord = s->npord;
+}
+
 static ms_status_t sched_pass(ms_sched_t *s, double now)
 {
     bool tried_room = false;
-    int k, nord = 0, first = 0;
+    int nord = 0, first = 0;
     /* preemption: at most one attempt per job waiting at the start of the
      * pass (each that succeeds starts one; the bound ends the pass even if
      * victims and preemptors were to take turns) */
@@ -445,9 +493,7 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
     /* the non-empty classes in the order of their heads (the head first):
      * each step takes the first unblocked one, and a start moves only its
      * own class (the order is total: heads differ in seq) */
-    for (k = 0; k < s->ncls; k++)
-        if (s->cls[k].qhead >= 0)
-            ord_offer(s, ord, &nord, k, now);
+    pass_order(s, ord, &nord, now);
     st = MS_OK;
     s->easy_head = -1;
     s->st.passes++;

@@ -122,6 +122,7 @@ typedef struct ms__cls {
     uint8_t blk;                   /* MS__BLK_*: why it did not start */
     uint8_t blk_lim;               /* its tenant's limit kept it off a group */
     uint64_t blk_at;               /* s->stamp then */
+    uint8_t pdirty;                /* listed in s->pdirty */
     /* tenants (tenant.c): classes are per tenant */
     int32_t tenant;
     int32_t dem1;                  /* compute slices of one instance, the least
@@ -235,6 +236,12 @@ struct ms_sched {
     /* classes */
     ms__cls_t *cls;
     int ncls, capcls;
+    /* the non-empty classes in head order, kept from pass to pass (queue.c,
+     * without tenants or aging): [capcls] each; pdirty lists the classes
+     * whose head changed since (each once: ms__cls_t.pdirty) */
+    int32_t *pord, *pdirty;
+    int npord, npdirty;
+    bool pord_ok;
 
     /* the plan being built and its global copy */
     ms_plan_t plan;
