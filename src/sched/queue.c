@@ -460,7 +460,8 @@ static void pass_order(ms_sched_t *s, int32_t *ord, int *nord, double now)
         s->cls[s->pdirty[i]].pdirty = 0;
     s->npdirty = 0;
     s->pord_ok = true;
-    memcpy(ord, s->pord, (size_t)s->npord * sizeof(*ord));
+    if (s->npord > 0)   /* (no class yet: no array) */
+        memcpy(ord, s->pord, (size_t)s->npord * sizeof(*ord));
     *nord = s->npord;
 }
 
