@@ -72,6 +72,8 @@ static void fit_mark(ms__grp_t *gr, int l, uint64_t stamp)
     unsigned fits;
     int i;
 
+    if (gr->nwait_all == 0)
+        return;   /* no class waits here: any that blocks later is blocked after this */
     for (i = 0; i < gpu->ninst && st != MS_STATE_NONE; i++)
         if (gpu->inst[i].job < 0 && gpu->inst[i].start >= 0)
             st = ms_state_remove(gr->geom, st, gpu->inst[i].prof, gpu->inst[i].start);

@@ -56,8 +56,12 @@ static void nwait_add(ms_sched_t *s, int32_t slot, int d)
     const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
     int i;
 
-    for (i = 0; i < c->norder; i++)
-        s->grp[c->order[i]].nwait[c->prof[c->order[i]]] += d;
+    for (i = 0; i < c->norder; i++) {
+        ms__grp_t *gr = &s->grp[c->order[i]];
+
+        gr->nwait[c->prof[c->order[i]]] += d;
+        gr->nwait_all += d;
+    }
 }
 
 /* head of class a before head of class b (both non-empty) */

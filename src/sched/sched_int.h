@@ -74,6 +74,7 @@ typedef struct ms__grp {
     int32_t *l2g;                  /* [ngpus] local -> global GPU */
     int32_t *lnode;                /* [nnodes] local node -> global node */
     int nwait[MS_MAX_PROFILES];    /* queued jobs by their profile here */
+    long nwait_all;                /* their sum */
     ms_frag_table_t *ft;           /* FragCost per state (restricted placement, scores) */
     /* what could let a blocked class start (stamps of s->stamp): */
     uint64_t free_at;              /* capacity freed or GIs created (not by a placement) */
