@@ -75,6 +75,56 @@ void svc_ext_release(svc_t *d, ext_pod_t *p, bool finished, double now)
     svc_ext_victim_gone(d, p);   /* its room is free in the scheduler's view */
 }
 
+/* The filter turned the pod down, or held it: remember since when it
+ * waits for room (its API path, for svc_ext_room_freed), or forget it. */
+static void note_wait(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, double now)
+{
+    char path[1200];
+
+    if (p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job))) {
+        free(p->wait_path);
+        p->wait_path = NULL;
+    } else if (p->wait_path == NULL && svc_ext_pod_path(pod->ns, pod->name, "", path, sizeof(path))) {
+        p->wait_path = strdup(path);   /* NULL (out of memory): no nudge, as before */
+        p->wait_since = now;
+    }
+}
+
+#define ROOM_NUDGES 2   /* pods nudged when room frees */
+
+void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone, double now)
+{
+    ext_pod_t *pick[ROOM_NUDGES];
+    int n = 0, k;
+    size_t i;
+
+    (void)now;
+    if (d->ext == NULL)
+        return;
+    /* the longest waiting first, at most ROOM_NUDGES: each retry that finds
+     * no room is turned down again and waits for the next release; the
+     * other waiting pods are retried by kube-scheduler on the same cluster
+     * event, or on the next one. O(pods in the map). */
+    for (i = 0; i < d->ext->cap; i++) {
+        ext_pod_t *p = d->ext->slots[i];
+
+        if (p == NULL || p == EXT_TOMB || p == gone || p->wait_path == NULL ||
+            (p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job))))
+            continue;
+        if (n == ROOM_NUDGES && p->wait_since >= pick[n - 1]->wait_since)
+            continue;
+        k = n < ROOM_NUDGES ? n++ : n - 1;
+        for (; k > 0 && pick[k - 1]->wait_since > p->wait_since; k--)
+            pick[k] = pick[k - 1];
+        pick[k] = p;
+    }
+    for (k = 0; k < n; k++) {
+        (void)svc_ext_nudge(d, pick[k]->wait_path, pick[k]->uid, SVC_EXT_RETRY, "room freed");
+        free(pick[k]->wait_path);   /* turned down again: noted again */
+        pick[k]->wait_path = NULL;
+    }
+}
+
 /* A new job for the pod, reserved on nodes[n] (n > 0). */
 static svc_job_t *reserve(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, const char *const *nodes,
                           int n, double now, ms_diag_t *diag)
@@ -369,6 +419,7 @@ static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             offer_best(d, p, v, a->nnodes, idx, known, scores, nk, d->cfg->ext_filter_nodes);
         else
             svc_ext_preempt(d, p, &a->pod, &r, known, nk, v, idx, e, now);   /* --preempt */
+        note_wait(d, p, &a->pod, now);
         svc_req_free(&q);
         /* after the hold: the prioritize that follows takes these */
         if (svc_ext_scores_put(d, a->pod.uid, body, nidx, scores, nk, now) != 0)
@@ -625,7 +676,11 @@ static void h_release(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
         }
     }
     if (p != NULL && (!e->rollback || (p->job != NULL && strcmp(p->job->id, e->job_id) == 0))) {
+        bool held = p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job));
+
         svc_ext_release(d, p, e->finished, now);
+        if (held && !p->want_release)
+            svc_ext_room_freed(d, p, now);   /* before p may go: it is not nudged */
         if (!p->want_release && !e->rollback)
             svc_ext_pod_del(d->ext, p);
     }
@@ -638,6 +693,7 @@ static void h_resync(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
 {
     size_t k;
     int i;
+    bool freed = false;
 
     for (k = 0; k < d->jobs.n; k++) {
         svc_job_t *j = d->jobs.v[k];
@@ -654,9 +710,13 @@ static void h_resync(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
             continue;
         if ((p = svc_ext_pod_find(d->ext, u)) == NULL && (p = svc_ext_pod_add(d->ext, u)) != NULL)
             p->job = j;
-        if (p != NULL && p->job == j)
+        if (p != NULL && p->job == j) {
             svc_ext_release(d, p, false, now);
+            freed = true;
+        }
     }
+    if (freed)
+        svc_ext_room_freed(d, NULL, now);
     svc_ext_reply(m, 200, strdup("{}"));
 }
 
@@ -683,6 +743,7 @@ void svc_ext_handle(svc_t *d, svc_msg_t *m, double now)
 void svc_ext_tick(svc_t *d, double now)
 {
     size_t i;
+    bool freed = false;
 
     if (d->ext == NULL)
         return;
@@ -696,15 +757,22 @@ void svc_ext_tick(svc_t *d, double now)
         if (p->job == NULL)
             continue;
         st = svc_ext_job_state(d, p->job);
-        if (st != p->job->state)
-            svc_loop_mark(d, p->job);   /* e.g. its hold expired in ms_sched_tick */
+        if (st != p->job->state) {
+            /* e.g. its hold expired in ms_sched_tick: room nobody else sees
+             * freed (once: the table follows before the next tick) */
+            freed |= !p->job->dirty && svc_job_live(p->job->state) && !svc_job_live(st);
+            svc_loop_mark(d, p->job);
+        }
         if (p->want_release && !svc_job_live(st)) {
             p->want_release = false;
             svc_ext_pod_del(d->ext, p);
         } else if (p->want_release && st == MS_JOB_RUNNING) {
             svc_ext_release(d, p, p->release_finished, now);
+            freed = true;
             if (!p->want_release)
                 svc_ext_pod_del(d->ext, p);
         }
     }
+    if (freed)
+        svc_ext_room_freed(d, NULL, now);
 }

@@ -1,5 +1,6 @@
-/* ext_nudge.c - a preemptor's pod touched so that kube-scheduler tries it
- * again (--preempt with --kube; docs/kubernetes.md, "Preemption").
+/* ext_nudge.c - a waiting pod touched so that kube-scheduler tries it
+ * again: a preemptor (--preempt with --kube; docs/kubernetes.md,
+ * "Preemption"), or a pod turned down for room when room frees.
  *
  * kube-scheduler keeps a pod that an extender turned down among its
  * unschedulable pods until a cluster event comes (any event: the
@@ -8,11 +9,15 @@
  * release reaches our pod watch some milliseconds after kube-scheduler's
  * own watch saw the deletion (and retried the preemptor into our "being
  * evicted" answer), a budget's refusal is a 429 nobody else sees, the
- * evictions' wait runs out on our clock. At each of these the loop asks
- * for a nudge: the nudge thread writes the annotation migsched.io/preempt-retry (why,
- * and when) on the preemptor's pod, with its uid as a precondition, and
- * that update is the event that sends the pod back through its filter
- * (after its backoff). A nudge lost (an API error) costs a retry, never a
+ * evictions' wait runs out on our clock. The same race for any pod turned
+ * down for room: a pod's deletion or completion frees its instance when
+ * our watch brings it, after kube-scheduler's retry of the waiting pods
+ * was answered "no room", and a hold that expires frees room nobody else
+ * sees. At each of these the loop asks for a nudge: the nudge thread
+ * writes an annotation (migsched.io/preempt-retry on a preemptor,
+ * migsched.io/retry on a pod that waits for room: why, and when) with
+ * the pod's uid as a precondition, and that update is the event that
+ * sends the pod back through its filter (after its backoff). A nudge lost (an API error) costs a retry, never a
  * wrong placement: the filter decides from the scheduler's view. Its own
  * thread, not a filter worker's: the queue outlives the workers, which
  * stop before the loop does.
@@ -43,7 +48,7 @@ static void nudge_free(nudge_t *n)
     free(n);
 }
 
-bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *why)
+bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *key, const char *why)
 {
     nudge_t *n;
     char stamp[48], value[160];
@@ -51,7 +56,8 @@ bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *why)
     struct tm tm;
     json_t *o;
 
-    if (path == NULL || uid == NULL || strlen(path) >= sizeof(n->path) || d->kube == NULL || d->ext == NULL)
+    if (path == NULL || uid == NULL || key == NULL || strlen(path) >= sizeof(n->path) || d->kube == NULL ||
+        d->ext == NULL)
         return false;
     if ((n = calloc(1, sizeof(*n))) == NULL)
         return false;
@@ -60,7 +66,7 @@ bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *why)
     /* the time makes every nudge a change (an equal patch is no update),
      * and says when to whoever looks at the pod */
     snprintf(value, sizeof(value), "%s at %s", why, stamp);
-    o = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", uid, "annotations", "migsched.io/preempt-retry", value);
+    o = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", uid, "annotations", key, value);
     n->patch = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     snprintf(n->path, sizeof(n->path), "%s", path);
@@ -86,7 +92,7 @@ static void *nudger_main(void *arg)
             (ms_kube_request_within(d->kube, "PATCH", n->path, n->patch, CALL_MS, &status, &resp, err,
                                     sizeof(err)) != 0 ||
              (status != 200 && status != 404 && status != 409 && status != 422)))
-            ms_log("warn", "preempting: the preemptor's retry not asked for",
+            ms_log("warn", "a waiting pod's retry not asked for",
                    json_pack("{s:s, s:I, s:s}", "path", n->path, "status", (json_int_t)status, "error", err));
         free(resp);
         nudge_free(n);

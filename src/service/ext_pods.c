@@ -80,6 +80,7 @@ static void pod_free(ext_pod_t *p)
     free(p->uid);
     free(p->preempt_path);
     free(p->preemptor);
+    free(p->wait_path);
     free(p);
 }
 

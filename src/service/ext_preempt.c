@@ -211,7 +211,8 @@ void svc_ext_h_evicted(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
      * first): its room is there */
     if (p != NULL && (again || (gone > 0 && p->preempt_left == 0))) {
         p->preempt_wait = 0;
-        (void)svc_ext_nudge(d, p->preempt_path, p->uid, again ? "eviction refused" : "victims gone");
+        (void)svc_ext_nudge(d, p->preempt_path, p->uid, SVC_EXT_PREEMPT_RETRY,
+                            again ? "eviction refused" : "victims gone");
     }
     svc_ext_reply(m, 200, strdup("{}"));
 }
@@ -235,7 +236,7 @@ void svc_ext_victim_gone(svc_t *d, ext_pod_t *v)
     if (p != NULL && p->preempt_left > 0 && --p->preempt_left == 0) {
         p->preempt_wait = 0;
         if (unplaced(d, p))
-            (void)svc_ext_nudge(d, p->preempt_path, p->uid, "victims gone");
+            (void)svc_ext_nudge(d, p->preempt_path, p->uid, SVC_EXT_PREEMPT_RETRY, "victims gone");
     }
 }
 
@@ -246,5 +247,5 @@ void svc_ext_preempt_tick(svc_t *d, ext_pod_t *p, double now)
     p->preempt_wait = 0;
     p->preempt_left = 0;   /* its victims' releases, if they come, nudge nobody */
     if (unplaced(d, p))
-        (void)svc_ext_nudge(d, p->preempt_path, p->uid, "eviction wait over");
+        (void)svc_ext_nudge(d, p->preempt_path, p->uid, SVC_EXT_PREEMPT_RETRY, "eviction wait over");
 }

@@ -25,6 +25,9 @@ typedef struct ext_pod {
     int preempt_left;              /* its evicted victims whose release the
                                     * watch has not brought yet */
     char *preemptor;               /* a victim's: its preemptor's uid */
+    char *wait_path;               /* turned down for room: its pod's API path,
+                                    * to nudge when room frees (ext_loop.c) */
+    double wait_since;             /* since when */
 } ext_pod_t;
 
 #define EXT_TOMB ((ext_pod_t *)1)
@@ -167,15 +170,21 @@ void svc_ext_preempt_tick(svc_t *d, ext_pod_t *p, double now);
  * of every eviction of e->evict, then, if none was refused, the evictions;
  * the outcomes to the loop (EXT_EVICTED). Frees e. */
 void svc_ext_evict(svc_t *d, ext_msg_t *e);
-/* ext_nudge.c: a preemptor's pod (path: its API path, svc_ext_pod_path;
- * uid: its UID, the patch's precondition) touched (an annotation: why, and
- * when) so that kube-scheduler tries it again. svc_ext_nudge: the loop, queued
+/* ext_nudge.c: a waiting pod (path: its API path, svc_ext_pod_path;
+ * uid: its UID, the patch's precondition) touched (the annotation key:
+ * why, and when) so that kube-scheduler tries it again. svc_ext_nudge: the loop, queued
  * for the nudge thread; false when it could not be (out of memory,
  * stopped). start/stop: the main thread, with the pod watch (ext_kube.c);
  * the queue is svc_ext_t's (made by svc_ext_init, drained by
  * svc_ext_free), so the loop may nudge before the thread starts and after
  * it stopped. */
-bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *why);
+bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *key, const char *why);
+#define SVC_EXT_PREEMPT_RETRY "migsched.io/preempt-retry"   /* a preemptor's */
+#define SVC_EXT_RETRY "migsched.io/retry"                   /* room freed */
+/* ext_loop.c (the loop): room freed outside a filter (a pod gone or
+ * completed, a hold expired): the pods turned down for room longest ago
+ * (at most a few, not gone) are nudged. */
+void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone, double now);
 int svc_ext_nudger_start(svc_t *d);
 void svc_ext_nudger_stop(svc_t *d);
 void svc_ext_nudges_free(svc_ext_t *x);

@@ -15,7 +15,10 @@
 #  - deleting bound pods (jobs that finished) frees their instances (the
 #    pod watch), and pending pods are then bound onto the freed room: some
 #    new pods land on placements the deleted ones had;
-#  - a pod that completes (status.phase Succeeded) frees its instance too.
+#  - a pod that completes (status.phase Succeeded) frees its instance too,
+#    and migschedd nudges the pods that waited longest for room (the
+#    annotation migsched.io/retry: kube-scheduler may have retried them on
+#    the status update before our watch freed the instance).
 # Prints "k8s extender e2e: skipped (REASON)" and exits 77 (the suite's skip) when the binaries cannot be
 # built here (Go < 1.26 or no module proxy) or MIGSCHED_K8S_SKIP is set.
 # MS_K8S_KEEP=1 keeps the harness dir (logs) for a look.
@@ -152,6 +155,12 @@ echo "round 2: $reused placements of deleted pods reused"
 # delete: one bound 3g pod reports Succeeded; a pending 3g pod gets room.
 victim=$(bound_names | grep -- '-3g-' | head -n 1)
 [ -n "$victim" ] || fail "no bound 3g pod"
+# the waiting pods' retry annotations before: the release must nudge one
+retries() { api GET /api/v1/namespaces/default/pods | python3 -c 'import json,sys
+for p in json.load(sys.stdin)["items"]:
+    a = p["metadata"].get("annotations", {}).get("migsched.io/retry")
+    if a is not None and not p["spec"].get("nodeName"): print(p["metadata"]["name"], a.replace(" ", "_"))' | sort; }
+retries >"$D/retry0"
 api PATCH "/api/v1/namespaces/default/pods/$victim/status" '{"status":{"phase":"Succeeded"}}' \
     application/merge-patch+json >/dev/null
 job=$(api GET "/api/v1/namespaces/default/pods/$victim" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["annotations"]["migsched.io/job"])')
@@ -161,6 +170,17 @@ for i in $(seq 1 100); do
     sleep 0.1
 done
 [ "$st" = done ] || fail "pod $victim Succeeded but its job $job is $st"
+# Room freed outside a filter: kube-scheduler may have retried the waiting
+# pods on the status update before our watch freed the instance; migschedd
+# nudges the pods that waited longest (migsched.io/retry, "room freed").
+for i in $(seq 1 50); do
+    retries >"$D/retry1"
+    nudged=$(comm -13 "$D/retry0" "$D/retry1" | grep -c 'room_freed' || true)
+    [ "$nudged" -gt 0 ] && break
+    sleep 0.1
+done
+[ "$nudged" -gt 0 ] || fail "the completed pod's release nudged no waiting pod (migsched.io/retry)"
+echo "completed pod's release: $nudged waiting pod(s) nudged ($(comm -13 "$D/retry0" "$D/retry1" | head -n 1))"
 api DELETE "/api/v1/namespaces/default/pods/$victim?gracePeriodSeconds=0" >/dev/null
 echo "completed pod's instance freed (job $job done)"
 
