@@ -163,7 +163,7 @@ ms_status_t ms__faplus_rank(ms__faplus_t *f, int mode, int k, const ms_rank_t **
     if (f->built[mode][k] != f->ver) {
         ms_rank_t *r = &all[k];
 
-        if (r->cands == NULL || r->width != f->width) {
+        if (!ms__faplus_rank_made(f, r)) {
             f->building = mode;
             st = ms_rank_build(r, f->geom, k, fp_key, f);
             f->building = 0;

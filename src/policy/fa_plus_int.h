@@ -49,6 +49,13 @@ typedef struct ms__faplus {
     long waiting;                      /* after the last scheduling pass */
 } ms__faplus_t;
 
+/* Has rank r its candidates for f's geometry? (Else ms__faplus_rank builds
+ * it, which allocates; re-keying an existing one does not.) */
+static inline bool ms__faplus_rank_made(const ms__faplus_t *f, const ms_rank_t *r)
+{
+    return r->cands != NULL && r->width == f->width;
+}
+
 /* Rank `mode` (0 rank, 1 pack, 2 tight) of profile k at the current
  * weights (rebuilt on first use after they changed). */
 ms_status_t ms__faplus_rank(ms__faplus_t *f, int mode, int k, const ms_rank_t **out);

@@ -421,7 +421,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
 
         /* the first build allocates (and may fail): here; new keys on
          * first use (dest_find) */
-        if ((f->pack[i].cands == NULL || f->pack[i].width != f->width) &&
+        if (!ms__faplus_rank_made(f, &f->pack[i]) &&
             (st = ms__faplus_rank(f, 1, i, &pr)) != MS_OK)
             return st;
         nfit[i] = ms_cluster_count_fit(c, i);

@@ -201,7 +201,7 @@ static const char *adopt_pod(svc_t *d, json_t *pod, const ms_binst_t *inv, int n
     if (uid == NULL || place == NULL || pname == NULL)
         return NULL;                           /* not one of ours: nothing to adopt */
     p = svc_ext_pod_find(d->ext, uid);
-    if (p != NULL && p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job))) {
+    if (p != NULL && svc_ext_pod_holds(d, p)) {
         *took = true;
         return NULL;                           /* this replica runs it already */
     }

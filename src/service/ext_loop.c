@@ -81,7 +81,7 @@ static void note_wait(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, double n
 {
     char path[1200];
 
-    if (p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job))) {
+    if (svc_ext_pod_holds(d, p)) {
         free(p->wait_path);
         p->wait_path = NULL;
     } else if (p->wait_path == NULL && svc_ext_pod_path(pod->ns, pod->name, "", path, sizeof(path))) {
@@ -92,13 +92,12 @@ static void note_wait(svc_t *d, ext_pod_t *p, const svc_ext_pod_t *pod, double n
 
 #define ROOM_NUDGES 2   /* pods nudged when room frees */
 
-void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone, double now)
+void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone)
 {
     ext_pod_t *pick[ROOM_NUDGES];
     int n = 0, k;
     size_t i;
 
-    (void)now;
     if (d->ext == NULL)
         return;
     /* the longest waiting first, at most ROOM_NUDGES: each retry that finds
@@ -109,7 +108,7 @@ void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone, double now)
         ext_pod_t *p = d->ext->slots[i];
 
         if (p == NULL || p == EXT_TOMB || p == gone || p->wait_path == NULL ||
-            (p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job))))
+            svc_ext_pod_holds(d, p))
             continue;
         if (n == ROOM_NUDGES && p->wait_since >= pick[n - 1]->wait_since)
             continue;
@@ -337,7 +336,7 @@ static void h_filter(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
     }
     if ((p = svc_ext_pod_find(d->ext, a->pod.uid)) == NULL && (p = svc_ext_pod_add(d->ext, a->pod.uid)) == NULL)
         goto oom;
-    if (p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job))) {
+    if (svc_ext_pod_holds(d, p)) {
         /* bound already (a retry after a lost reply): only its node */
         const char *on = svc_ext_job_node(d, p->job);
 
@@ -676,11 +675,11 @@ static void h_release(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
         }
     }
     if (p != NULL && (!e->rollback || (p->job != NULL && strcmp(p->job->id, e->job_id) == 0))) {
-        bool held = p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job));
+        bool held = svc_ext_pod_holds(d, p);
 
         svc_ext_release(d, p, e->finished, now);
         if (held && !p->want_release)
-            svc_ext_room_freed(d, p, now);   /* before p may go: it is not nudged */
+            svc_ext_room_freed(d, p);   /* before p may go: it is not nudged */
         if (!p->want_release && !e->rollback)
             svc_ext_pod_del(d->ext, p);
     }
@@ -716,7 +715,7 @@ static void h_resync(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
         }
     }
     if (freed)
-        svc_ext_room_freed(d, NULL, now);
+        svc_ext_room_freed(d, NULL);
     svc_ext_reply(m, 200, strdup("{}"));
 }
 
@@ -774,5 +773,5 @@ void svc_ext_tick(svc_t *d, double now)
         }
     }
     if (freed)
-        svc_ext_room_freed(d, NULL, now);
+        svc_ext_room_freed(d, NULL);
 }

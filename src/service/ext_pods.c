@@ -168,3 +168,8 @@ void svc_ext_places(const svc_t *d, const ms_sched_job_info_t *info, char *buf, 
         used += (size_t)w;
     }
 }
+
+bool svc_ext_pod_holds(const svc_t *d, const ext_pod_t *p)
+{
+    return p->job != NULL && svc_job_live(svc_ext_job_state(d, p->job));
+}

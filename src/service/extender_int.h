@@ -128,6 +128,8 @@ void svc_ext_pod_del(svc_ext_t *x, ext_pod_t *p);
 /* The job's node name ("" none) and state (-1 none) in the scheduler's view. */
 const char *svc_ext_job_node(const svc_t *d, const svc_job_t *j);
 int svc_ext_job_state(const svc_t *d, const svc_job_t *j);
+/* Does the pod hold room now (its job reserved, starting or running)? */
+bool svc_ext_pod_holds(const svc_t *d, const ext_pod_t *p);
 /* A placed job's instances as "node/gpu/start" (the node's GPU index),
  * comma-separated: the bind's migsched.io/placements; "" when they do not
  * fit in len. */
@@ -184,7 +186,7 @@ bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *key,
 /* ext_loop.c (the loop): room freed outside a filter (a pod gone or
  * completed, a hold expired): the pods turned down for room longest ago
  * (at most a few, not gone) are nudged. */
-void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone, double now);
+void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone);
 int svc_ext_nudger_start(svc_t *d);
 void svc_ext_nudger_stop(svc_t *d);
 void svc_ext_nudges_free(svc_ext_t *x);
