@@ -7,6 +7,8 @@
  */
 #include "migsched/trace.h"
 
+#include "core/hugemem.h"
+
 #include <errno.h>
 #include "migsched/number.h"
 #include <math.h>
@@ -30,7 +32,13 @@ typedef struct builder {
     char *names;
     size_t nlen, ncap;
     size_t *name_off;
-    int32_t *slot;          /* id hash: job number or -1; cap is a power of two */
+    /* the id table, open addressing, a power of two in size, at most half
+     * full: 0 (empty) or the id's hash tag (its hash's upper 32 bits) << 32
+     * | job number + 1. The tag is the probe's start too (tag & (scap - 1)),
+     * so a rehash never reads an id again and a probe reads one only when
+     * the tags agree: the 1,000,000-row read took 9% of a whole simulate
+     * in strlen, memcmp and hashing again, cache misses on the names. */
+    uint64_t *slot;
     size_t scap;
     long *line;             /* [cap] input line of each job, for duplicate ids */
     ms_job_req_t *req;      /* [cap] constraints, when the header has such columns */
@@ -60,64 +68,73 @@ static void builder_free(builder_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-static uint64_t hash_id(const char *s, size_t n)
+/* The id's hash tag (FNV-1a's upper 32 bits). */
+static uint32_t id_tag(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
 
     while (n-- > 0)
         h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-    return h;
+    return (uint32_t)(h >> 32);
 }
 
-/* The job already named id, or -1; *slot_out is where a new one goes.
- * The probe ends: the table is kept at most half full. */
-static int32_t builder_find(const builder_t *b, const char *id, size_t n, size_t *slot_out)
+/* The length of job i's id (the ids are stored one after another). */
+static size_t id_len(const builder_t *b, size_t i)
 {
-    size_t h = (size_t)hash_id(id, n) & (b->scap - 1);
+    return (i + 1 < b->n ? b->name_off[i + 1] : b->nlen) - b->name_off[i] - 1;
+}
 
-    while (b->slot[h] >= 0) {
-        const char *o = b->names + b->name_off[b->slot[h]];
-        if (strlen(o) == n && memcmp(o, id, n) == 0)
-            return b->slot[h];
-        h = (h + 1) & (b->scap - 1);
+/* The job already named id (its tag: id_tag), or -1; *slot_out is where a
+ * new one goes. The probe ends: the table is kept at most half full. */
+static int32_t builder_find(const builder_t *b, const char *id, size_t n, uint32_t tag,
+                            size_t *slot_out)
+{
+    size_t h = tag & (b->scap - 1);
+
+    for (; b->slot[h] != 0; h = (h + 1) & (b->scap - 1)) {
+        size_t k = (size_t)(uint32_t)b->slot[h] - 1;
+
+        if ((uint32_t)(b->slot[h] >> 32) == tag && id_len(b, k) == n &&
+            memcmp(b->names + b->name_off[k], id, n) == 0)
+            return (int32_t)k;
     }
     *slot_out = h;
     return -1;
 }
 
-/* Keep the id table at most half full (rehash into twice the slots). */
-static ms_status_t builder_rehash(builder_t *b)
+/* Keep the id table at most half full with `want` ids (rehash into twice
+ * the slots; the tags give the new places). */
+static ms_status_t builder_rehash(builder_t *b, size_t want)
 {
     size_t cap = b->scap ? b->scap : 1024, i;
-    int32_t *ns;
+    uint64_t *ns;
 
-    while (cap < 2 * (b->n + 1))
+    while (cap < 2 * (want + 1))
         cap *= 2;
     if (cap == b->scap)
         return MS_OK;
-    ns = malloc(cap * sizeof(*ns));
+    ns = calloc(cap, sizeof(*ns));
     if (ns == NULL)
         return MS_ENOMEM;
-    for (i = 0; i < cap; i++)
-        ns[i] = -1;
+    ms__mem_huge(ns, cap * sizeof(*ns));
+    for (i = 0; i < b->scap; i++)
+        if (b->slot[i] != 0) {
+            size_t h = (uint32_t)(b->slot[i] >> 32) & (cap - 1);
+
+            while (ns[h] != 0)
+                h = (h + 1) & (cap - 1);
+            ns[h] = b->slot[i];
+        }
     free(b->slot);
     b->slot = ns;
     b->scap = cap;
-    for (i = 0; i < b->n; i++) {
-        const char *o = b->names + b->name_off[i];
-        size_t h = (size_t)hash_id(o, strlen(o)) & (cap - 1);
-        while (ns[h] >= 0)
-            h = (h + 1) & (cap - 1);
-        ns[h] = (int32_t)i;
-    }
     return MS_OK;
 }
 
-static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const ms_job_req_t *rq,
-                                const char *name, size_t namelen, long line)
+/* Room for cap jobs and ncap bytes of ids (never less than there is). */
+static ms_status_t builder_grow(builder_t *b, size_t cap, size_t ncap)
 {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
+    if (cap > b->cap) {
         ms_job_t *nj = realloc(b->jobs, cap * sizeof(*nj));
         size_t *no;
         long *nl;
@@ -125,14 +142,17 @@ static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const ms_job_re
         if (nj == NULL)
             return MS_ENOMEM;
         b->jobs = nj;
+        ms__mem_huge(nj, cap * sizeof(*nj));
         no = realloc(b->name_off, cap * sizeof(*no));
         if (no == NULL)
             return MS_ENOMEM;
         b->name_off = no;
+        ms__mem_huge(no, cap * sizeof(*no));
         nl = realloc(b->line, cap * sizeof(*nl));
         if (nl == NULL)
             return MS_ENOMEM;
         b->line = nl;
+        ms__mem_huge(nl, cap * sizeof(*nl));
         if (b->want_req) {
             ms_job_req_t *nr = realloc(b->req, cap * sizeof(*nr));
 
@@ -142,18 +162,33 @@ static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const ms_job_re
         }
         b->cap = cap;
     }
-    b->line[b->n] = line;
-    if (b->nlen + namelen + 1 > b->ncap) {
-        size_t cap = b->ncap ? b->ncap : 4096;
-        char *nn;
+    if (ncap > b->ncap) {
+        char *nn = realloc(b->names, ncap);
 
-        while (cap < b->nlen + namelen + 1)
-            cap *= 2;
-        nn = realloc(b->names, cap);
         if (nn == NULL)
             return MS_ENOMEM;
         b->names = nn;
-        b->ncap = cap;
+        b->ncap = ncap;
+        ms__mem_huge(nn, ncap);
+    }
+    return MS_OK;
+}
+
+static ms_status_t builder_push(builder_t *b, const ms_job_t *j, const ms_job_req_t *rq,
+                                const char *name, size_t namelen, long line)
+{
+    ms_status_t st;
+
+    if (b->n == b->cap && (st = builder_grow(b, b->cap ? b->cap * 2 : 256, 0)) != MS_OK)
+        return st;
+    b->line[b->n] = line;
+    if (b->nlen + namelen + 1 > b->ncap) {
+        size_t cap = b->ncap ? b->ncap : 4096;
+
+        while (cap < b->nlen + namelen + 1)
+            cap *= 2;
+        if ((st = builder_grow(b, 0, cap)) != MS_OK)
+            return st;
     }
     b->jobs[b->n] = *j;
     if (b->want_req)
@@ -429,6 +464,7 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
     const char *why = NULL, *id;
     size_t idlen, slot = 0;
     int32_t dup;
+    uint32_t tag;
     int c, k, bad, gcol;
     ms_status_t st;
     ms_job_req_t rq;
@@ -458,6 +494,12 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
         ms_diag_set(diag, name, lineno, "job_id", "empty job_id");
         return MS_EPARSE;
     }
+    /* the id's slot is fetched while the other fields are parsed: a
+     * million ids make a table far larger than the caches */
+    if (b->n < (size_t)INT32_MAX - 1 && (st = builder_rehash(b, b->n)) != MS_OK)
+        return st;
+    tag = id_tag(id, idlen);
+    __builtin_prefetch(&b->slot[tag & (b->scap - 1)]);
     if ((why = parse_time(fields[col[COL_ARR]], &j.arrival)) != NULL) {
         ms_diag_set(diag, name, lineno, "arrival_s", "'%s' %s", fields[col[COL_ARR]], why);
         return MS_EPARSE;
@@ -546,9 +588,7 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
         ms_diag_set(diag, name, lineno, NULL, "too many jobs");
         return MS_ERANGE;
     }
-    if ((st = builder_rehash(b)) != MS_OK)
-        return st;
-    dup = builder_find(b, id, idlen, &slot);
+    dup = builder_find(b, id, idlen, tag, &slot);
     if (dup >= 0) {
         ms_diag_set(diag, name, lineno, "job_id",
                     "duplicate job_id '%s' (first on line %ld): ids must be unique", id,
@@ -558,7 +598,7 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
     j.idx = (int32_t)b->n;
     if ((st = builder_push(b, &j, &rq, id, idlen, lineno)) != MS_OK)
         return st;
-    b->slot[slot] = j.idx;
+    b->slot[slot] = (uint64_t)tag << 32 | (uint32_t)(j.idx + 1);
     return MS_OK;
 }
 
@@ -692,6 +732,7 @@ ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t 
             break;
         }
         size_t slot = 0;
+        uint32_t tag;
 
         if (names != NULL && names[i] != NULL && names[i][0] != '\0')
             nm = names[i];
@@ -699,15 +740,16 @@ ms_status_t ms_trace_from_jobs(const ms_geom_t *g, const ms_job_t *jobs, size_t 
             snprintf(buf, sizeof(buf), "%zu", i);
         j.idx = (int32_t)i;
         /* ids are unique in every trace, as the reader demands */
-        if ((st = builder_rehash(&b)) != MS_OK)
+        if ((st = builder_rehash(&b, b.n)) != MS_OK)
             break;
-        if (builder_find(&b, nm, strlen(nm), &slot) >= 0) {
+        tag = id_tag(nm, strlen(nm));
+        if (builder_find(&b, nm, strlen(nm), tag, &slot) >= 0) {
             st = MS_EINVAL;
             break;
         }
         st = builder_push(&b, &j, NULL, nm, strlen(nm), 0);
         if (st == MS_OK)
-            b.slot[slot] = j.idx;
+            b.slot[slot] = (uint64_t)tag << 32 | (uint32_t)(j.idx + 1);
     }
     if (st == MS_OK)
         st = builder_finish(&b, g, out);

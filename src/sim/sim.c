@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hugemem.h"
 #include "sim/sim_int.h"
 
 void ms_sim_cfg_defaults(ms_sim_cfg_t *cfg)
@@ -219,6 +220,9 @@ static ms_status_t sim_init(ms__sim_t *s, const ms_sim_cfg_t *cfg, const ms_trac
     s->jobs = calloc(tr->n ? tr->n : 1, sizeof(*s->jobs));
     s->slot2tr = malloc((tr->n ? tr->n : 1) * sizeof(*s->slot2tr));
     s->pool = calloc(npool ? npool : 1, sizeof(*s->pool));
+    ms__mem_huge(s->jobs, tr->n * sizeof(*s->jobs));
+    ms__mem_huge(s->slot2tr, tr->n * sizeof(*s->slot2tr));
+    ms__mem_huge(s->pool, npool * sizeof(*s->pool));
     s->touched = malloc((size_t)s->ngpus * sizeof(*s->touched));
     s->tmark = calloc((size_t)s->ngpus, sizeof(*s->tmark));
     s->ctouched = malloc((size_t)s->ngpus * sizeof(*s->ctouched));
