@@ -149,6 +149,7 @@ static int queue_one(svc_dra_t *x, const dra_pod_t *p, dra_pstate_t *ps, dra_cla
         return -1;
     snprintf(id, sizeof(id), "%s/q%d", c->uid, r);
     req.id = id;
+    req.priority = p->priority;   /* its PriorityClass orders the queue */
     req.waited_s = now > ps->seen ? now - ps->seen : 0;
     ms_diag_clear(&diag);
     if (ms_sched_submit(x->sched[w->sched], &req, now, &slot, &diag) != MS_OK || slot < 0) {

@@ -184,6 +184,8 @@ typedef struct dra_pod {
     char *node;                    /* spec.nodeName, NULL while unbound */
     bool done;                     /* phase Succeeded or Failed */
     bool deleting;
+    int priority;                  /* spec.priority (its PriorityClass's), clamped to
+                                    * ms_sched's [-1e6, 1e6]; 0 without */
     char **gates;
     int ngates;
     dra_podclaim_t *pc;

@@ -127,6 +127,23 @@ static int parse_claims(json_t *sp, json_t *st, dra_pod_t *p, char *why, size_t 
     return 0;
 }
 
+/* spec.priority: what the Priority admission plugin wrote from the pod's
+ * PriorityClass (an int32; ms_sched takes [-1e6, 1e6], as the extender's
+ * jobs do). */
+static int parse_priority(json_t *sp, dra_pod_t *p, char *why, size_t wl)
+{
+    json_t *x = json_object_get(sp, "priority");
+    json_int_t v;
+
+    if (x == NULL || json_is_null(x))
+        return 0;
+    if (!json_is_integer(x))
+        return bad(why, wl, "spec.priority: must be an integer");
+    v = json_integer_value(x);
+    p->priority = v > 1000000 ? 1000000 : v < -1000000 ? -1000000 : (int)v;
+    return 0;
+}
+
 /* need_ids: the uid and namespace are required (the watch's pods; a pod
  * under admission may have neither yet). */
 static int parse_pod(json_t *o, dra_pod_t *p, bool need_ids, char *why, size_t wl)
@@ -142,7 +159,8 @@ static int parse_pod(json_t *o, dra_pod_t *p, bool need_ids, char *why, size_t w
         str(md, "name", DRA_NAME_MAX, false, &p->name, "metadata.", why, wl) != 0 ||
         str(md, "resourceVersion", 64, false, &p->rv, "metadata.", why, wl) != 0 ||
         str(sp, "nodeName", DRA_NAME_MAX, false, &p->node, "spec.", why, wl) != 0 ||
-        parse_gates(sp, p, why, wl) != 0 || parse_claims(sp, st, p, why, wl) != 0) {
+        parse_gates(sp, p, why, wl) != 0 || parse_claims(sp, st, p, why, wl) != 0 ||
+        parse_priority(sp, p, why, wl) != 0) {
         dra_pod_free(p);
         return -1;
     }

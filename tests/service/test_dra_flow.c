@@ -3,7 +3,8 @@
  * fixture of dra_fx.h.
  *
  * Properties held: a failed write is undone and tried again after
- * --dra-retry; a claim going frees its room for the next pod in the queue;
+ * --dra-retry; a claim going frees its room for the next pod in the queue,
+ * the pods' PriorityClasses ordering it;
  * an allocation nobody reserves expires, a reserved one does not; a node
  * where kube-scheduler's PostFilter wiped our allocation is avoided, a
  * claim deallocated after its pod went is no wipe; what
@@ -71,6 +72,37 @@ static void test_queue(void **state)
     fx_answer(f, w, true, &a);
     assert_string_equal(a.dev[0], "gpu-0-mig-4g20gb-5-0");
     json_decref(a.al);
+}
+
+/* The queue follows the pods' PriorityClasses (spec.priority): of two
+ * pods waiting for the one room that comes free, the later one with the
+ * higher priority gets it (in submission order it would be the first). */
+static void test_priority(void **state)
+{
+    fx_t *f = *state;
+    dra_work_t *w;
+    alloc_t a;
+    json_t *hi;
+
+    fx_a100_cluster(f, 1, 1);
+    fx_place(f, "p1", "7g.40gb", &a);
+    json_decref(a.al);
+    fx_ask(f, "lo", "4g.20gb");
+    fx_post(f, DRA_K_CLAIM, "ADDED", fx_claim(f, "hi", json_pack("[o]", fx_profile_req("mig", "4g.20gb")), NULL));
+    hi = fx_pod("hi", true);
+    json_object_set_new(json_object_get(hi, "spec"), "priority", json_integer(1000));
+    fx_post(f, DRA_K_POD, "ADDED", hi);
+    fx_batch(f);
+    assert_null(fx_take(f, DRA_W_ALLOC));   /* both queued: no room */
+    fx_post(f, DRA_K_CLAIM, "DELETED", json_pack("{s:{s:s,s:s,s:s}}", "metadata", "name", "p1-gpu", "namespace", "t", "uid",
+                                              "claim-p1"));
+    fx_batch(f);
+    w = fx_take(f, DRA_W_ALLOC);
+    assert_non_null(w);
+    fx_answer(f, w, true, &a);
+    assert_string_equal(a.pod, "hi");
+    json_decref(a.al);
+    assert_null(fx_take(f, DRA_W_ALLOC));   /* one 4g.20gb per A100 */
 }
 
 /* An allocation of ours nobody reserved expires after --dra-expire; a
@@ -371,6 +403,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_write_conflict, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_queue, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_priority, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_expire, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_wiped, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_gone_not_wiped, fx_setup, fx_teardown),

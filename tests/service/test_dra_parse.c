@@ -332,12 +332,29 @@ static void test_pod(void **state)
     assert_string_equal(p.pc[1].claim, "big");
     assert_false(p.done);
     assert_null(p.node);
+    assert_int_equal(p.priority, 0);
     dra_pod_free(&p);
     json_decref(o);
     o = load("{\"metadata\":{\"name\":\"p1\",\"namespace\":\"t\",\"uid\":\"u\"},\"spec\":{\"resourceClaims\":"
              "[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"a\",\"resourceClaimName\":\"b\"}]}}");
     assert_int_equal(dra_parse_pod(o, &p, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "spec.resourceClaims[0]"));
+    json_decref(o);
+    /* spec.priority: a system class's 2000001000 clamps to ms_sched's 1e6;
+     * none is 0; a string is refused naming the field */
+    o = load("{\"metadata\":{\"name\":\"p1\",\"namespace\":\"t\",\"uid\":\"u\"},\"spec\":{\"priority\":2000001000}}");
+    assert_int_equal(dra_parse_pod(o, &p, why, sizeof(why)), 0);
+    assert_int_equal(p.priority, 1000000);
+    dra_pod_free(&p);
+    json_decref(o);
+    o = load("{\"metadata\":{\"name\":\"p1\",\"namespace\":\"t\",\"uid\":\"u\"},\"spec\":{\"priority\":-5}}");
+    assert_int_equal(dra_parse_pod(o, &p, why, sizeof(why)), 0);
+    assert_int_equal(p.priority, -5);
+    dra_pod_free(&p);
+    json_decref(o);
+    o = load("{\"metadata\":{\"name\":\"p1\",\"namespace\":\"t\",\"uid\":\"u\"},\"spec\":{\"priority\":\"high\"}}");
+    assert_int_equal(dra_parse_pod(o, &p, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "spec.priority"));
     json_decref(o);
 }
 
