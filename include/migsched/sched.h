@@ -368,7 +368,8 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
  * tenant of every job that names none.
  *   guarantee  a job whose tenant holds at most guarantee - its size is
  *              offered before any job that would borrow (Kueue's nominal
- *              quota, KAI's deserved quota);
+ *              quota, KAI's deserved quota); with mem_guarantee_gb, in
+ *              memory too (each declared dimension, below);
  *   limit      a job is never started if its tenant would then hold more
  *              (Kueue's borrowing limit, as an absolute cap; < 0: none);
  *   weight     between jobs that borrow, the tenant with the least
@@ -390,9 +391,15 @@ typedef struct ms_sched_tenant {
     long guarantee;          /* compute slices, >= 0 */
     long limit;              /* compute slices, >= guarantee; < 0: none */
     /* memory GB its live jobs may hold at most (a 3g.20gb holds 20, a
-     * whole GPU its model's memory); 0: no limit. A limit only: memory
-     * has no guarantee and no reclaim (docs/tenants.md). */
+     * whole GPU its model's memory); 0: no limit. */
     double mem_limit_gb;
+    /* memory GB guaranteed, 0..1e9 and <= mem_limit_gb when that is set;
+     * 0: none. Kueue's nominal quota per resource: a head is within its
+     * tenant's guarantee only when it is in every declared dimension
+     * (memory when this is > 0; slices when guarantee > 0 or this is 0),
+     * so with 0 everything is as before (docs/tenants.md). Last: there
+     * are positional initializers. */
+    double mem_guarantee_gb;
 } ms_sched_tenant_t;
 
 typedef struct ms_sched_tenant_info {
@@ -404,6 +411,7 @@ typedef struct ms_sched_tenant_info {
     double mem_gb;           /* memory they hold */
     double share;            /* dominant share of the cluster (0..1) */
     long running, waiting;   /* live jobs (starting, running, reserved); queued */
+    double mem_guarantee_gb; /* 0: none */
 } ms_sched_tenant_info_t;
 
 /* Declare a tenant or change one (the name finds it; "default" is tenant

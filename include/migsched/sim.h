@@ -49,6 +49,7 @@ typedef struct ms_sim_tenant {
     long guarantee;          /* compute slices, default 0 */
     long limit;              /* compute slices, -1 (default): none */
     double mem_limit_gb;     /* memory GB, 0 (default): none */
+    double mem_guarantee_gb; /* memory GB, 0 (default): none */
 } ms_sim_tenant_t;
 
 typedef struct ms_sim_tenants {

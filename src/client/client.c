@@ -280,11 +280,12 @@ static void print_tenants(json_t *a)
 
     if (json_array_size(a) == 0)
         return;
-    printf("tenants:\n  %-20s %7s %9s %7s %9s %7s %7s %7s %7s\n", "name", "weight", "guarantee",
-           "limit", "mem-limit", "usage", "share", "running", "waiting");
+    printf("tenants:\n  %-20s %7s %9s %7s %9s %13s %7s %7s %7s %7s\n", "name", "weight", "guarantee",
+           "limit", "mem-limit", "mem-guarantee", "usage", "share", "running", "waiting");
     json_array_foreach(a, i, t) {
         json_t *lim = json_object_get(t, "limit_slices"), *mem = json_object_get(t, "limit_mem_gb");
-        char limit[24], memlim[32];
+        json_t *mg = json_object_get(t, "guarantee_mem_gb");
+        char limit[24], memlim[32], memg[32];
 
         if (json_is_integer(lim))
             snprintf(limit, sizeof(limit), "%lld", (long long)json_integer_value(lim));
@@ -295,9 +296,13 @@ static void print_tenants(json_t *a)
             snprintf(memlim, sizeof(memlim), "%gGB", json_number_value(mem));
         else
             snprintf(memlim, sizeof(memlim), "-");
-        printf("  %-20s %7g %9lld %7s %9s %7lld %7.3f %7lld %7lld%s\n", jstr(t, "name", "?"),
+        if (json_is_number(mg))
+            snprintf(memg, sizeof(memg), "%gGB", json_number_value(mg));
+        else
+            snprintf(memg, sizeof(memg), "-");
+        printf("  %-20s %7g %9lld %7s %9s %13s %7lld %7.3f %7lld %7lld%s\n", jstr(t, "name", "?"),
                json_number_value(json_object_get(t, "weight")),
-               (long long)json_integer_value(json_object_get(t, "guarantee_slices")), limit, memlim,
+               (long long)json_integer_value(json_object_get(t, "guarantee_slices")), limit, memlim, memg,
                (long long)json_integer_value(json_object_get(t, "usage_slices")),
                json_number_value(json_object_get(t, "share")),
                (long long)json_integer_value(json_object_get(t, "running")),

@@ -16,12 +16,13 @@
  * (not starting, migrating or reserved) of one instance, not marked
  * nonpreemptible, that has run for preempt_grace_s at least, and
  *   - has a priority below p, or
- *   - reclaim: T is below its guarantee with h started (usage + h's slices
- *     <= guarantee), the job is another tenant's, and its priority is not
- *     above p;
+ *   - reclaim: T has a guarantee and is within it with h started (in each
+ *     dimension it declares, slices and memory: ms__tenant_within), the
+ *     job is another tenant's, and its priority is not above p;
  * and, when it is another tenant's, stopping it (with the other victims
  * of that tenant on the GPU) leaves that tenant at or above its
- * guarantee: a guarantee is never taken by preemption.
+ * guarantee in each dimension it declares (ms__tenant_keeps): a
+ * guarantee is never taken by preemption.
  * A gang is never a victim and never preempts (not built). With
  * preempt_after_s, a head preempts only once it has waited that long
  * (seen at the next pass: an event or a tick).
@@ -148,6 +149,16 @@ typedef struct head {
     void *ok_ctx;
 } head_t;
 
+/* Does class c's head reclaim (its tenant has a guarantee, slices or
+ * memory, and is within it with the head started)? */
+static bool reclaims(const ms_sched_t *s, const ms__cls_t *c)
+{
+    const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
+
+    return s->ten_on && (t->guarantee > 0 || t->mem_guarantee > 0.0) &&
+           ms__tenant_within(t, c->hdem, c->hmem);
+}
+
 /* Could anyone be a victim at all (the fast skip)? */
 static bool anyone(const ms_sched_t *s, const head_t *h)
 {
@@ -163,7 +174,7 @@ static bool anyone(const ms_sched_t *s, const head_t *h)
     for (t = 0; t < s->nten; t++) {
         const ms__tenant_t *u = ms__tenant_c(s, t);
 
-        if (t != h->tenant && u->pre_running > 0 && u->usage > u->guarantee)
+        if (t != h->tenant && u->pre_running > 0 && ms__tenant_over(u))
             return true;
     }
     return false;
@@ -188,7 +199,7 @@ static bool eligible(const ms_sched_t *s, const head_t *h, int32_t v)
     if (t != h->tenant) {
         const ms__tenant_t *u = ms__tenant_c(s, t);
 
-        if (u->usage - j->charge < u->guarantee)
+        if (!ms__tenant_keeps(u, j->charge, j->charge_mem))
             return false;
     }
     return true;
@@ -205,6 +216,7 @@ static bool guarantees_kept(const ms_sched_t *s, const head_t *h, const ms_gpu_t
         const ms__job_t *j;
         const ms__tenant_t *u;
         long take = 0;
+        double take_mem = 0.0;
         int32_t t;
 
         if (!(victims >> i & 1u))
@@ -214,10 +226,12 @@ static bool guarantees_kept(const ms_sched_t *s, const head_t *h, const ms_gpu_t
         if (t == h->tenant)
             continue;
         for (k = 0; k < gpu->ninst; k++)
-            if ((victims >> k & 1u) && s->cls[s->jobs[gpu->inst[k].job].cls].tenant == t)
+            if ((victims >> k & 1u) && s->cls[s->jobs[gpu->inst[k].job].cls].tenant == t) {
                 take += s->jobs[gpu->inst[k].job].charge;
+                take_mem += s->jobs[gpu->inst[k].job].charge_mem;
+            }
         u = ms__tenant_c(s, t);
-        if (u->usage - take < u->guarantee)
+        if (!ms__tenant_keeps(u, take, take_mem))
             return false;
     }
     return true;
@@ -400,7 +414,6 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
 {
     const ms__job_t *j = &s->jobs[slot];
     const ms__cls_t *c = &s->cls[j->cls];
-    const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
     const ms_gpu_t *gpu;
     choice_t b;
     head_t h;
@@ -419,7 +432,7 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     h.prio = j->priority;
     h.tenant = c->tenant;
     h.now = now;
-    h.reclaim = s->ten_on && t->guarantee > 0 && t->usage + c->hdem <= t->guarantee;
+    h.reclaim = reclaims(s, c);
     if (!anyone(s, &h))
         return MS_OK;
     if (s->pf_head == slot && s->pf_stamp == s->stamp && now < s->pf_until &&
@@ -464,7 +477,6 @@ ms_status_t ms_sched_victims_for(ms_sched_t *s, const ms_sched_req_t *req, const
                                  ms_sched_preemption_t *out, ms_diag_t *diag)
 {
     const ms__cls_t *c;
-    const ms__tenant_t *t;
     const ms_gpu_t *gpu;
     choice_t b;
     head_t h;
@@ -482,14 +494,13 @@ ms_status_t ms_sched_victims_for(ms_sched_t *s, const ms_sched_req_t *req, const
     if (!s->cfg.preempt || req->gang > 1 || !rate_ok(s, now))
         return MS_ENOFIT;
     c = &s->cls[cls];
-    t = ms__tenant_c(s, c->tenant);
     memset(&h, 0, sizeof(h));
     h.slot = -1;
     h.cls = cls;
     h.prio = req->priority;
     h.tenant = c->tenant;
     h.now = now;
-    h.reclaim = s->ten_on && t->guarantee > 0 && t->usage + c->hdem <= t->guarantee;
+    h.reclaim = reclaims(s, c);
     h.ok = ok;
     h.ok_ctx = ctx;
     if (!anyone(s, &h))

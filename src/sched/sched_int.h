@@ -172,6 +172,7 @@ typedef struct ms__tenant {
     double weight;
     long guarantee, limit;         /* compute slices; limit < 0: none */
     double mem_limit;              /* memory GB; <= 0: none */
+    double mem_guarantee;          /* memory GB; <= 0: none (ms__tenant_within) */
     long usage;                    /* compute slices its live jobs hold */
     double mem;                    /* memory GB they hold */
     long running, waiting;
@@ -451,6 +452,15 @@ bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi);
 /* May class c's head start anywhere without that (false: the pass leaves
  * the class out; it does not block anyone)? */
 bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c);
+/* The guarantee, in each dimension the tenant declares (memory when
+ * mem_guarantee > 0; slices when guarantee > 0 or no memory guarantee):
+ * would t stay within it with d slices and mem GB more (tier 0, reclaim)?
+ * Is t over it in some dimension (borrowing)? Does t keep it in every
+ * dimension after take slices and take_mem GB are taken from it (a
+ * victim's tenant)? */
+bool ms__tenant_within(const ms__tenant_t *t, long d, double mem);
+bool ms__tenant_over(const ms__tenant_t *t);
+bool ms__tenant_keeps(const ms__tenant_t *t, long take, double take_mem);
 /* Order between the heads of classes a and b by tenant (ten_on): < 0 a
  * first, > 0 b first, 0 the same tier and share (then the usual order). */
 int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b);

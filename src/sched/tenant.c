@@ -9,7 +9,8 @@
  *
  * Classes are per tenant (jobs.c), so a tenant's usage orders its classes'
  * heads without touching job records: tier 0 (the head fits in the
- * guarantee) before tier 1 (it borrows); in tier 1 the smaller virtual
+ * guarantee, in each dimension it declares: ms__tenant_within) before
+ * tier 1 (it borrows); in tier 1 the smaller virtual
  * time first (start-time fair queueing: the slice-seconds charged, by
  * weight). The current share alone (the first rule here) gave 1.83:1 for
  * weights 2:1 on a mixed workload: a tenant whose head is a 7g waits while
@@ -143,6 +144,16 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
         ms_diag_set(diag, NULL, 0, "mem-limit", "tenant %s: mem-limit must be 0..1e9 GB (0: none)", t->name);
         return MS_EINVAL;
     }
+    if (!(t->mem_guarantee_gb >= 0.0 && t->mem_guarantee_gb <= 1e9)) {
+        ms_diag_set(diag, NULL, 0, "mem-guarantee", "tenant %s: mem-guarantee must be 0..1e9 GB (0: none)",
+                    t->name);
+        return MS_EINVAL;
+    }
+    if (t->mem_limit_gb > 0.0 && t->mem_guarantee_gb > t->mem_limit_gb) {
+        ms_diag_set(diag, NULL, 0, "mem-guarantee", "tenant %s: mem-guarantee (%g GB) must be at most "
+                    "the mem-limit (%g GB)", t->name, t->mem_guarantee_gb, t->mem_limit_gb);
+        return MS_EINVAL;
+    }
     k = ms_sched_tenant_find(s, t->name);
     if (k < 0) {
         size_t n = strlen(t->name) + 1;
@@ -174,6 +185,7 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
     r->guarantee = t->guarantee;
     r->limit = t->limit < 0 ? -1 : t->limit;
     r->mem_limit = t->mem_limit_gb;
+    r->mem_guarantee = t->mem_guarantee_gb;
     /* a raised limit may let a held-back class start: offer it again */
     r->dec_at = ++s->stamp;
     s->ten_on = true;
@@ -213,6 +225,7 @@ ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_i
     out->share = dom_share(s, t);
     out->running = t->running;
     out->waiting = t->waiting;
+    out->mem_guarantee_gb = t->mem_guarantee;
     return MS_OK;
 }
 
@@ -492,6 +505,35 @@ bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c)
     return (t->limit < 0 || t->usage + c->hdem <= t->limit) && mem_ok(t, c->hmemmin);
 }
 
+/* The guarantee's declared dimensions (Kueue's nominal quota is per
+ * resource, and a workload is within it only when every resource with a
+ * quota is): memory when it has a memory guarantee; compute slices when it
+ * has a slice guarantee or no memory guarantee, so that without one every
+ * answer below is the slices' alone, as before memory had a guarantee. */
+static bool slices_declared(const ms__tenant_t *t)
+{
+    return t->guarantee > 0 || t->mem_guarantee <= 0.0;
+}
+
+/* (The memory figures are sums of floats: a hair of slack, as mem_ok.) */
+bool ms__tenant_within(const ms__tenant_t *t, long d, double mem)
+{
+    return (!slices_declared(t) || t->usage + d <= t->guarantee) &&
+           (t->mem_guarantee <= 0.0 || t->mem + mem <= t->mem_guarantee + 1e-6);
+}
+
+bool ms__tenant_over(const ms__tenant_t *t)
+{
+    return (slices_declared(t) && t->usage > t->guarantee) ||
+           (t->mem_guarantee > 0.0 && t->mem > t->mem_guarantee + 1e-6);
+}
+
+bool ms__tenant_keeps(const ms__tenant_t *t, long take, double take_mem)
+{
+    return (!slices_declared(t) || t->usage - take >= t->guarantee) &&
+           (t->mem_guarantee <= 0.0 || t->mem - take_mem >= t->mem_guarantee - 1e-6);
+}
+
 int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b)
 {
     const ms__tenant_t *ta, *tb;
@@ -502,8 +544,8 @@ int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b)
         return 0;   /* within a tenant: the usual order (priority, submission) */
     ta = ms__tenant_c(s, a->tenant);
     tb = ms__tenant_c(s, b->tenant);
-    ga = ta->usage + a->hdem <= ta->guarantee;
-    gb = tb->usage + b->hdem <= tb->guarantee;
+    ga = ms__tenant_within(ta, a->hdem, a->hmem);
+    gb = ms__tenant_within(tb, b->hdem, b->hmem);
     if (ga != gb)
         return ga ? -1 : 1;
     if (ga)

@@ -256,6 +256,13 @@ static void tenant_metrics(buf_t *b, svc_t *d)
     for (i = 0; i < k; i++)
         if (ti[i].mem_limit_gb > 0.0)
             put(b, "migsched_tenant_limit_memory_bytes{tenant=\"%s\"} %.0f\n", ti[i].name, ti[i].mem_limit_gb * 1e9);
+    put(b, "# HELP migsched_tenant_guarantee_memory_bytes GPU memory guaranteed to a tenant "
+           "(mem-guarantee GB x 1e9; absent: none).\n"
+           "# TYPE migsched_tenant_guarantee_memory_bytes gauge\n");
+    for (i = 0; i < k; i++)
+        if (ti[i].mem_guarantee_gb > 0.0)
+            put(b, "migsched_tenant_guarantee_memory_bytes{tenant=\"%s\"} %.0f\n", ti[i].name,
+                ti[i].mem_guarantee_gb * 1e9);
     put(b, "# HELP migsched_tenant_jobs A tenant's jobs: live (starting, running, reserved) or waiting.\n"
            "# TYPE migsched_tenant_jobs gauge\n");
     for (i = 0; i < k; i++)

@@ -43,8 +43,10 @@ int svc_tenants_apply(svc_t *d, const ms_sim_tenants_t *ts, char *why, size_t le
         t.guarantee = 0;
         t.limit = -1;
         t.mem_limit_gb = 0.0;
+        t.mem_guarantee_gb = 0.0;
         ms_diag_clear(&diag);
-        if (info.weight != 1.0 || info.guarantee != 0 || info.limit >= 0 || info.mem_limit_gb > 0.0) {
+        if (info.weight != 1.0 || info.guarantee != 0 || info.limit >= 0 || info.mem_limit_gb > 0.0 ||
+            info.mem_guarantee_gb > 0.0) {
             if ((st = ms_sched_tenant_set(d->sched, &t, NULL, &diag)) != MS_OK) {
                 snprintf(why, len, "tenant %s: %s", info.name, diag.msg[0] ? diag.msg : ms_strerror(st));
                 return -1;
@@ -57,6 +59,7 @@ int svc_tenants_apply(svc_t *d, const ms_sim_tenants_t *ts, char *why, size_t le
         t.guarantee = ts->t[i].guarantee;
         t.limit = ts->t[i].limit;
         t.mem_limit_gb = ts->t[i].mem_limit_gb;
+        t.mem_guarantee_gb = ts->t[i].mem_guarantee_gb;
         ms_diag_clear(&diag);
         if ((st = ms_sched_tenant_set(d->sched, &t, NULL, &diag)) != MS_OK) {
             snprintf(why, len, "tenant %s: %s: %s", t.name, diag.field[0] ? diag.field : "tenant",
@@ -70,7 +73,7 @@ int svc_tenants_apply(svc_t *d, const ms_sim_tenants_t *ts, char *why, size_t le
 
 int svc_tenant_keep(svc_t *d, const char *name)
 {
-    ms_sched_tenant_t t = { name, 1.0, 0, -1, 0.0 };
+    ms_sched_tenant_t t = { name, 1.0, 0, -1, 0.0, 0.0 };
     ms_diag_t diag;
     ms_status_t st;
 
@@ -102,11 +105,13 @@ json_t *svc_tenants_json(svc_t *d)
         if (ms_sched_tenant_info(d->sched, i, &info) != MS_OK)
             continue;
         json_array_append_new(
-            a, json_pack("{s:s,s:b,s:f,s:I,s:o,s:o,s:I,s:f,s:f,s:I,s:I}", "name", info.name, "declared",
+            a, json_pack("{s:s,s:b,s:f,s:I,s:o,s:o,s:o,s:I,s:f,s:f,s:I,s:I}", "name", info.name, "declared",
                          svc_tenant_declared(d, info.name), "weight", info.weight, "guarantee_slices",
                          (json_int_t)info.guarantee, "limit_slices",
                          info.limit >= 0 ? json_integer(info.limit) : json_null(), "limit_mem_gb",
-                         info.mem_limit_gb > 0.0 ? json_real(info.mem_limit_gb) : json_null(), "usage_slices",
+                         info.mem_limit_gb > 0.0 ? json_real(info.mem_limit_gb) : json_null(), "guarantee_mem_gb",
+                         info.mem_guarantee_gb > 0.0 ? json_real(info.mem_guarantee_gb) : json_null(),
+                         "usage_slices",
                          (json_int_t)info.usage, "usage_mem_gb", info.mem_gb, "share", info.share,
                          "running", (json_int_t)info.running, "waiting", (json_int_t)info.waiting));
     }

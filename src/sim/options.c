@@ -149,8 +149,8 @@ static const row_t ROWS[] = {
       Q(tenant_half_life_s), 0, false, NULL },
     { { "tenant", SIM, MS_OPT_TENANT, "T", 0, 0, false, NULL, "none: one tenant",
         "declare a tenant, repeatable (docs/tenants.md): "
-        "NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB], S in compute slices; migschedd takes the same "
-        "as its own --tenant and `tenant =`" },
+        "NAME[:weight=W][,guarantee=S][,limit=S] [,mem-limit=GB][,mem-guarantee=GB], S in compute "
+        "slices; migschedd takes the same as its own --tenant and `tenant =`" },
       S(tenants), 0, false, NULL },
 };
 
@@ -235,7 +235,7 @@ const char *ms_opt_range(const ms_opt_t *o, char *buf, size_t n)
         snprintf(buf, n, "any text");
         break;
     case MS_OPT_TENANT:
-        snprintf(buf, n, "NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB]");
+        snprintf(buf, n, "NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB]");
         break;
     case MS_OPT_CHOICE:
         for (i = 0; o->choices[i] != NULL && k < n; i++) {
@@ -345,7 +345,7 @@ typedef union value {
     ms_sim_tenant_t t;
 } value_t;
 
-/* NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB] (sched.h's rules for each). */
+/* NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB] (sched.h's rules for each). */
 static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_t *t,
                                 ms_diag_t *diag)
 {
@@ -412,15 +412,27 @@ static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_
                 return MS_ERANGE;
             }
             t->mem_limit_gb = dv;
+        } else if (klen == 13 && strncmp(p, "mem-guarantee", 13) == 0) {
+            st = ms_number_double(num, &dv);
+            if (st != MS_OK || !(dv >= 0.0 && dv <= 1e9)) {
+                ms_diag_set(diag, NULL, 0, o->name, "'%.60s': mem-guarantee must be a number of GB in "
+                            "0..1e9 (0: none)", v);
+                return MS_ERANGE;
+            }
+            t->mem_guarantee_gb = dv;
         } else {
             ms_diag_set(diag, NULL, 0, o->name, "'%.60s': unknown key '%.*s' (weight, guarantee, "
-                        "limit, mem-limit)", v, (int)klen, p);
+                        "limit, mem-limit, mem-guarantee)", v, (int)klen, p);
             return MS_ERANGE;
         }
         p = comma != NULL ? comma + 1 : NULL;
     }
     if (t->limit >= 0 && t->limit < t->guarantee) {
         ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit below the guarantee", v);
+        return MS_ERANGE;
+    }
+    if (t->mem_limit_gb > 0.0 && t->mem_guarantee_gb > t->mem_limit_gb) {
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': mem-guarantee above the mem-limit", v);
         return MS_ERANGE;
     }
     return MS_OK;

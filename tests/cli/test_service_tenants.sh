@@ -6,7 +6,8 @@
 # tenant's runs), GET /v1/tenants equal to what the jobs imply, the
 # per-tenant series of /metrics (promtool), SIGHUP reloads (a good file
 # applies, a bad one keeps the old set), a restart keeps each job's tenant,
-# a store of schema 1 is migrated, and a memory limit (mem-limit) holds.
+# a store of schema 1 is migrated, and a memory limit (mem-limit) holds
+# (with a memory guarantee, mem-guarantee, shown beside it).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
@@ -103,9 +104,9 @@ done
 grep -q '^migsched_tenant_limit_slices{tenant="teamB"}' "$SVC_TMP/metrics" && fail "teamB has no limit but a limit series"
 # `migsched status`, human and --json, and the status page
 "$M" status --server "$B" > "$SVC_TMP/status" || fail "migsched status"
-grep -Eq '^  name +weight +guarantee +limit +mem-limit +usage ' "$SVC_TMP/status" || fail "status header: $(cat "$SVC_TMP/status")"
-grep -Eq '^  teamA +1 +2 +3 +- +2 +0\.[0-9]+ +1 +1$' "$SVC_TMP/status" || fail "status has no teamA row: $(cat "$SVC_TMP/status")"
-grep -Eq '^  teamB +2 +0 +- +- +3 ' "$SVC_TMP/status" || fail "status has no teamB row: $(cat "$SVC_TMP/status")"
+grep -Eq '^  name +weight +guarantee +limit +mem-limit +mem-guarantee +usage ' "$SVC_TMP/status" || fail "status header: $(cat "$SVC_TMP/status")"
+grep -Eq '^  teamA +1 +2 +3 +- +- +2 +0\.[0-9]+ +1 +1$' "$SVC_TMP/status" || fail "status has no teamA row: $(cat "$SVC_TMP/status")"
+grep -Eq '^  teamB +2 +0 +- +- +- +3 ' "$SVC_TMP/status" || fail "status has no teamB row: $(cat "$SVC_TMP/status")"
 "$M" status --server "$B" --json | jq -e '(.tenants[] | select(.name == "teamA") | .usage_slices == 2 and .waiting == 1)
     and (.nodes | length) == 1' >/dev/null || fail "status --json has no tenants"
 "$M" submit --server "$B" --profile 1g --duration 3600 --tenant teamB --id s1 >/dev/null || fail "migsched submit --tenant"
@@ -196,7 +197,13 @@ svc_stop
 # waits on a GPU with room while another tenant's runs; shown in
 # /v1/tenants and /metrics; a bad value names the option --------------------
 bad "--tenant: 't1:mem-limit=-5': mem-limit must be a number of GB" --tenant t1:mem-limit=-5
-svc_start "$SVC_TMP/log4" --state-dir "$SVC_TMP/s4" --node a=1xA100-40GB --tenant memT:mem-limit=20 --tenant other
+bad "--tenant: 't1:mem-guarantee=-5': mem-guarantee must be a number of GB" --tenant t1:mem-guarantee=-5
+bad "--tenant: 't1:mem-limit=10,mem-guarantee=20': mem-guarantee above the mem-limit" \
+    --tenant t1:mem-limit=10,mem-guarantee=20
+# memT's guarantee of 10 GB changes nothing here (no preemption; its jobs
+# would borrow): it is shown beside the limit
+svc_start "$SVC_TMP/log4" --state-dir "$SVC_TMP/s4" --node a=1xA100-40GB \
+    --tenant memT:mem-limit=20,mem-guarantee=10 --tenant other
 [ "$(post '{"id":"g3","profile":"3g.20gb","tenant":"memT","duration_s":3600}')" = 201 ] || fail "g3"
 wait_for is g3 running || fail "g3 is $(state g3)"
 [ "$(post '{"id":"g1","profile":"1g.5gb","tenant":"memT","duration_s":3600}')" = 201 ] || fail "g1"
@@ -206,11 +213,15 @@ wait_for is o1 running || fail "o1 is $(state o1)"
 [ "$(tfield memT limit_mem_gb)" = 20 ] || fail "limit_mem_gb: $(tenants)"
 [ "$(tfield memT usage_mem_gb)" = 20 ] || fail "usage_mem_gb: $(tenants)"
 [ "$(tfield other limit_mem_gb)" = null ] || fail "other's limit_mem_gb: $(tenants)"
+[ "$(tfield memT guarantee_mem_gb)" = 10 ] || fail "guarantee_mem_gb: $(tenants)"
+[ "$(tfield other guarantee_mem_gb)" = null ] || fail "other's guarantee_mem_gb: $(tenants)"
 # `migsched status` shows it (GB), and none for the other
 "$M" status --server "$B" > "$SVC_TMP/status4" || fail "migsched status (memory limit)"
-grep -Eq '^  memT +1 +0 +- +20GB +3 ' "$SVC_TMP/status4" || fail "status has no memT row with 20GB: $(cat "$SVC_TMP/status4")"
-grep -Eq '^  other +1 +0 +- +- ' "$SVC_TMP/status4" || fail "status: other has a memory limit: $(cat "$SVC_TMP/status4")"
+grep -Eq '^  memT +1 +0 +- +20GB +10GB +3 ' "$SVC_TMP/status4" || fail "status has no memT row with 20GB: $(cat "$SVC_TMP/status4")"
+grep -Eq '^  other +1 +0 +- +- +- ' "$SVC_TMP/status4" || fail "status: other has a memory limit: $(cat "$SVC_TMP/status4")"
 curl -sf "$B/metrics" | grep -qx 'migsched_tenant_limit_memory_bytes{tenant="memT"} 20000000000' || fail "no memory limit series"
+curl -sf "$B/metrics" | grep -qx 'migsched_tenant_guarantee_memory_bytes{tenant="memT"} 10000000000' || fail "no memory guarantee series"
+curl -sf "$B/metrics" | grep -q 'migsched_tenant_guarantee_memory_bytes{tenant="other"}' && fail "other has a memory guarantee series"
 curl -sf "$B/metrics" | promtool check metrics || fail "promtool check metrics (memory limit)"
 curl -sf -X DELETE "$B/v1/jobs/g3" >/dev/null || fail "cancel g3"
 wait_for is g1 running || fail "g1 did not run once g3 left: $(state g1)"
