@@ -20,6 +20,7 @@ every 0.25 s from the API server:
   - double: devices or memory slices ever held by two claims (must be 0).
 """
 import json
+import os
 import random
 import subprocess
 import sys
@@ -35,6 +36,17 @@ PROF = {name: (model, size, tuple(starts)) for model, (_, _, _, profs) in e2e.MO
         for name, size, _, starts in profs}
 
 
+def priorities():
+    """MS_CMP_PRIORITY="7g=2000,4g=1000": pods of those sizes get a
+    PriorityClass of that value (preemptionPolicy Never: kube-scheduler
+    orders its queue by it and never preempts), for both allocators."""
+    out = {}
+    for item in filter(None, os.environ.get("MS_CMP_PRIORITY", "").split(",")):
+        size, value = item.split("=")
+        out[size.strip()] = int(value)
+    return out
+
+
 def setup(api):
     for n, m in NODES:
         e2e.node(api, n)
@@ -42,6 +54,10 @@ def setup(api):
     e2e.classes(api)
     for p in PROF:
         e2e.template(api, "t-" + p.replace(".", ""), e2e.profile_request(p))
+    for size, value in priorities().items():
+        api.call("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "cmp-" + size},
+            "value": value, "preemptionPolicy": "Never"})
 
 
 def stream(n, seed):
@@ -109,6 +125,7 @@ def room(model, size, starts, slices):
 
 def run(api, migsched_cli, npods, seed):
     todo = stream(npods, seed)
+    prio = priorities()
     profile = {n: p for n, p, _, _ in todo}
     frag = Frag(migsched_cli)
     t0 = time.time()
@@ -119,7 +136,9 @@ def run(api, migsched_cli, npods, seed):
         now = time.time() - t0
         while i < len(todo) and todo[i][2] <= now:
             name, prof, _, d = todo[i]
-            e2e.pod(api, name, tmpl="t-" + prof.replace(".", ""))
+            size = prof.split(".")[0]
+            e2e.pod(api, name, tmpl="t-" + prof.replace(".", ""),
+                    priority_class="cmp-" + size if size in prio else None)
             created[name], dur[name] = time.time() - t0, d
             i += 1
         ps, cl = e2e.pods(api), e2e.claims(api)
@@ -164,6 +183,7 @@ def run(api, migsched_cli, npods, seed):
         return round(sum(w) / len(w), 2) if w else None
     return {"pods": len(todo), "allocated": len(allocated), "pending_legal": len(pending_legal),
             "pending_frag_s": round(frag_s, 1), "wait_4g": mean_wait("4g"), "wait_7g": mean_wait("7g"),
+            "wait_1g": mean_wait("1g"), "wait_2g": mean_wait("2g"), "wait_3g": mean_wait("3g"),
             "wait_all": round(sum(allocated.get(n, time.time() - t0) - created[n] for n in created) / len(created), 2),
             "fragcost": round(sum(fc) / len(fc), 4), "double": double, "seconds": round(time.time() - t0, 1)}
 

@@ -21,6 +21,8 @@
 # are printed, never checked (they depend on the machine's load).
 # MIGSCHEDD_ARGS adds options to migschedd (a mutant: --dra-driver
 # mig.migsched.io manages no published device, and --ci must fail).
+# MS_CMP_PRIORITY="7g=2000,4g=1000" gives the pods of those sizes a
+# PriorityClass of that value (preemptionPolicy Never), in both runs.
 # Exits 77 with "skipped (REASON)" where the control plane cannot be built.
 set -eu
 export PYTHONDONTWRITEBYTECODE=1
@@ -100,6 +102,7 @@ import json, sys
 ff, ms = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 rows = [("claims pending >= 1 s while a legal placement existed", "pending_legal"),
         ("claim-seconds pending with free slices but no legal start", "pending_frag_s"),
+        ("1g mean wait, s", "wait_1g"), ("2g mean wait, s", "wait_2g"), ("3g mean wait, s", "wait_3g"),
         ("4g mean wait, s", "wait_4g"), ("7g mean wait, s", "wait_7g"), ("all pods, mean wait, s", "wait_all"),
         ("mean FragCost over time", "fragcost"), ("devices or slices held twice", "double"),
         ("pods allocated / submitted", None)]

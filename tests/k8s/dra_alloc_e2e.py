@@ -167,16 +167,18 @@ def webhook(api, url, ca_file):
                       "failurePolicy": "Ignore", "reinvocationPolicy": "Never"}]})
 
 
-def pod(api, name, tmpl=None, claim=None):
+def pod(api, name, tmpl=None, claim=None, priority_class=None):
     rc = {"name": "dev"}
     if tmpl:
         rc["resourceClaimTemplateName"] = tmpl
     else:
         rc["resourceClaimName"] = claim
+    spec = {"resourceClaims": [rc], "containers": [{"name": "c", "image": "registry.invalid/none",
+                                                    "resources": {"claims": [{"name": "dev"}]}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
     return api.call("POST", "/api/v1/namespaces/default/pods", {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-        "spec": {"resourceClaims": [rc], "containers": [{"name": "c", "image": "registry.invalid/none",
-                                                         "resources": {"claims": [{"name": "dev"}]}}]}})
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
 
 
 def gated(p):
