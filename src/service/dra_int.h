@@ -486,6 +486,10 @@ struct svc_dra {
     bool wa_running[DRA_K_N];
     volatile int stop;             /* the watches' */
     char identity[128];
+    /* a test's failpoint (MIGSCHEDD_DRA_FAIL=before-ungate, read at start):
+     * the process exits as a kill -9 would between a pod's allocations
+     * and its ungate (tests/k8s/test_e2e_dra_failover.sh) */
+    bool die_before_ungate;
     atomic_int synced_kinds;       /* bit per kind: listed once (readers: readyz) */
     /* the loop's */
     dra_tab_t tab[DRA_K_N];

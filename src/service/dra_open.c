@@ -129,13 +129,15 @@ void svc_dra_cfg_free(svc_cfg_t *c)
 svc_dra_t *dra_new(svc_t *d, const svc_dra_cfg_t *cfg)
 {
     svc_dra_t *x = calloc(1, sizeof(*x));
-    const char *id = getenv("POD_NAME");
+    const char *id = getenv("POD_NAME"), *fail;
     char host[128];
 
     if (x == NULL)
         return NULL;
     x->d = d;
     x->cfg = cfg;
+    fail = getenv("MIGSCHEDD_DRA_FAIL");
+    x->die_before_ungate = fail != NULL && strcmp(fail, "before-ungate") == 0;
     if (svc_queue_init(&x->q) != 0 || svc_queue_init(&x->wq) != 0 || svc_queue_init(&x->hq) != 0 ||
         dra_store_init(x) != 0) {
         free(x);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kube/kube.h"
 #include "service/dra_int.h"
@@ -173,6 +174,11 @@ void dra_write_run(svc_dra_t *x, dra_work_t *w)
         }
         if (w->ok)
             w->t_done = svc_clock_mono(x->d->clock);
+        if (w->ok && w->ungate && x->die_before_ungate) {
+            ms_log("warning", "dra: failpoint before-ungate: exiting",
+                   json_pack("{s:s,s:s,s:s}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", w->cl[0].name));
+            _exit(137);
+        }
         if (w->ok && w->ungate)
             w->ungated = ungate(x, w);
         break;

@@ -4,7 +4,8 @@
   dra_failover_e2e.py before DIR WEBHOOK_URL   the cluster, the pods the
                                                leader places, the pods that
                                                wait; DIR/before.json
-  dra_failover_e2e.py after DIR STANDBY_URL    once the leader was killed
+  dra_failover_e2e.py after DIR STANDBY_URL THIRD_URL
+                                               once the leader was killed
 
 DIR is the harness dir. Two API-only A100-40GB nodes (one GPU each),
 NVIDIA's DynamicMIG slices (dra_alloc_e2e.py). Before: four 3g.20gb pods
@@ -14,7 +15,12 @@ are gated by the standby's webhook; the standby takes over; the leader's
 allocations are kept as they were (same claims, same devices, pods still
 bound), nothing is placed over them while the cluster is full, and as the
 3g pods are deleted, every waiting pod is allocated, ungated and bound,
-never two claims on one memory slice.
+never two claims on one memory slice. The standby runs with the failpoint
+MIGSCHEDD_DRA_FAIL=before-ungate: its first placement writes the claim's
+allocation and exits (137) before the pod's ungate, a kill -9 mid-write;
+a third replica (THIRD_URL, started once the standby led) takes over,
+keeps that allocation as written (same claim, same device) and ungates
+the pod, which kube-scheduler binds there.
 """
 import json
 import os
@@ -59,9 +65,13 @@ def before(api, d, url):
 
 
 def status(url, ca):
+    """The replica's /dra/status, or {} while it does not answer (not started, or gone)."""
     ctx = ssl.create_default_context(cafile=ca)
-    with urllib.request.urlopen(url + "/dra/status", context=ctx, timeout=5) as r:
-        return json.loads(r.read())
+    try:
+        with urllib.request.urlopen(url + "/dra/status", context=ctx, timeout=5) as r:
+            return json.loads(r.read())
+    except (OSError, ValueError):
+        return {}
 
 
 def kept(api, fill):
@@ -79,7 +89,51 @@ def kept(api, fill):
         expect(ps[n]["spec"].get("nodeName") == was["node"], "%s no longer bound to %s" % (n, was["node"]))
 
 
-def after(api, d, url):
+def failpoint_hit(d):
+    """The pod and claim the standby wrote before exiting at its failpoint, or None."""
+    try:
+        lines = open(os.path.join(d, "migschedd-b.log")).read().splitlines()
+    except OSError:
+        return None
+    for ln in lines:
+        try:
+            o = json.loads(ln)
+        except ValueError:
+            continue
+        if o.get("msg") == "dra: failpoint before-ungate: exiting":
+            return o
+    return None
+
+
+def mid_write(api, d, url3):
+    """b died between the allocation and the ungate: c takes over, keeps
+    the allocation b wrote and ungates the pod."""
+    hit = wait("the standby's failpoint (an allocation written, the ungate not)", lambda: failpoint_hit(d), timeout=60)
+    t_die = time.time()
+    name, claim = hit["pod"], hit["claim"]
+    cl = check_all(api, {})[1]
+    c = cl.get(claim)
+    expect(c is not None and c["status"].get("allocation"), "claim %s: no allocation after the failpoint" % claim)
+    expect(gated(pods(api)[name]), "%s ungated although the writer died before the ungate" % name)
+    def what(c):   # a rewrite, even of the same device, has a new allocationTimestamp
+        al = c["status"]["allocation"]
+        return (c["metadata"]["uid"], al["devices"]["results"][0]["device"], al.get("allocationTimestamp"))
+    written = what(c)
+    print("the standby wrote %s's allocation (%s) and exited before its ungate" % (name, written[1]))
+    wait("the third replica deciding", lambda: status(url3, api.ca).get("deciding"), timeout=60)
+    print("the third replica took over within %.1f s" % (time.time() - t_die))
+
+    def adopted():
+        p = pods(api).get(name)
+        return p if p and not gated(p) and p["spec"].get("nodeName") else None
+    p = wait("%s ungated and bound by the new leader" % name, adopted, timeout=60)
+    c = claim_of(p, check_all(api, {})[1])
+    now = what(c)
+    expect(now == written, "%s's allocation rewritten: %s, was %s" % (name, now, written))
+    print("%s kept the allocation the dead writer made (%s) and was ungated and bound" % (name, now[1]))
+
+
+def after(api, d, url, url3):
     with open(os.path.join(d, "before.json")) as f:
         st = json.load(f)
     want, fill = st["want"], st["fill"]
@@ -97,11 +151,13 @@ def after(api, d, url):
     for n in ("q1", "b1", "b2"):
         still_waiting(api, n, 0 if n != "q1" else 3)
     print("the killed leader's four allocations kept; q1, b1, b2 wait (no room): nothing placed over them")
+    wait("the third replica up (a standby)", lambda: status(url3, api.ca).get("deciding") is False, timeout=60)
     # room comes free on a1: every pod there deleted
     on_a1 = [n for n, w in fill.items() if w["node"] == "a1"]
     for n in on_a1:
         delete_pod(api, n)
     print("deleted %s (a1's pods)" % ",".join(on_a1))
+    mid_write(api, d, url3)
 
     def some_placed():
         ps, _ = check_all(api, want)
@@ -122,12 +178,15 @@ def after(api, d, url):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("before", "after"):
+    if sys.argv[1:2] not in (["before"], ["after"]) or len(sys.argv) != (4 if sys.argv[1] == "before" else 5):
         print(__doc__, file=sys.stderr)
         return 2
     api = Api(sys.argv[2])
     try:
-        (before if sys.argv[1] == "before" else after)(api, sys.argv[2], sys.argv[3])
+        if sys.argv[1] == "before":
+            before(api, sys.argv[2], sys.argv[3])
+        else:
+            after(api, sys.argv[2], sys.argv[3], sys.argv[4])
     except Unmet as e:
         print("FAIL: %s" % e)
         return 1

@@ -14,9 +14,15 @@
 #    its renewal are the expected part) and keeps a's four allocations as a
 #    wrote them (same claims, devices, nodes); nothing is placed over them
 #    while the GPUs are full;
-#  - as the 3g pods are deleted, every waiting pod is allocated by b,
-#    ungated and bound by kube-scheduler; never one memory slice or device
-#    in two claims.
+#  - b runs with the failpoint MIGSCHEDD_DRA_FAIL=before-ungate: its first
+#    placement (once a1's 3g pods are deleted) writes the claim's allocation
+#    and exits 137 before the pod's ungate, a kill -9 mid-write; a third
+#    replica c, started once b led, takes over, keeps that allocation as b
+#    wrote it (same claim uid, same device) and ungates the pod, which
+#    kube-scheduler binds;
+#  - as the 3g pods are deleted, every waiting pod is allocated (by b, then
+#    c), ungated and bound by kube-scheduler; never one memory slice or
+#    device in two claims.
 # Prints "k8s dra failover e2e: passed in N s", or "... skipped (REASON)"
 # and exits 77 where the control plane cannot be built. MS_K8S_KEEP=1
 # keeps DIR.
@@ -33,13 +39,13 @@ MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
 ms_e2e_tools
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-dra-failover.XXXXXX")
-pid_a= pid_b=
+pid_a= pid_b= pid_w=
 cleanup() {
     rc=$?
-    for p in $pid_a $pid_b; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in $pid_a $pid_b $pid_w $(cat "$D/pid_c" 2>/dev/null); do kill -TERM "$p" 2>/dev/null || true; done
     bash "$here/harness.sh" stop "$D" >/dev/null 2>&1 || true
     if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
-        for f in migschedd-a.log migschedd-b.log kube-scheduler.log; do
+        for f in migschedd-a.log migschedd-b.log migschedd-c.log kube-scheduler.log; do
             echo "--- $f (tail)"; tail -n 25 "$D/$f" 2>/dev/null || true
         done
     fi
@@ -51,9 +57,9 @@ MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/har
 . "$D/env"
 ms_dra_allocator_identity "$D"
 port_free() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-pa=$(port_free); pb=$(port_free)
-replica() { # replica NAME PORT
-    POD_NAME=migschedd-dra-$1 "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" \
+pa=$(port_free); pb=$(port_free); pc=$(port_free)
+replica() { # replica NAME PORT [ENV=VALUE]: its pid in pid_NAME
+    env ${3:-} POD_NAME=migschedd-dra-$1 "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" \
         --kube-token-file "$D/migschedd.token" --leader-elect --lease migsched/migschedd-dra --lease-duration 4 \
         --listen "127.0.0.1:$2" --tls-cert "$D/pki/migschedd.crt" --tls-key "$D/pki/migschedd.key" \
         2>>"$D/migschedd-$1.log" &
@@ -63,7 +69,7 @@ st() { curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$1/dra/sta
 replica a "$pa"
 for i in $(seq 1 150); do st "$pa" 2>/dev/null | grep -q '"deciding":true' && break; sleep 0.2; done
 st "$pa" | grep -q '"deciding":true' || fail "replica a never led"
-replica b "$pb"
+replica b "$pb" MIGSCHEDD_DRA_FAIL=before-ungate
 for i in $(seq 1 150); do curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$pb/dra/readyz" >/dev/null && break; sleep 0.2; done
 st "$pb" | grep -q '"deciding":false' || fail "replica b is not a standby: $(st "$pb")"
 echo "control plane, leader a and standby b up in $(( $(date +%s) - t0 )) s"
@@ -74,10 +80,26 @@ date +%s.%N >"$D/killed_at"
 wait "$pid_a" 2>/dev/null || true
 pid_a=
 echo "replica a (the leader) killed with -9"
-python3 "$here/dra_failover_e2e.py" after "$D" "https://127.0.0.1:$pb" || fail "dra_failover_e2e.py after"
+# c starts once b leads (so that b, with the failpoint, is the one that
+# takes over), in the background: the leaderless window is the test's
+( for i in $(seq 1 300); do st "$pb" 2>/dev/null | grep -q '"deciding":true' && break; sleep 0.2; done
+  replica c "$pc"
+  echo "$pid_c" >"$D/pid_c"
+  rc=0; wait "$pid_c" || rc=$?
+  echo "$rc" >"$D/rc_c" ) &
+pid_w=$!
+python3 "$here/dra_failover_e2e.py" after "$D" "https://127.0.0.1:$pb" "https://127.0.0.1:$pc" ||
+    fail "dra_failover_e2e.py after"
 grep -q '"dra: deciding"' "$D/migschedd-b.log" || fail "b's log does not say it decides"
-echo "migschedd b /dra/status: $(st "$pb")"
-kill -TERM "$pid_b"
-wait "$pid_b" || fail "migschedd b exited with $? after SIGTERM"
+grep -q '"dra: failpoint before-ungate: exiting"' "$D/migschedd-b.log" || fail "b's failpoint never fired"
+rc=0; wait "$pid_b" 2>/dev/null || rc=$?
+[ "$rc" = 137 ] || fail "b exited with $rc, not 137 at its failpoint"
 pid_b=
+grep -q '"dra: deciding"' "$D/migschedd-c.log" || fail "c's log does not say it decides"
+echo "migschedd c /dra/status: $(st "$pc")"
+kill -TERM "$(cat "$D/pid_c")"
+wait "$pid_w" || true
+pid_w=
+rm -f "$D/pid_c"
+[ "$(cat "$D/rc_c" 2>/dev/null)" = 0 ] || fail "migschedd c exited with $(cat "$D/rc_c" 2>/dev/null) after SIGTERM"
 echo "k8s dra failover e2e: passed in $(( $(date +%s) - t0 )) s"
