@@ -486,10 +486,14 @@ struct svc_dra {
     bool wa_running[DRA_K_N];
     volatile int stop;             /* the watches' */
     char identity[128];
-    /* a test's failpoint (MIGSCHEDD_DRA_FAIL=before-ungate, read at start):
-     * the process exits as a kill -9 would between a pod's allocations
-     * and its ungate (tests/k8s/test_e2e_dra_failover.sh) */
+    /* tests' failpoints (MIGSCHEDD_DRA_FAIL, a comma list read at start):
+     * before-ungate: the process exits as a kill -9 would between a pod's
+     * allocations and its ungate (tests/k8s/test_e2e_dra_failover.sh);
+     * hook-stall:PREFIX: the loop sleeps 8 s before it answers the webhook
+     * about a pod whose name starts with PREFIX, a stuck loop
+     * (tests/k8s/test_e2e_dra_alloc.sh: the webhook's deadline) */
     bool die_before_ungate;
+    char stall_prefix[32];
     atomic_int synced_kinds;       /* bit per kind: listed once (readers: readyz) */
     /* the loop's */
     dra_tab_t tab[DRA_K_N];

@@ -126,18 +126,33 @@ void svc_dra_cfg_free(svc_cfg_t *c)
 
 /* --- the state ---------------------------------------------------------------------- */
 
+/* The tests' failpoints (svc_dra_t.die_before_ungate, stall_prefix) from
+ * MIGSCHEDD_DRA_FAIL: "before-ungate", "hook-stall:PREFIX", comma
+ * separated; anything else is ignored. */
+static void failpoints(svc_dra_t *x, const char *spec)
+{
+    while (spec != NULL && *spec != '\0') {
+        size_t n = strcspn(spec, ",");
+
+        if (n == 13 && strncmp(spec, "before-ungate", n) == 0)
+            x->die_before_ungate = true;
+        else if (n > 11 && n - 11 < sizeof(x->stall_prefix) && strncmp(spec, "hook-stall:", 11) == 0)
+            snprintf(x->stall_prefix, sizeof(x->stall_prefix), "%.*s", (int)(n - 11), spec + 11);
+        spec += n + (spec[n] == ',');
+    }
+}
+
 svc_dra_t *dra_new(svc_t *d, const svc_dra_cfg_t *cfg)
 {
     svc_dra_t *x = calloc(1, sizeof(*x));
-    const char *id = getenv("POD_NAME"), *fail;
+    const char *id = getenv("POD_NAME");
     char host[128];
 
     if (x == NULL)
         return NULL;
     x->d = d;
     x->cfg = cfg;
-    fail = getenv("MIGSCHEDD_DRA_FAIL");
-    x->die_before_ungate = fail != NULL && strcmp(fail, "before-ungate") == 0;
+    failpoints(x, getenv("MIGSCHEDD_DRA_FAIL"));
     if (svc_queue_init(&x->q) != 0 || svc_queue_init(&x->wq) != 0 || svc_queue_init(&x->hq) != 0 ||
         dra_store_init(x) != 0) {
         free(x);

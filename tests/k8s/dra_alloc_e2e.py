@@ -452,6 +452,25 @@ def reference(api):
     api.call("DELETE", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/cnt-ext")
     got = bound(api, ["cnt-p"], {})
     print("counters of an external allocation honoured by kube-scheduler: cnt-p waited, then got %s" % (got["cnt-p"],))
+    # 3b. the webhook's deadline: migschedd runs with the failpoint
+    #    MIGSCHEDD_DRA_FAIL=hook-stall:slow- (test_e2e_dra_alloc.sh), so its
+    #    loop sleeps 8 s before answering about slow-1; the webhook answers
+    #    by --dra-webhook-timeout (3 s) all the same, admitting the pod
+    #    unchanged, before the API server's timeoutSeconds (5 s) would; the
+    #    pod, not gated, is placed by migschedd once the loop is back (in
+    #    f1's room: both GPUs are full)
+    delete_pod(api, "f1")
+    wait("f1 and its claim gone", lambda: "f1" not in pods(api) and not any(
+        c["metadata"]["name"].startswith("f1-") for c in claims(api).values()), 60)
+    t = time.time()
+    p = pod(api, "slow-1", tmpl="t-1g5gb")
+    took = time.time() - t
+    expect(not gated(p), "slow-1 gated although the loop could not answer in time")
+    expect(2.5 <= took < 4.5, "slow-1's creation took %.2f s: the webhook's 3 s deadline did not answer it "
+           "(under 2.5 s: the loop was not stalled; 5 s and more: the API server's timeout did)" % took)
+    got = bound(api, ["slow-1"], {"slow-1": "1g.5gb"})
+    print("a stuck loop: slow-1 admitted unchanged after %.2f s (deadline 3 s, API server's 5 s), then placed at %s"
+          % (took, got["slow-1"]))
     # 4. the fence: with the webhook gone, pods asking for MIG devices are
     #    not gated. One whose selector migschedd serves is placed by
     #    migschedd all the same (it decides for every pending pod with a

@@ -22,6 +22,10 @@
 #    start 4;
 #  - a pod deleted: kube-controller-manager deletes its template claim and
 #    the room goes to the pod waiting for it;
+#  - the webhook's deadline: with migschedd's loop stuck 8 s (the failpoint
+#    MIGSCHEDD_DRA_FAIL=hook-stall:slow-), a pod's creation returns in
+#    2.5-4.5 s (--dra-webhook-timeout 3, before the API server's 5 s),
+#    admitted unchanged, and migschedd places it once the loop is back;
 #  - no device and no memory slice is ever held by two claims; our claims
 #    carry the delete-protection finalizer and allocationTimestamp;
 #  - the [I] points of the reference, on kube-scheduler itself: an
@@ -67,6 +71,9 @@ t0=$(date +%s)
 MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/harness.sh" start "$D" >"$D/harness.log"
 . "$D/env"
 
+# the failpoint of run2's deadline step (dra_alloc_e2e.py, 3b): migschedd's
+# loop stalls 8 s on the webhook's question about a pod named slow-*
+export MIGSCHEDD_DRA_FAIL=hook-stall:slow-
 # migschedd's serving certificate and identity (lib.sh)
 ms_dra_allocator_identity "$D"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
