@@ -385,6 +385,15 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
  * order is the one without tenants: priority (with aging), then
  * submission. So with no tenant declared, or one tenant without a limit,
  * the scheduler decides exactly as without tenants. */
+#define MS_TENANT_MAX_MODEL_LIMITS 8
+
+typedef struct ms_sched_tenant_model_limit {
+    const char *model;       /* ms_sched_tenant_info: the canonical name (static) */
+    long limit;              /* compute slices */
+    long usage;              /* ms_sched_tenant_info: compute slices its live
+                              * jobs hold on GPUs of the model (ignored by set) */
+} ms_sched_tenant_model_limit_t;
+
 typedef struct ms_sched_tenant {
     const char *name;        /* 1..63 bytes of [A-Za-z0-9._-] */
     double weight;           /* > 0, <= 1e6 */
@@ -397,9 +406,17 @@ typedef struct ms_sched_tenant {
      * 0: none. Kueue's nominal quota per resource: a head is within its
      * tenant's guarantee only when it is in every declared dimension
      * (memory when this is > 0; slices when guarantee > 0 or this is 0),
-     * so with 0 everything is as before (docs/tenants.md). Last: there
-     * are positional initializers. */
+     * so with 0 everything is as before (docs/tenants.md). */
     double mem_guarantee_gb;
+    /* Per GPU model limits in compute slices (Kueue's quota per
+     * ResourceFlavor, as a cap): a job is never started on a GPU of model
+     * `model` (a name or alias of ms_model_find) if its tenant's jobs on
+     * GPUs of that model would then hold more than `limit` (0..1e9). At
+     * most MS_TENANT_MAX_MODEL_LIMITS, each model once; both these and
+     * `limit` apply. A model the cluster lacks is accepted (a limit on
+     * nothing). Last: there are positional initializers. */
+    int nmodel_limits;
+    ms_sched_tenant_model_limit_t model_limits[MS_TENANT_MAX_MODEL_LIMITS];
 } ms_sched_tenant_t;
 
 typedef struct ms_sched_tenant_info {
@@ -412,6 +429,8 @@ typedef struct ms_sched_tenant_info {
     double share;            /* dominant share of the cluster (0..1) */
     long running, waiting;   /* live jobs (starting, running, reserved); queued */
     double mem_guarantee_gb; /* 0: none */
+    int nmodel_limits;       /* per model limits, as declared, with usage */
+    ms_sched_tenant_model_limit_t model_limits[MS_TENANT_MAX_MODEL_LIMITS];
 } ms_sched_tenant_info_t;
 
 /* Declare a tenant or change one (the name finds it; "default" is tenant

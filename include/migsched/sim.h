@@ -50,6 +50,8 @@ typedef struct ms_sim_tenant {
     long limit;              /* compute slices, -1 (default): none */
     double mem_limit_gb;     /* memory GB, 0 (default): none */
     double mem_guarantee_gb; /* memory GB, 0 (default): none */
+    int nmodel_limits;       /* limit@MODEL=S: the canonical model name (static) */
+    ms_sched_tenant_model_limit_t model_limits[MS_TENANT_MAX_MODEL_LIMITS];
 } ms_sim_tenant_t;
 
 typedef struct ms_sim_tenants {

@@ -43,6 +43,7 @@
 #include "migsched/sched.h"
 
 #define MS__MAX_GROUPS 64          /* distinct node kinds */
+#define MS__NMODELS 16             /* at least ms_models()'s count (tenant.c) */
 #define MS__MAX_CREATED 64         /* GIs remembered per plan (fresh flags) */
 
 /* An incrementally kept EASY input (resv.c): for one group and one kind of
@@ -155,6 +156,7 @@ typedef struct ms__job {
     uint8_t migratable;
     uint8_t inq;                   /* in its class queue */
     uint8_t nopreempt;             /* never a victim (req.nonpreemptible) */
+    int16_t charge_grp;            /* the group its charge is on (per model usage) */
     int32_t npreempt;              /* times preempted */
     int32_t charge;                /* compute slices charged to its tenant, 0 = none */
     float charge_mem;              /* memory GB charged with them */
@@ -178,6 +180,14 @@ typedef struct ms__tenant {
     long running, waiting;
     long pre_running;              /* of them, possible victims (preempt.c) */
     uint64_t dec_at;               /* s->stamp when its usage fell or its quota changed */
+    /* per GPU model (index in ms_models()): compute slices its live jobs
+     * hold on GPUs of the model, kept for every model so that a limit
+     * declared later starts from the truth; the limit (< 0: none) and
+     * the limited models in declaration order (ms_sched_tenant_info) */
+    int nml;
+    int8_t ml[MS_TENANT_MAX_MODEL_LIMITS];
+    long musage[MS__NMODELS];
+    long mlim[MS__NMODELS];
     /* its virtual time (tenant.c): the service its jobs were charged,
      * slice-seconds / weight, each job's estimate at its start, corrected
      * to what it ran at its end */
@@ -301,6 +311,7 @@ struct ms_sched {
     bool ten_on;
     long tot_slices;               /* compute slices of the cluster */
     double tot_mem;                /* memory GB of the cluster */
+    int8_t grp_mi[MS__MAX_GROUPS]; /* each group's model: its index in ms_models() */
     /* for the tests: offer every waiting class in every pass, and compute
      * every reservation from scratch (the behaviour before issue 25, which
      * must make the same decisions) */
@@ -464,6 +475,9 @@ bool ms__tenant_keeps(const ms__tenant_t *t, long take, double take_mem);
 /* Order between the heads of classes a and b by tenant (ten_on): < 0 a
  * first, > 0 b first, 0 the same tier and share (then the usual order). */
 int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b);
+/* Per model limits: would d more compute slices on group gi take t over
+ * the limit of gi's model (none: fine)? */
+bool ms__tenant_model_ok(const ms_sched_t *s, const ms__tenant_t *t, int gi, long d);
 /* Every tenant's usage and counts against its jobs (ms_sched_check). */
 ms_status_t ms__tenant_check(const ms_sched_t *s);
 

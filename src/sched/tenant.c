@@ -21,6 +21,7 @@
  * job is the default tenant's and the scheduler decides as before.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sched/sched_int.h"
@@ -31,6 +32,15 @@
  * (ms__tenant_backlogged): this many seconds of the whole cluster */
 #define BANK_S 1800.0
 
+/* A model's index in ms_models() (static, so a pointer difference), -1
+ * past MS__NMODELS (not expected: the table has fewer). */
+static int model_index(const ms_model_t *m)
+{
+    int i = (int)(m - ms_models(NULL));
+
+    return i >= 0 && i < MS__NMODELS ? i : -1;
+}
+
 void ms__tenant_init(ms_sched_t *s)
 {
     int k;
@@ -39,6 +49,8 @@ void ms__tenant_init(ms_sched_t *s)
     s->ten0.name = NULL;   /* "default", see tname() */
     s->ten0.weight = 1.0;
     s->ten0.limit = -1;
+    for (k = 0; k < MS__NMODELS; k++)
+        s->ten0.mlim[k] = -1;
     s->nten = 1;
     s->tot_slices = 0;
     s->tot_mem = 0.0;
@@ -47,6 +59,7 @@ void ms__tenant_init(ms_sched_t *s)
 
         s->tot_slices += (long)gr->ngpus * ms_geom_compute(gr->geom);
         s->tot_mem += (double)gr->ngpus * ms_geom_model(gr->geom)->mem_gb;
+        s->grp_mi[k] = (int8_t)model_index(ms_geom_model(gr->geom));
     }
 }
 
@@ -115,11 +128,52 @@ static bool name_ok(const char *n)
     return true;
 }
 
+/* t's per model limits (OUT mi: each one's model index), before anything
+ * is written; diag's field names the model (limit@MODEL). */
+static ms_status_t check_model_limits(const ms_sched_tenant_t *t, int *mi, ms_diag_t *diag)
+{
+    char field[64];
+    int i, k;
+
+    if (t->nmodel_limits < 0 || t->nmodel_limits > MS_TENANT_MAX_MODEL_LIMITS) {
+        ms_diag_set(diag, NULL, 0, "limit@MODEL", "tenant %s: at most %d per model limits",
+                    t->name, MS_TENANT_MAX_MODEL_LIMITS);
+        return MS_EINVAL;
+    }
+    for (i = 0; i < t->nmodel_limits; i++) {
+        const char *name = t->model_limits[i].model;
+        const ms_model_t *m = ms_model_find(name);
+        long l = t->model_limits[i].limit;
+
+        snprintf(field, sizeof(field), "limit@%.40s", name != NULL ? name : "");
+        if (m == NULL) {
+            ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: no such GPU model", t->name, field);
+            return MS_EINVAL;
+        }
+        if ((mi[i] = model_index(m)) < 0) {
+            ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: the model is past MS__NMODELS", t->name, field);
+            return MS_EINVAL;
+        }
+        if (l < 0 || l > 1000000000L) {
+            ms_diag_set(diag, NULL, 0, field, "tenant %s: %s must be 0..1e9 slices", t->name, field);
+            return MS_EINVAL;
+        }
+        for (k = 0; k < i; k++)
+            if (mi[k] == mi[i]) {
+                ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: model %s is limited twice", t->name,
+                            field, m->name);
+                return MS_EINVAL;
+            }
+    }
+    return MS_OK;
+}
+
 ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *idx,
                                 ms_diag_t *diag)
 {
     ms__tenant_t *r;
-    int k;
+    int k, mi[MS_TENANT_MAX_MODEL_LIMITS];
+    ms_status_t st;
 
     if (t == NULL || !name_ok(t->name)) {
         ms_diag_set(diag, NULL, 0, "tenant", "a tenant's name is 1..%d of [A-Za-z0-9._-]", MAX_NAME);
@@ -154,6 +208,8 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
                     "the mem-limit (%g GB)", t->name, t->mem_guarantee_gb, t->mem_limit_gb);
         return MS_EINVAL;
     }
+    if ((st = check_model_limits(t, mi, diag)) != MS_OK)
+        return st;
     k = ms_sched_tenant_find(s, t->name);
     if (k < 0) {
         size_t n = strlen(t->name) + 1;
@@ -186,6 +242,12 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
     r->limit = t->limit < 0 ? -1 : t->limit;
     r->mem_limit = t->mem_limit_gb;
     r->mem_guarantee = t->mem_guarantee_gb;
+    for (k = 0; k < MS__NMODELS; k++)
+        r->mlim[k] = -1;
+    for (r->nml = 0; r->nml < t->nmodel_limits; r->nml++) {
+        r->ml[r->nml] = (int8_t)mi[r->nml];
+        r->mlim[mi[r->nml]] = t->model_limits[r->nml].limit;
+    }
     /* a raised limit may let a held-back class start: offer it again */
     r->dec_at = ++s->stamp;
     s->ten_on = true;
@@ -211,6 +273,7 @@ static double dom_share(const ms_sched_t *s, const ms__tenant_t *t)
 ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_info_t *out)
 {
     const ms__tenant_t *t;
+    int k;
 
     if (idx < 0 || idx >= s->nten)
         return MS_ENOENT;
@@ -226,6 +289,12 @@ ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_i
     out->running = t->running;
     out->waiting = t->waiting;
     out->mem_guarantee_gb = t->mem_guarantee;
+    out->nmodel_limits = t->nml;
+    for (k = 0; k < t->nml; k++) {
+        out->model_limits[k].model = ms_models(NULL)[t->ml[k]].name;
+        out->model_limits[k].limit = t->mlim[t->ml[k]];
+        out->model_limits[k].usage = t->musage[t->ml[k]];
+    }
     return MS_OK;
 }
 
@@ -340,6 +409,9 @@ void ms__tenant_charge(ms_sched_t *s, int32_t slot, int gi)
     j->charge_mem = (float)(mem * j->gang);
     t->usage += j->charge;
     t->mem += j->charge_mem;
+    j->charge_grp = (int16_t)gi;
+    if (s->grp_mi[gi] >= 0)
+        t->musage[s->grp_mi[gi]] += j->charge;
     /* start-time fair queueing: the service is charged when it starts, so
      * that a tenant does not take every start of a pass */
     j->vcharge = (double)j->charge * est_of(s, j) / t->weight;
@@ -359,6 +431,8 @@ void ms__tenant_uncharge(ms_sched_t *s, int32_t slot, double ran_s)
     t = ms__tenant(s, s->cls[j->cls].tenant);
     t->usage -= j->charge;
     t->mem -= j->charge_mem;
+    if (s->grp_mi[j->charge_grp] >= 0)
+        t->musage[s->grp_mi[j->charge_grp]] -= j->charge;
     /* what it was charged becomes what it held */
     t->vt += ((ran_s > 0.0 ? (double)j->charge * ran_s / t->weight : 0.0) - j->vcharge) *
              vt_scale(s, j->start_t);
@@ -420,10 +494,18 @@ bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi)
     double mem = 0.0;
     long d;
 
-    if (t->limit < 0 && t->mem_limit <= 0.0)
+    if (t->limit < 0 && t->mem_limit <= 0.0 && t->nml == 0)
         return true;   /* no limit (every tenant until one is set): asked at every placement */
     d = (long)ms__tenant_slices(s, c, gi, &mem) * gang;
-    return (t->limit < 0 || t->usage + d <= t->limit) && mem_ok(t, mem * gang);
+    return (t->limit < 0 || t->usage + d <= t->limit) && mem_ok(t, mem * gang) &&
+           ms__tenant_model_ok(s, t, gi, d);
+}
+
+bool ms__tenant_model_ok(const ms_sched_t *s, const ms__tenant_t *t, int gi, long d)
+{
+    int mi = s->grp_mi[gi];
+
+    return t->nml == 0 || mi < 0 || t->mlim[mi] < 0 || t->musage[mi] + d <= t->mlim[mi];
 }
 
 bool ms_sched_tenant_holds(ms_sched_t *s, const ms_sched_req_t *req)
@@ -447,25 +529,37 @@ static ms_status_t check_cls(const ms_sched_t *s, int32_t cls, int gang, ms_diag
 {
     const ms__cls_t *c = &s->cls[cls];
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
-    long need = -1;
+    long need = -1, mneed_sl = 0;
     double mneed = 0.0;
-    int i;
+    int i, mgi = -1;
 
     if (!s->ten_on || c->norder == 0)
         return MS_OK;
     for (i = 0; i < c->norder; i++) {
         double mem = 0.0;
-        long d = (long)ms__tenant_slices(s, c, c->order[i], &mem) * gang;
+        int gi = c->order[i], mi = s->grp_mi[gi];
+        long d = (long)ms__tenant_slices(s, c, gi, &mem) * gang;
 
         mem *= gang;
-        if ((t->limit < 0 || d <= t->limit) && (t->mem_limit <= 0.0 || mem <= t->mem_limit + 1e-6))
-            return MS_OK;
+        if ((t->limit < 0 || d <= t->limit) && (t->mem_limit <= 0.0 || mem <= t->mem_limit + 1e-6)) {
+            if (mi < 0 || t->mlim[mi] < 0 || d <= t->mlim[mi])
+                return MS_OK;
+            if (mgi < 0)   /* only its model's limit keeps it off gi */
+                mgi = gi, mneed_sl = d;
+        }
         if (need < 0 || d < need)
             need = d;
         if (i == 0 || mem < mneed)
             mneed = mem;
     }
-    if (t->limit >= 0 && need > t->limit)
+    if (mgi >= 0) {
+        const char *m = ms_models(NULL)[s->grp_mi[mgi]].name;
+
+        ms_diag_set(diag, NULL, 0, "tenant", "tenant '%s' may hold %ld compute slices on %s GPUs "
+                    "(limit@%s) and the job needs %ld there, and no other GPU model it could run "
+                    "on takes it within the tenant's limits: it could never start", t->name,
+                    t->mlim[s->grp_mi[mgi]], m, m, mneed_sl);
+    } else if (t->limit >= 0 && need > t->limit)
         ms_diag_set(diag, NULL, 0, "tenant", "tenant '%s' may hold %ld compute slices (limit) and "
                     "the job needs %ld: it could never start", t->name, t->limit, need);
     else if (t->mem_limit > 0.0 && mneed > t->mem_limit + 1e-6)
@@ -501,8 +595,18 @@ ms_status_t ms_sched_tenant_check_slot(const ms_sched_t *s, int32_t slot, ms_dia
 bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c)
 {
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
+    int i;
 
-    return (t->limit < 0 || t->usage + c->hdem <= t->limit) && mem_ok(t, c->hmemmin);
+    if (!((t->limit < 0 || t->usage + c->hdem <= t->limit) && mem_ok(t, c->hmemmin)))
+        return false;
+    if (t->nml == 0 || c->qhead < 0)
+        return true;
+    /* per model limits: the head fits on one of its candidate groups
+     * (O(candidate groups), only for a tenant that declares them) */
+    for (i = 0; i < c->norder; i++)
+        if (ms__tenant_fits_cls(s, (int32_t)(c - s->cls), s->jobs[c->qhead].gang, c->order[i]))
+            return true;
+    return false;
 }
 
 /* The guarantee's declared dimensions (Kueue's nominal quota is per
@@ -586,7 +690,8 @@ ms_status_t ms__tenant_check(const ms_sched_t *s)
     }
     for (t = 0; t < s->nten; t++) {
         const ms__tenant_t *r = ms__tenant_c(s, t);
-        long usage = 0, running = 0, waiting = 0;
+        long usage = 0, running = 0, waiting = 0, mu[MS__NMODELS] = { 0 };
+        int m;
 
         for (i = 0; i < s->njobs; i++) {
             const ms__job_t *j = &s->jobs[i];
@@ -596,10 +701,24 @@ ms_status_t ms__tenant_check(const ms_sched_t *s)
             usage += j->charge;
             running += j->charge > 0;
             waiting += j->state == MS_JOB_QUEUED && j->inq;
+            if (j->charge > 0) {
+                if (j->charge_grp < 0 || j->charge_grp >= s->ngroups)
+                    return MS_ESTATE;
+                if (s->grp_mi[j->charge_grp] >= 0)
+                    mu[s->grp_mi[j->charge_grp]] += j->charge;
+            }
         }
         if (usage != r->usage || running != r->running || waiting != r->waiting ||
             !isfinite(r->vt))
             return MS_ESTATE;
+        /* per model usage, for every model (a limit declared later starts
+         * from it); the declared list and the limits agree */
+        for (m = 0; m < MS__NMODELS; m++)
+            if (mu[m] != r->musage[m])
+                return MS_ESTATE;
+        for (m = 0; m < r->nml; m++)
+            if (r->ml[m] < 0 || r->ml[m] >= MS__NMODELS || r->mlim[r->ml[m]] < 0)
+                return MS_ESTATE;
     }
     return MS_OK;
 }

@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "  --unhealthy-after N    a GPU whose ops fail N times in a row is unhealthy: nothing is\n"
             "                         placed on it until it answers a probe (default 3), 1..1000\n"
             "  --token-file FILE      require 'Authorization: Bearer TOKEN' on POST/DELETE (SIGHUP reloads)\n"
-            "  --tenant NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB]\n"
+            "  --tenant NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB][,limit@MODEL=S]\n"
             "                         declare a tenant, repeatable (docs/tenants.md; SIGHUP reloads)\n"
             "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
             "  --max-body BYTES       request bodies at most (default 65536)\n"

@@ -215,6 +215,28 @@ static void hist(buf_t *b, const char *name, const char *help, const svc_hist_t 
     hist_samples(b, name, "", h);
 }
 
+/* Per tenant and limited GPU model (limit@MODEL): the limit and the usage
+ * on that model; a tenant without such a limit has neither series. */
+static void tenant_model_metrics(buf_t *b, const ms_sched_tenant_info_t *ti, int k)
+{
+    int i, m;
+
+    put(b, "# HELP migsched_tenant_limit_model_slices Compute slices a tenant may hold at most on GPUs "
+           "of one model (limit@MODEL; absent: no such limit).\n"
+           "# TYPE migsched_tenant_limit_model_slices gauge\n");
+    for (i = 0; i < k; i++)
+        for (m = 0; m < ti[i].nmodel_limits; m++)
+            put(b, "migsched_tenant_limit_model_slices{tenant=\"%s\",model=\"%s\"} %ld\n", ti[i].name,
+                ti[i].model_limits[m].model, ti[i].model_limits[m].limit);
+    put(b, "# HELP migsched_tenant_usage_model_slices Compute slices a tenant's live jobs hold on GPUs "
+           "of a model it has a limit@MODEL for.\n"
+           "# TYPE migsched_tenant_usage_model_slices gauge\n");
+    for (i = 0; i < k; i++)
+        for (m = 0; m < ti[i].nmodel_limits; m++)
+            put(b, "migsched_tenant_usage_model_slices{tenant=\"%s\",model=\"%s\"} %ld\n", ti[i].name,
+                ti[i].model_limits[m].model, ti[i].model_limits[m].usage);
+}
+
 /* Per tenant (docs/tenants.md): what the scheduler keeps, never a scan of
  * the jobs. A limit of none is left out of its gauge. */
 static void tenant_metrics(buf_t *b, svc_t *d)
@@ -263,6 +285,7 @@ static void tenant_metrics(buf_t *b, svc_t *d)
         if (ti[i].mem_guarantee_gb > 0.0)
             put(b, "migsched_tenant_guarantee_memory_bytes{tenant=\"%s\"} %.0f\n", ti[i].name,
                 ti[i].mem_guarantee_gb * 1e9);
+    tenant_model_metrics(b, ti, k);
     put(b, "# HELP migsched_tenant_jobs A tenant's jobs: live (starting, running, reserved) or waiting.\n"
            "# TYPE migsched_tenant_jobs gauge\n");
     for (i = 0; i < k; i++)

@@ -44,9 +44,10 @@ int svc_tenants_apply(svc_t *d, const ms_sim_tenants_t *ts, char *why, size_t le
         t.limit = -1;
         t.mem_limit_gb = 0.0;
         t.mem_guarantee_gb = 0.0;
+        t.nmodel_limits = 0;
         ms_diag_clear(&diag);
         if (info.weight != 1.0 || info.guarantee != 0 || info.limit >= 0 || info.mem_limit_gb > 0.0 ||
-            info.mem_guarantee_gb > 0.0) {
+            info.mem_guarantee_gb > 0.0 || info.nmodel_limits > 0) {
             if ((st = ms_sched_tenant_set(d->sched, &t, NULL, &diag)) != MS_OK) {
                 snprintf(why, len, "tenant %s: %s", info.name, diag.msg[0] ? diag.msg : ms_strerror(st));
                 return -1;
@@ -60,6 +61,8 @@ int svc_tenants_apply(svc_t *d, const ms_sim_tenants_t *ts, char *why, size_t le
         t.limit = ts->t[i].limit;
         t.mem_limit_gb = ts->t[i].mem_limit_gb;
         t.mem_guarantee_gb = ts->t[i].mem_guarantee_gb;
+        t.nmodel_limits = ts->t[i].nmodel_limits;
+        memcpy(t.model_limits, ts->t[i].model_limits, sizeof(t.model_limits));
         ms_diag_clear(&diag);
         if ((st = ms_sched_tenant_set(d->sched, &t, NULL, &diag)) != MS_OK) {
             snprintf(why, len, "tenant %s: %s: %s", t.name, diag.field[0] ? diag.field : "tenant",
@@ -73,7 +76,7 @@ int svc_tenants_apply(svc_t *d, const ms_sim_tenants_t *ts, char *why, size_t le
 
 int svc_tenant_keep(svc_t *d, const char *name)
 {
-    ms_sched_tenant_t t = { name, 1.0, 0, -1, 0.0, 0.0 };
+    ms_sched_tenant_t t = { name, 1.0, 0, -1, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
     ms_diag_t diag;
     ms_status_t st;
 
@@ -102,10 +105,18 @@ json_t *svc_tenants_json(svc_t *d)
         return NULL;
     }
     for (i = 0; i < n; i++) {
-        if (ms_sched_tenant_info(d->sched, i, &info) != MS_OK)
+        json_t *bym;
+        int k;
+
+        if (ms_sched_tenant_info(d->sched, i, &info) != MS_OK || (bym = json_object()) == NULL)
             continue;
+        /* limit@MODEL, by model: {} when it has none */
+        for (k = 0; k < info.nmodel_limits; k++)
+            json_object_set_new(bym, info.model_limits[k].model,
+                                json_pack("{s:I,s:I}", "limit_slices", (json_int_t)info.model_limits[k].limit,
+                                          "usage_slices", (json_int_t)info.model_limits[k].usage));
         json_array_append_new(
-            a, json_pack("{s:s,s:b,s:f,s:I,s:o,s:o,s:o,s:I,s:f,s:f,s:I,s:I}", "name", info.name, "declared",
+            a, json_pack("{s:s,s:b,s:f,s:I,s:o,s:o,s:o,s:I,s:f,s:f,s:I,s:I,s:o}", "name", info.name, "declared",
                          svc_tenant_declared(d, info.name), "weight", info.weight, "guarantee_slices",
                          (json_int_t)info.guarantee, "limit_slices",
                          info.limit >= 0 ? json_integer(info.limit) : json_null(), "limit_mem_gb",
@@ -113,7 +124,8 @@ json_t *svc_tenants_json(svc_t *d)
                          info.mem_guarantee_gb > 0.0 ? json_real(info.mem_guarantee_gb) : json_null(),
                          "usage_slices",
                          (json_int_t)info.usage, "usage_mem_gb", info.mem_gb, "share", info.share,
-                         "running", (json_int_t)info.running, "waiting", (json_int_t)info.waiting));
+                         "running", (json_int_t)info.running, "waiting", (json_int_t)info.waiting,
+                         "limits_by_model", bym));
     }
     json_object_set_new(o, "tenants", a);
     json_object_set_new(o, "half_life_s", json_real(ms_sched_tenant_half_life(d->sched)));

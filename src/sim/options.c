@@ -149,8 +149,9 @@ static const row_t ROWS[] = {
       Q(tenant_half_life_s), 0, false, NULL },
     { { "tenant", SIM, MS_OPT_TENANT, "T", 0, 0, false, NULL, "none: one tenant",
         "declare a tenant, repeatable (docs/tenants.md): "
-        "NAME[:weight=W][,guarantee=S][,limit=S] [,mem-limit=GB][,mem-guarantee=GB], S in compute "
-        "slices; migschedd takes the same as its own --tenant and `tenant =`" },
+        "NAME[:weight=W][,guarantee=S][,limit=S] [,mem-limit=GB][,mem-guarantee=GB] [,limit@MODEL=S]..., "
+        "S in compute slices (limit@MODEL: on GPUs of that model, at most 8 models); migschedd takes the "
+        "same as its own --tenant and `tenant =`" },
       S(tenants), 0, false, NULL },
 };
 
@@ -235,7 +236,7 @@ const char *ms_opt_range(const ms_opt_t *o, char *buf, size_t n)
         snprintf(buf, n, "any text");
         break;
     case MS_OPT_TENANT:
-        snprintf(buf, n, "NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB]");
+        snprintf(buf, n, "NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB][,limit@MODEL=S]");
         break;
     case MS_OPT_CHOICE:
         for (i = 0; o->choices[i] != NULL && k < n; i++) {
@@ -345,7 +346,51 @@ typedef union value {
     ms_sim_tenant_t t;
 } value_t;
 
-/* NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB] (sched.h's rules for each). */
+/* limit@MODEL=S: the key's model (mlen bytes at model) and its value num,
+ * one more of t's per model limits. */
+static ms_status_t parse_model_limit(const ms_opt_t *o, const char *v, const char *model,
+                                     size_t mlen, const char *num, ms_sim_tenant_t *t,
+                                     ms_diag_t *diag)
+{
+    char name[48];
+    const ms_model_t *m = NULL;
+    int64_t iv = 0;
+    int k;
+
+    if (mlen > 0 && mlen < sizeof(name)) {
+        memcpy(name, model, mlen);
+        name[mlen] = '\0';
+        m = ms_model_find(name);
+    }
+    if (m == NULL) {
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%.*s: no such GPU model", v,
+                    (int)(mlen < 40 ? mlen : 40),
+                    model);
+        return MS_ERANGE;
+    }
+    if (ms_number_int(num, 0, 1000000000, &iv) != MS_OK) {
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%s must be a whole number of compute slices "
+                    "in 0..1e9", v, name);
+        return MS_ERANGE;
+    }
+    for (k = 0; k < t->nmodel_limits; k++)
+        if (strcmp(t->model_limits[k].model, m->name) == 0) {
+            ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%s: model %s is limited twice", v, name,
+                        m->name);
+            return MS_ERANGE;
+        }
+    if (t->nmodel_limits == MS_TENANT_MAX_MODEL_LIMITS) {
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%s: at most %d per model limits", v, name,
+                    MS_TENANT_MAX_MODEL_LIMITS);
+        return MS_ERANGE;
+    }
+    t->model_limits[t->nmodel_limits].model = m->name;   /* static */
+    t->model_limits[t->nmodel_limits++].limit = (long)iv;
+    return MS_OK;
+}
+
+/* NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB][,limit@MODEL=S]...
+ * (sched.h's rules for each). */
 static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_t *t,
                                 ms_diag_t *diag)
 {
@@ -420,9 +465,12 @@ static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_
                 return MS_ERANGE;
             }
             t->mem_guarantee_gb = dv;
+        } else if (klen >= 6 && strncmp(p, "limit@", 6) == 0) {
+            if ((st = parse_model_limit(o, v, p + 6, klen - 6, num, t, diag)) != MS_OK)
+                return st;
         } else {
             ms_diag_set(diag, NULL, 0, o->name, "'%.60s': unknown key '%.*s' (weight, guarantee, "
-                        "limit, mem-limit, mem-guarantee)", v, (int)klen, p);
+                        "limit, mem-limit, mem-guarantee, limit@MODEL)", v, (int)klen, p);
             return MS_ERANGE;
         }
         p = comma != NULL ? comma + 1 : NULL;

@@ -27,6 +27,8 @@ static ms_status_t declare(ms__sim_t *s, const ms_sim_tenant_t *t)
     d.limit = t->limit;
     d.mem_limit_gb = t->mem_limit_gb;
     d.mem_guarantee_gb = t->mem_guarantee_gb;
+    d.nmodel_limits = t->nmodel_limits;
+    memcpy(d.model_limits, t->model_limits, sizeof(d.model_limits));
     ms_diag_clear(&dg);
     if ((st = ms_sched_tenant_set(s->sched, &d, NULL, &dg)) != MS_OK)
         ms_diag_set(s->diag, NULL, 0, "tenant", "%s: %s", t->name, dg.msg);

@@ -6,8 +6,9 @@
 # tenant's runs), GET /v1/tenants equal to what the jobs imply, the
 # per-tenant series of /metrics (promtool), SIGHUP reloads (a good file
 # applies, a bad one keeps the old set), a restart keeps each job's tenant,
-# a store of schema 1 is migrated, and a memory limit (mem-limit) holds
-# (with a memory guarantee, mem-guarantee, shown beside it).
+# a store of schema 1 is migrated, a memory limit (mem-limit) holds
+# (with a memory guarantee, mem-guarantee, shown beside it), and so does a
+# per model limit (limit@MODEL), reloaded by SIGHUP.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
@@ -225,6 +226,43 @@ curl -sf "$B/metrics" | grep -q 'migsched_tenant_guarantee_memory_bytes{tenant="
 curl -sf "$B/metrics" | promtool check metrics || fail "promtool check metrics (memory limit)"
 curl -sf -X DELETE "$B/v1/jobs/g3" >/dev/null || fail "cancel g3"
 wait_for is g1 running || fail "g1 did not run once g3 left: $(state g1)"
+svc_stop
+
+# --- a per model limit (limit@MODEL=S), from the config file: a 3g runs,
+# the tenant's next 1g waits on a GPU with room while another tenant's
+# runs; /v1/tenants (limits_by_model) and /metrics show it; a SIGHUP that
+# raises it lets the 1g start; bad values name the option -----------------
+bad "--tenant: 't1:limit@Z100=3': limit@Z100: no such GPU model" --tenant t1:limit@Z100=3
+bad "--tenant: 't1:limit@A100=3,limit@A100-40GB=4': limit@A100-40GB: model A100-40GB is limited twice" \
+    --tenant t1:limit@A100=3,limit@A100-40GB=4
+bad "--tenant: 't1:limit@A30=-1': limit@A30 must be a whole number" --tenant t1:limit@A30=-1
+conf5=$SVC_TMP/model.conf
+printf 'tenant = modT:limit@A100-40GB=3,limit@H100-80GB=7\ntenant = other\n' > "$conf5"
+svc_start "$SVC_TMP/log5" --state-dir "$SVC_TMP/s5" --node a=1xA100-40GB --config "$conf5"
+[ "$(post '{"id":"p3","profile":"3g","tenant":"modT","duration_s":3600}')" = 201 ] || fail "p3"
+wait_for is p3 running || fail "p3 is $(state p3)"
+[ "$(post '{"id":"p1","profile":"1g","tenant":"modT","duration_s":3600}')" = 201 ] || fail "p1"
+[ "$(post '{"id":"q1","profile":"1g","tenant":"other","duration_s":3600}')" = 201 ] || fail "q1"
+wait_for is q1 running || fail "q1 is $(state q1)"
+[ "$(state p1)" = queued ] || fail "p1 is $(state p1) over modT's 3 slices on A100-40GB"
+tenants | jq -e '(.tenants[] | select(.name == "modT") | .limits_by_model ==
+        {"A100-40GB": {"limit_slices": 3, "usage_slices": 3}, "H100-80GB": {"limit_slices": 7, "usage_slices": 0}})
+    and (.tenants[] | select(.name == "other") | .limits_by_model == {})' >/dev/null ||
+    fail "limits_by_model: $(tenants)"
+curl -sf "$B/metrics" > "$SVC_TMP/metrics5"
+grep -qx 'migsched_tenant_limit_model_slices{tenant="modT",model="A100-40GB"} 3' "$SVC_TMP/metrics5" || fail "no per model limit series"
+grep -qx 'migsched_tenant_usage_model_slices{tenant="modT",model="A100-40GB"} 3' "$SVC_TMP/metrics5" || fail "no per model usage series"
+grep -qx 'migsched_tenant_usage_model_slices{tenant="modT",model="H100-80GB"} 0' "$SVC_TMP/metrics5" || fail "no H100 usage series"
+grep -q 'model_slices{tenant="other"' "$SVC_TMP/metrics5" && fail "other has a per model series"
+if command -v promtool >/dev/null; then
+    promtool check metrics < "$SVC_TMP/metrics5" || fail "promtool check metrics (per model limit)"
+fi
+sed -i 's/limit@A100-40GB=3/limit@A100-40GB=4/' "$conf5"
+kill -HUP "$SVC_PID"
+wait_for grep -q '"SIGHUP: tenants reloaded"' "$SVC_TMP/log5" || fail "no reload logged (per model limit)"
+wait_for is p1 running || fail "p1 did not run once the limit was 4: $(state p1)"
+[ "$(tenants | jq '.tenants[] | select(.name == "modT") | .limits_by_model["A100-40GB"].usage_slices')" = 4 ] ||
+    fail "usage after the reload: $(tenants)"
 svc_stop
 
 [ -z "$skipped" ] || { echo "skip: $skipped"; exit 77; }

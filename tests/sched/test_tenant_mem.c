@@ -69,7 +69,7 @@ static void env_free(env_t *e)
 
 static ms_status_t tenant(env_t *e, const char *name, double mem_limit, ms_diag_t *dg)
 {
-    ms_sched_tenant_t t = { name, 1.0, 0, -1, mem_limit, 0.0 };
+    ms_sched_tenant_t t = { name, 1.0, 0, -1, mem_limit, 0.0, 0, { { NULL, 0, 0 } } };
 
     ms_diag_clear(dg);
     return ms_sched_tenant_set(e->s, &t, NULL, dg);

@@ -156,7 +156,7 @@ static void env_free(env_t *e)
 static ms_status_t tenant(env_t *e, const char *name, long g, double mem_limit, double mem_g,
                           ms_diag_t *dg)
 {
-    ms_sched_tenant_t t = { name, 1.0, g, -1, mem_limit, mem_g };
+    ms_sched_tenant_t t = { name, 1.0, g, -1, mem_limit, mem_g, 0, { { NULL, 0, 0 } } };
 
     ms_diag_clear(dg);
     return ms_sched_tenant_set(e->s, &t, NULL, dg);

@@ -105,7 +105,7 @@ static void env_free(env_t *e)
 
 static void tenant(env_t *e, const char *name, double w, long g, long lim)
 {
-    ms_sched_tenant_t t = { name, w, g, lim, 0.0, 0.0 };
+    ms_sched_tenant_t t = { name, w, g, lim, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
     ms_diag_t dg;
 
     ms_diag_clear(&dg);
@@ -229,7 +229,8 @@ static void test_unknown_tenant(void **state)
     ms_sched_req_t rq;
     ms_diag_t dg;
     int32_t slot = -1;
-    ms_sched_tenant_t bad = { "a b", 1.0, 0, -1, 0.0, 0.0 }, low = { "x", 1.0, 5, 4, 0.0, 0.0 };
+    ms_sched_tenant_t bad = { "a b", 1.0, 0, -1, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
+    ms_sched_tenant_t low = { "x", 1.0, 5, 4, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
 
     (void)state;
     env_make(&e, "n=1xA100-40GB");
