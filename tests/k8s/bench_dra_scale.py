@@ -11,7 +11,11 @@
       PODS pods with one MIG claim (compare_dra's A100 mix: 1g 40%, 2g 20%,
       3g 15%, 4g 15%, 7g 10%) and PODS pods with one NIC claim (allocated by
       kube-scheduler's own allocator), both created at RATE pods/s each,
-      interleaved, by a thread; none deleted. The main thread lists every
+      interleaved, by a thread; none deleted, unless HOLD=MIN-MAX (seconds,
+      the environment): then each MIG pod is deleted a seeded MIN..MAX s
+      after its claim is first seen allocated, so later pods get devices
+      freed under kube-scheduler's concurrent allocations (the claims of
+      deleted pods go with kube-controller-manager). The main thread lists every
       claim about once a second and checks that no device and no memory
       slice is held by two claims. Then waits (up to 120 s after the last
       creation, never fails on a time) for every claim allocated and every
@@ -28,6 +32,8 @@ import sys
 import threading
 import time
 import urllib.request
+
+import os
 
 import compare_dra
 import dra_alloc_e2e as e2e
@@ -120,6 +126,8 @@ def run(d, url, npods, rate, phases):
     th.start()
     allocated, samples, worst, list_s = {}, 0, 0, []
     last_due = todo[-1][3]
+    hold = [float(x) for x in os.environ.get("HOLD", "").split("-")] if os.environ.get("HOLD") else None
+    hrnd, leave, deleted = random.Random(2), {}, set()
     while True:
         a = time.time()
         cl = list_claims(api)
@@ -131,6 +139,15 @@ def run(d, url, npods, rate, phases):
             p = owner(c)
             if p and p not in allocated and (c.get("status") or {}).get("allocation"):
                 allocated[p] = seen
+                if hold and kind.get(p) == "mig":
+                    leave[p] = seen + hrnd.uniform(hold[0], hold[-1])
+        for p in [p for p, t in leave.items() if t <= seen]:
+            try:
+                e2e.delete_pod(api, p)
+                deleted.add(p)
+            except (e2e.Unmet, OSError) as e:
+                errors.append("delete %s: %s" % (p, e))
+            del leave[p]
         if not th.is_alive() and (len(allocated) >= len(created) or seen - t0 > last_due + 120):
             break
         time.sleep(max(0.0, 1.0 - (time.time() - a)))
@@ -150,7 +167,8 @@ def run(d, url, npods, rate, phases):
            "gate_to_allocation_migschedd": {k: round(v, 3) if isinstance(v, float) else v
                                             for k, v in st.get("gate_to_allocation", st).items()},
            "create_to_allocation_api": lat, "migschedd_counts": st.get("counts"),
-           "phases_s": dict(phases.get("phases_s", {}), stream=round(stream_s, 1)), "create_errors": len(errors)}
+           "phases_s": dict(phases.get("phases_s", {}), stream=round(stream_s, 1)), "create_errors": len(errors),
+           "hold_s": os.environ.get("HOLD") or None, "mig_deleted": len(deleted)}
     if errors:
         out["first_create_error"] = errors[0][:300]
     return out
@@ -162,7 +180,9 @@ def table(o):
     rows = [("nodes (1 A100-40GB + %d NICs each)" % NICS, o["nodes"], o["nodes"]),
             ("pods allocated / submitted", "%d / %d" % (o["allocated"]["mig"], o["submitted"]["mig"]),
              "%d / %d" % (o["allocated"]["nic"], o["submitted"]["nic"])),
-            ("pods bound", o["bound"]["mig"], o["bound"]["nic"]),
+            ("pods bound (MIG: of those not deleted)" if o.get("mig_deleted") else "pods bound",
+             o["bound"]["mig"], o["bound"]["nic"]),
+            ("MIG pods deleted after HOLD=%s s" % o.get("hold_s"), o.get("mig_deleted", 0), "-"),
             ("gate-to-allocation p50/p90/p99/max s (/dra/status, %s)" % g.get("count", "-"), f(g), "n/a"),
             ("creation-to-allocation p50/p90/p99/max s (API, ~1 s sampling)", f(a["mig"]), f(a["nic"])),
             ("devices or slices held twice, any sample (%d) / final" % o["samples"],

@@ -18,7 +18,8 @@
 #
 #   bash tests/k8s/bench_dra_scale.sh [NODES [PODS]]   (default 1000 1000)
 #
-# RATE (default 2) pods/s of each kind. A benchmark, not a suite test: it
+# RATE (default 2) pods/s of each kind; HOLD=MIN-MAX deletes each MIG pod
+# MIN..MAX s after its allocation (departures: later pods reuse the devices). A benchmark, not a suite test: it
 # never fails on a time; exit 1 only when a device or slice was held twice
 # (or a step failed). MS_K8S_KEEP keeps the control plane's directory.
 # Exits 77 with "skipped (REASON)" where the control plane cannot be built.
