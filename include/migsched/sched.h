@@ -239,6 +239,12 @@ typedef struct ms_sched_cfg {
      * never stopped under it, and a /v1/jobs job must not stop a pod's
      * instance. Default false. */
     bool preempt_requests_only;
+    /* A victim that is migratable (and free: not moved or placed at this
+     * instant) is moved to another GPU of its group, make-before-break,
+     * when its profile has a free legal start there (not the preemptor's
+     * GPU; the lowest GPU, then start), instead of stopped: it keeps its
+     * run and its tenant's charge (preempt_move.c). Default false. */
+    bool preempt_move;
     double preempt_grace_s;          /* default 60 */
     double preempt_after_s;          /* a head preempts once it has waited this
                                       * long (seen at the next pass); default 0 */
@@ -582,6 +588,8 @@ typedef struct ms_sched_stats {
     long preemptions;            /* jobs stopped and queued again (cfg.preempt) */
     double preempt_lost_s;       /* their run time lost (now - start), summed */
     long preempt_searches;       /* victim searches (a blocked head, someone eligible) */
+    long preempt_moves;          /* victims moved instead (cfg.preempt_move;
+                                  * also counted in migrations) */
 } ms_sched_stats_t;
 
 void ms_sched_stats(const ms_sched_t *s, ms_sched_stats_t *out);

@@ -166,6 +166,8 @@ typedef struct ms_metrics {
      * preemption is on or the trace has more than one priority (nprio > 1). */
     bool preempt;
     long preemptions;            /* runs stopped and queued again */
+    bool preempt_move;           /* --preempt-move: preempt_moves written */
+    long preempt_moves;          /* victims moved instead of stopped */
     double lost_work_s;          /* their run time lost, summed (instance-seconds) */
     double work_s;               /* the completed jobs' durations, summed */
     int nprio;                   /* distinct priorities, highest first (at most

@@ -10,7 +10,9 @@
  * their old place (their submission time and order kept: their wait counts
  * from their submission, and they run their full duration again); then the
  * head is started at the freed start in an MS_PK_PLACE plan (DESTROYs of
- * idle GIs in the way, the CREATE, the START).
+ * idle GIs in the way, the CREATE, the START). With cfg.preempt_move, the
+ * victims that can move elsewhere are moved first instead of stopped
+ * (preempt_move.c).
  *
  * Who may be a victim of head h (priority p, tenant T): a running job
  * (not starting, migrating or reserved) of one instance, not marked
@@ -454,6 +456,8 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     for (i = 0; i < gpu->ninst; i++)
         if (b.v.victims >> i & 1u)
             victims[n++] = gpu->inst[i].job;
+    if (s->cfg.preempt_move && (st = ms__preempt_move(s, b.gi, b.l, victims, &n, now)) != MS_OK)
+        return st;
     for (i = 0; i < n; i++) {
         if ((st = requeue(s, victims[i], now)) != MS_OK)
             return st;

@@ -21,6 +21,7 @@
  *   preempt.c   preemption: victims for a blocked head, their requeue, the
  *               preemptor's placement, the rate limit and the counts that
  *               skip the search when no one is eligible
+ *   preempt_move.c  cfg.preempt_move: victims moved instead of stopped
  *
  * Invariants (ms_sched_check tests them):
  *   - a job is in exactly one class queue iff its state is QUEUED;
@@ -528,6 +529,12 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
                             int32_t *victims, int *nvict);
 /* The counts against a scan of the jobs (ms_sched_check). */
 ms_status_t ms__preempt_check(const ms_sched_t *s);
+
+/* --- preempt_move.c ----------------------------------------------------- */
+/* cfg.preempt_move: move each victims[i] (on local GPU l of group gi) that
+ * may move and has a destination, in one MS_PK_ROOM plan; victims[0..*n)
+ * are then those left to stop, in their order. */
+ms_status_t ms__preempt_move(ms_sched_t *s, int gi, int l, int32_t *victims, int *n, double now);
 
 /* --- ops.c -------------------------------------------------------------- */
 /* Room for n more records, so that a plan never fails half applied. */

@@ -85,6 +85,8 @@ static void priorities(FILE *f, const ms_metrics_t *m)
     int k;
 
     lng(f, "preemptions", m->preemptions);
+    if (m->preempt_move)
+        lng(f, "preempt_moves", m->preempt_moves);
     num(f, "lost_work_s", m->lost_work_s, 0);
     num(f, "work_s", m->work_s, 0);
     num(f, "lost_work_frac", m->work_s > 0.0 ? m->lost_work_s / m->work_s : 0.0, 0);

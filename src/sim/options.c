@@ -143,6 +143,10 @@ static const row_t ROWS[] = {
     { { "preempt-rate", QUE, MS_OPT_INT, "N", 0, 1000000, false, NULL, "10",
         "--preempt: at most N preemptions in any 60 s (0: no limit)" },
       Q(preempt_rate), 0, false, NULL },
+    { { "preempt-move", QUE, MS_OPT_BOOL, NULL, 0, 0, false, NULL, "false",
+        "--preempt: a migratable victim is moved to the lowest free legal start on another "
+        "GPU of its group instead of stopped, when there is one (docs/tenants.md)" },
+      Q(preempt_move), 0, false, NULL },
     { { "tenant-half-life", QUE, MS_OPT_DOUBLE, "S", 0, 1e12, false, NULL, "0: no decay",
         "tenants: the service a tenant received counts half after S seconds in the fair "
         "share (Slurm's decayed usage; docs/tenants.md; migschedd: SIGHUP reloads)" },

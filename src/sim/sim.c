@@ -427,6 +427,8 @@ ms_status_t ms_sim_run(const ms_sim_cfg_t *cfg, const ms_trace_t *trace,
         out->migrations_bbm = ss.migrations_bbm;
         out->reconfigurations = ss.reconfigurations;
         out->layout_switches = ss.layout_switches;
+        out->preempt_moves = ss.preempt_moves;
+        out->preempt_move = cfg->sched.preempt && cfg->sched.preempt_move;
     }
     st = ms__sim_finish_metrics(&s);
     if (st == MS_OK && s.ten_on)
