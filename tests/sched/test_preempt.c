@@ -27,6 +27,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/sched_world.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
 #include "migsched/sim.h"
@@ -45,8 +46,7 @@ typedef struct pre {
 } pre_t;
 
 typedef struct env {
-    ms_cluster_spec_t *cs;
-    ms_sched_t *s;
+    world_t w;                     /* the scheduler and its cluster spec */
     double dur[MAXJ], start[MAXJ], end[MAXJ], sub[MAXJ];
     int prio[MAXJ], ten[MAXJ];
     bool nopre[MAXJ], done[MAXJ];
@@ -75,10 +75,7 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
             assert_true(e->nops < 8192);
             e->ops[e->nops++] = p->ops[i].id;
         }
-        e->plans = (e->plans ^ ((uint64_t)op->kind << 56 ^ (uint64_t)(uint32_t)op->job << 24 ^
-                                (uint64_t)(uint32_t)op->gpu << 8 ^ (uint64_t)(uint8_t)op->start)) *
-                   1099511628211ULL;
-        e->plans = (e->plans ^ (uint64_t)llround(p->now * 1000.0)) * 1099511628211ULL;
+        e->plans = world_fold_op(e->plans, op, p->now);
         if (op->job < 0 || op->job >= MAXJ)
             continue;
         if (op->kind == MS_OP_STOP && op->job != e->finishing && !isnan(e->start[op->job])) {
@@ -93,8 +90,8 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
                 ms_sched_job_info_t ji;
                 ms_sched_tenant_info_t ti;
 
-                assert_int_equal(ms_sched_job(e->s, op->job, &ji), MS_OK);
-                assert_int_equal(ms_sched_tenant_info(e->s, ji.tenant, &ti), MS_OK);
+                assert_int_equal(ms_sched_job(e->w.s, op->job, &ji), MS_OK);
+                assert_int_equal(ms_sched_tenant_info(e->w.s, ji.tenant, &ti), MS_OK);
                 e->pre[e->npre].ten_usage = ti.usage;
                 e->pre[e->npre].ten_guarantee = ti.guarantee;
             }
@@ -127,8 +124,8 @@ static void confirm(env_t *e, double now)
     int k;
 
     for (k = 0; k < e->nops; k++) {
-        assert_int_equal(ms_sched_op_done(e->s, e->ops[k], now), MS_OK);
-        assert_int_equal(ms_sched_check(e->s), MS_OK);
+        assert_int_equal(ms_sched_op_done(e->w.s, e->ops[k], now), MS_OK);
+        assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     }
     e->nops = 0;
 }
@@ -139,7 +136,6 @@ static void env_make(env_t *e, const char *node, bool preempt, double grace, int
                      double after)
 {
     ms_sched_cfg_t cfg;
-    ms_diag_t dg;
     int i;
 
     memset(e, 0, sizeof(*e));
@@ -149,12 +145,8 @@ static void env_make(env_t *e, const char *node, bool preempt, double grace, int
         e->start[i] = NAN;
         e->end[i] = INFINITY;
     }
-    assert_int_equal(ms_cluster_spec_create(&e->cs), MS_OK);
-    assert_int_equal(ms_cluster_spec_add(e->cs, node, 0, &dg), MS_OK);
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = ms_policy_find("fa");
-    cfg.nodes = ms_cluster_spec_nodes(e->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(e->cs);
     cfg.exec.ctx = e;
     cfg.exec.plan = on_plan;
     cfg.preempt = preempt;
@@ -164,15 +156,12 @@ static void env_make(env_t *e, const char *node, bool preempt, double grace, int
     cfg.preempt_max_lost_s = g_max_lost;
     cfg.track_ops = g_track;
     e->track = g_track;
-    ms_diag_clear(&dg);
-    if (ms_sched_create(&cfg, 0.0, &e->s, &dg) != MS_OK)
-        fail_msg("ms_sched_create: %s", dg.msg);
+    world_make_cfg(&e->w, &cfg, &node, 1);
 }
 
 static void env_free(env_t *e)
 {
-    ms_sched_destroy(e->s);
-    ms_cluster_spec_destroy(e->cs);
+    world_free(&e->w);
 }
 
 static void tenant(env_t *e, const char *name, long g)
@@ -181,7 +170,7 @@ static void tenant(env_t *e, const char *name, long g)
     ms_diag_t dg;
 
     ms_diag_clear(&dg);
-    if (ms_sched_tenant_set(e->s, &t, NULL, &dg) != MS_OK)
+    if (ms_sched_tenant_set(e->w.s, &t, NULL, &dg) != MS_OK)
         fail_msg("tenant %s: %s", name, dg.msg);
 }
 
@@ -192,7 +181,7 @@ static int32_t submit(env_t *e, const char *prof, int prio, bool nopre, int ten,
 {
     ms_sched_req_t rq;
     ms_diag_t dg;
-    int32_t slot = ms_sched_next_slot(e->s);
+    int32_t slot = ms_sched_next_slot(e->w.s);
 
     assert_true(slot < MAXJ);
     e->dur[slot] = dur;
@@ -208,9 +197,9 @@ static int32_t submit(env_t *e, const char *prof, int prio, bool nopre, int ten,
     rq.estimate_s = dur;
     rq.duration_s = dur;
     ms_diag_clear(&dg);
-    if (ms_sched_submit(e->s, &rq, now, &slot, &dg) != MS_OK)
+    if (ms_sched_submit(e->w.s, &rq, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s: %s", prof, dg.msg);
-    assert_int_equal(ms_sched_check(e->s), MS_OK);
+    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     if (e->track)
         confirm(e, now);
     return slot;
@@ -233,12 +222,12 @@ static void run_until(env_t *e, int n, double t)
             double now = e->end[best];
 
             e->end[best] = INFINITY;
-            assert_int_equal(ms_sched_finished(e->s, best, now), MS_OK);
+            assert_int_equal(ms_sched_finished(e->w.s, best, now), MS_OK);
             if (e->track)
                 confirm(e, now);
         }
         e->finishing = -1;
-        assert_int_equal(ms_sched_check(e->s), MS_OK);
+        assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     }
 }
 
@@ -263,7 +252,7 @@ static void run_wl(env_t *e, const wl_t *w)
     int i, k;
 
     env_make(e, "n=2xA100-40GB", w->preempt, w->grace, w->rate, w->after);
-    e->s->test_full_passes = w->full;
+    e->w.s->test_full_passes = w->full;
     if (w->tenants) {
         tenant(e, "a", 7);
         tenant(e, "b", 0);
@@ -285,7 +274,7 @@ static void run_wl(env_t *e, const wl_t *w)
     for (k = 0; k < w->n; k++) {
         ms_sched_job_info_t in;
 
-        assert_int_equal(ms_sched_job(e->s, k, &in), MS_OK);
+        assert_int_equal(ms_sched_job(e->w.s, k, &in), MS_OK);
         if (in.state != MS_JOB_DONE)
             fail_msg("seed %llu: job %d is %s at the end", (unsigned long long)w->seed, k,
                      ms_job_state_name(in.state));
@@ -416,7 +405,7 @@ static void test_grace(void **state)
         g_bad = 0;
         /* run_wl with the grace-checking executor */
         env_make(&e, "n=2xA100-40GB", true, w.grace, 0, 0.0);
-        ms_sched_set_exec(e.s, &ex);
+        ms_sched_set_exec(e.w.s, &ex);
         {
             ms_rng_t r;
             double now = 0.0;
@@ -478,7 +467,7 @@ static int32_t adopt(env_t *e, const char *id, const char *prof, int start, doub
 {
     ms_sched_req_t rq;
     ms_diag_t dg;
-    int32_t slot = ms_sched_next_slot(e->s);
+    int32_t slot = ms_sched_next_slot(e->w.s);
 
     memset(&rq, 0, sizeof(rq));
     rq.id = id;
@@ -486,11 +475,11 @@ static int32_t adopt(env_t *e, const char *id, const char *prof, int start, doub
     rq.estimate_s = dur;
     e->dur[slot] = dur;
     ms_diag_clear(&dg);
-    if (ms_sched_adopt(e->s, 0, ms_geom_profile_find(G, prof), start, &rq, 0.0, &dg) != MS_OK)
+    if (ms_sched_adopt(e->w.s, 0, ms_geom_profile_find(G, prof), start, &rq, 0.0, &dg) != MS_OK)
         fail_msg("adopt %s: %s", id, dg.msg);
     e->start[slot] = 0.0;
     e->end[slot] = dur;
-    return ms_sched_find(e->s, id);
+    return ms_sched_find(e->w.s, id);
 }
 
 /* The same properties with op tracking (a service's mode): the victims'
@@ -554,11 +543,11 @@ static void test_memo_same(void **state)
         w.rate = 2;
         w.full = true;
         run_wl(&a, &w);
-        ms_sched_stats(a.s, &st);
+        ms_sched_stats(a.w.s, &st);
         sa += st.preempt_searches;
         w.full = false;
         run_wl(&b, &w);
-        ms_sched_stats(b.s, &st);
+        ms_sched_stats(b.w.s, &st);
         sb += st.preempt_searches;
         assert_true(a.npre > 0);
         assert_int_equal(a.npre, b.npre);
@@ -586,15 +575,15 @@ static void test_geometry(void **state)
     adopt(&e, "s4", "1g.5gb", 4, 1000.0);
     adopt(&e, "s5", "1g.5gb", 5, 1000.0);
     adopt(&e, "s6", "1g.5gb", 6, 1000.0);
-    assert_int_equal(ms_sched_check(e.s), MS_OK);
+    assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     h = submit(&e, "4g", 1, false, 0, 100.0, 10.0);
-    assert_int_equal(ms_sched_job(e.s, h, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e.w.s, h, &in), MS_OK);
     assert_int_equal(in.state, MS_JOB_RUNNING);
     assert_int_equal(in.inst[0].start, 0);
     assert_int_equal(e.npre, 1);
     assert_int_equal(e.pre[0].victim, big);
     assert_int_equal(e.pre[0].preemptor, h);
-    assert_int_equal(ms_sched_job(e.s, big, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e.w.s, big, &in), MS_OK);
     assert_int_equal(in.state, MS_JOB_QUEUED);
     assert_int_equal(in.preemptions, 1);
     assert_true(in.submit_t == 0.0);   /* its wait counts from its submission */
@@ -617,7 +606,7 @@ static void test_default_off(void **state)
     for (i = 0; i < 7; i++)
         submit(&e, "1g", 0, false, 0, 1000.0, 0.0);
     h = submit(&e, "4g", 1, false, 0, 100.0, 10.0);
-    assert_int_equal(ms_sched_job(e.s, h, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e.w.s, h, &in), MS_OK);
     assert_int_equal(in.state, MS_JOB_QUEUED);
     assert_int_equal(e.npre, 0);
     env_free(&e);

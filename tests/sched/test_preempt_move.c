@@ -25,6 +25,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/sched_world.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
 
@@ -34,8 +35,7 @@ static ms_geom_t *G;   /* A100-40GB's default profiles (main) */
 #define MAXPEND 16
 
 typedef struct env {
-    ms_cluster_spec_t *cs;
-    ms_sched_t *s;
+    world_t w;                     /* the scheduler and its cluster spec */
     double dur[MAXJ], end[MAXJ], start[MAXJ];
     int prio[MAXJ];
     bool done[MAXJ];
@@ -79,10 +79,7 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
             assert_true(e->nops < 8192);
             e->ops[e->nops++] = p->ops[i].id;
         }
-        e->plans = (e->plans ^ ((uint64_t)op->kind << 56 ^ (uint64_t)(uint32_t)op->job << 24 ^
-                                (uint64_t)(uint32_t)op->gpu << 8 ^ (uint64_t)(uint8_t)op->start)) *
-                   1099511628211ULL;
-        e->plans = (e->plans ^ (uint64_t)llround(p->now * 1000.0)) * 1099511628211ULL;
+        e->plans = world_fold_op(e->plans, op, p->now);
         if (op->job < 0 || op->job >= MAXJ)
             continue;
         if (op->kind == MS_OP_MOVE && p->kind == MS_PK_ROOM) {
@@ -115,9 +112,9 @@ static void no_overlap(const env_t *e)
 {
     int g, i;
 
-    for (g = 0; g < ms_sched_ngpus(e->s); g++) {
+    for (g = 0; g < ms_sched_ngpus(e->w.s); g++) {
         const ms_geom_t *geom;
-        const ms_gpu_t *gpu = ms_sched_gpu(e->s, g, &geom);
+        const ms_gpu_t *gpu = ms_sched_gpu(e->w.s, g, &geom);
         uint16_t seen = 0;
 
         for (i = 0; i < gpu->ninst; i++) {
@@ -134,10 +131,10 @@ static void settle(env_t *e, double now)
 {
     int k;
 
-    assert_int_equal(ms_sched_check(e->s), MS_OK);
+    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     for (k = 0; k < e->nops; k++) {
-        assert_int_equal(ms_sched_op_done(e->s, e->ops[k], now), MS_OK);
-        assert_int_equal(ms_sched_check(e->s), MS_OK);
+        assert_int_equal(ms_sched_op_done(e->w.s, e->ops[k], now), MS_OK);
+        assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     }
     e->nops = 0;
     no_overlap(e);
@@ -149,8 +146,8 @@ static int g_cluster;
 
 static void env_make(env_t *e, bool move, bool track)
 {
+    const char *nodes[2] = { g_cluster == 1 ? "n=3xA100-40GB" : "n=2xA100-40GB", "m=2xA100-40GB" };
     ms_sched_cfg_t cfg;
-    ms_diag_t dg;
     int i;
 
     memset(e, 0, sizeof(*e));
@@ -161,17 +158,9 @@ static void env_make(env_t *e, bool move, bool track)
         e->end[i] = INFINITY;
         e->start[i] = NAN;
     }
-    ms_diag_clear(&dg);
-    assert_int_equal(ms_cluster_spec_create(&e->cs), MS_OK);
-    assert_int_equal(ms_cluster_spec_add(e->cs, g_cluster == 1 ? "n=3xA100-40GB" : "n=2xA100-40GB",
-                                         0, &dg), MS_OK);
-    if (g_cluster == 2)
-        assert_int_equal(ms_cluster_spec_add(e->cs, "m=2xA100-40GB", 0, &dg), MS_OK);
     ms_sched_cfg_defaults(&cfg);
     assert_false(cfg.preempt_move);   /* off by default */
     cfg.policy = ms_policy_find("fa");
-    cfg.nodes = ms_cluster_spec_nodes(e->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(e->cs);
     cfg.exec.ctx = e;
     cfg.exec.plan = on_plan;
     cfg.no_room = true;   /* every MOVE is a preemption's */
@@ -180,21 +169,19 @@ static void env_make(env_t *e, bool move, bool track)
     cfg.preempt_grace_s = 0.0;
     cfg.preempt_rate = 0;
     cfg.track_ops = track;
-    if (ms_sched_create(&cfg, 0.0, &e->s, &dg) != MS_OK)
-        fail_msg("ms_sched_create: %s", dg.msg);
+    world_make_cfg(&e->w, &cfg, nodes, g_cluster == 2 ? 2 : 1);
 }
 
 static void env_free(env_t *e)
 {
-    ms_sched_destroy(e->s);
-    ms_cluster_spec_destroy(e->cs);
+    world_free(&e->w);
 }
 
 static int32_t submit(env_t *e, const char *prof, int prio, bool mig, double dur, double now)
 {
     ms_sched_req_t rq;
     ms_diag_t dg;
-    int32_t slot = ms_sched_next_slot(e->s);
+    int32_t slot = ms_sched_next_slot(e->w.s);
 
     assert_true(slot < MAXJ);
     e->dur[slot] = dur;
@@ -206,7 +193,7 @@ static int32_t submit(env_t *e, const char *prof, int prio, bool mig, double dur
     rq.estimate_s = dur;
     rq.duration_s = dur;
     ms_diag_clear(&dg);
-    if (ms_sched_submit(e->s, &rq, now, &slot, &dg) != MS_OK)
+    if (ms_sched_submit(e->w.s, &rq, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s: %s", prof, dg.msg);
     settle(e, now);
     return slot;
@@ -218,7 +205,7 @@ static int32_t adopt(env_t *e, const char *id, int gpu, const char *prof, int st
 {
     ms_sched_req_t rq;
     ms_diag_t dg;
-    int32_t slot = ms_sched_next_slot(e->s);
+    int32_t slot = ms_sched_next_slot(e->w.s);
 
     memset(&rq, 0, sizeof(rq));
     rq.id = id;
@@ -229,11 +216,11 @@ static int32_t adopt(env_t *e, const char *id, int gpu, const char *prof, int st
     e->dur[slot] = 1000.0;
     e->prio[slot] = prio;
     ms_diag_clear(&dg);
-    if (ms_sched_adopt(e->s, gpu, ms_geom_profile_find(G, prof), start, &rq, 0.0, &dg) != MS_OK)
+    if (ms_sched_adopt(e->w.s, gpu, ms_geom_profile_find(G, prof), start, &rq, 0.0, &dg) != MS_OK)
         fail_msg("adopt %s: %s", id, dg.msg);
     e->start[slot] = 0.0;
     e->end[slot] = 1000.0;
-    return ms_sched_find(e->s, id);
+    return ms_sched_find(e->w.s, id);
 }
 
 /* --- by hand ------------------------------------------------------------- */
@@ -266,11 +253,11 @@ static void test_moved(void **state)
 
     (void)state;
     scene(&e, true, true, false, &v, &h);
-    assert_int_equal(ms_sched_job(e.s, h, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e.w.s, h, &in), MS_OK);
     assert_int_equal(in.state, MS_JOB_RUNNING);
     assert_int_equal(in.inst[0].gpu, 0);
     assert_int_equal(in.inst[0].start, 0);
-    assert_int_equal(ms_sched_job(e.s, v, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e.w.s, v, &in), MS_OK);
     assert_int_equal(in.state, MS_JOB_RUNNING);   /* never stopped, never queued */
     assert_int_equal(in.inst[0].gpu, 1);
     assert_int_equal(in.inst[0].start, 4);
@@ -279,9 +266,9 @@ static void test_moved(void **state)
     assert_int_equal(e.stopped[v], 0);
     assert_int_equal(e.moved[v], 1);
     /* still charged: 3g + 1g + 2g + the 4g (a stop would leave 7) */
-    assert_int_equal(ms_sched_tenant_info(e.s, in.tenant, &ti), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e.w.s, in.tenant, &ti), MS_OK);
     assert_int_equal(ti.usage, 10);
-    ms_sched_stats(e.s, &st);
+    ms_sched_stats(e.w.s, &st);
     assert_int_equal(st.preemptions, 0);
     assert_int_equal(st.preempt_moves, 1);
     assert_true(st.preempt_lost_s == 0.0);
@@ -300,18 +287,18 @@ static void test_stopped(void **state)
     /* 0: the option off; 1: on, the victim not migratable; 2: on, GPU 1 full */
     for (c = 0; c < 3; c++) {
         scene(&e, c != 0, c != 1, c == 2, &v, &h);
-        assert_int_equal(ms_sched_job(e.s, h, &in), MS_OK);
+        assert_int_equal(ms_sched_job(e.w.s, h, &in), MS_OK);
         assert_int_equal(in.state, MS_JOB_RUNNING);
         assert_int_equal(in.inst[0].gpu, 0);
         assert_int_equal(e.stopped[v], 1);
         assert_int_equal(e.moved[v], 0);
-        assert_int_equal(ms_sched_job(e.s, v, &in), MS_OK);
+        assert_int_equal(ms_sched_job(e.w.s, v, &in), MS_OK);
         assert_int_equal(in.preemptions, 1);
         /* queued again; with room on GPU 1 it starts there at once, anew */
         assert_int_equal(in.state, c == 2 ? MS_JOB_QUEUED : MS_JOB_RUNNING);
         if (c != 2)
             assert_true(in.start_t == 10.0);
-        ms_sched_stats(e.s, &st);
+        ms_sched_stats(e.w.s, &st);
         assert_int_equal(st.preemptions, 1);
         assert_int_equal(st.preempt_moves, 0);
         assert_true(fabs(st.preempt_lost_s - 10.0) < 1e-9);
@@ -339,7 +326,7 @@ static void run_until(env_t *e, int n, double t)
         e->finishing = best;
         e->done[best] = true;
         e->end[best] = INFINITY;
-        assert_int_equal(ms_sched_finished(e->s, best, now), MS_OK);
+        assert_int_equal(ms_sched_finished(e->w.s, best, now), MS_OK);
         settle(e, now);
         e->finishing = -1;
     }
@@ -368,7 +355,7 @@ static void run_wl(env_t *e, uint64_t seed, bool move, bool track, double mig)
     for (k = 0; k < n; k++) {
         ms_sched_job_info_t in;
 
-        assert_int_equal(ms_sched_job(e->s, k, &in), MS_OK);
+        assert_int_equal(ms_sched_job(e->w.s, k, &in), MS_OK);
         if (in.state != MS_JOB_DONE)
             fail_msg("seed %llu: job %d is %s at the end", (unsigned long long)seed, k,
                      ms_job_state_name(in.state));
@@ -389,7 +376,7 @@ static void test_properties(void **state)
 
         g_cluster = i % 3;
         run_wl(&e, 7000 + (uint64_t)i, true, i % 4 == 1, 0.7);
-        ms_sched_stats(e.s, &st);
+        ms_sched_stats(e.w.s, &st);
         assert_int_equal(st.preempt_moves, e.nmoves);
         assert_int_equal(st.preemptions, e.nstops);
         moves += e.nmoves;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/sched_world.h"
 #include "migsched/options.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
@@ -38,33 +39,23 @@ static ms_status_t no_plan(void *ctx, const ms_sched_plan_t *p)
 }
 
 typedef struct env {
-    ms_cluster_spec_t *cs;
-    ms_sched_t *s;
+    world_t w;                     /* the scheduler and its cluster spec */
 } env_t;
 
 static void env_make(env_t *e, const char *node)
 {
     ms_sched_cfg_t cfg;
-    ms_diag_t dg;
 
     memset(e, 0, sizeof(*e));
-    assert_int_equal(ms_cluster_spec_create(&e->cs), MS_OK);
-    ms_diag_clear(&dg);
-    assert_int_equal(ms_cluster_spec_add(e->cs, node, 0, &dg), MS_OK);
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = ms_policy_find("fa+");
-    cfg.nodes = ms_cluster_spec_nodes(e->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(e->cs);
     cfg.exec.plan = no_plan;
-    ms_diag_clear(&dg);
-    if (ms_sched_create(&cfg, 0.0, &e->s, &dg) != MS_OK)
-        fail_msg("ms_sched_create: %s", dg.msg);
+    world_make_cfg(&e->w, &cfg, &node, 1);
 }
 
 static void env_free(env_t *e)
 {
-    ms_sched_destroy(e->s);
-    ms_cluster_spec_destroy(e->cs);
+    world_free(&e->w);
 }
 
 static ms_status_t tenant(env_t *e, const char *name, double mem_limit, ms_diag_t *dg)
@@ -72,7 +63,7 @@ static ms_status_t tenant(env_t *e, const char *name, double mem_limit, ms_diag_
     ms_sched_tenant_t t = { name, 1.0, 0, -1, mem_limit, 0.0, 0, { { NULL, 0, 0 } } };
 
     ms_diag_clear(dg);
-    return ms_sched_tenant_set(e->s, &t, NULL, dg);
+    return ms_sched_tenant_set(e->w.s, &t, NULL, dg);
 }
 
 static int32_t submit(env_t *e, const char *prof, const char *ten, double now)
@@ -87,9 +78,9 @@ static int32_t submit(env_t *e, const char *prof, const char *ten, double now)
     r.estimate_s = 100.0;
     r.duration_s = 100.0;
     ms_diag_clear(&dg);
-    if (ms_sched_submit(e->s, &r, now, &slot, &dg) != MS_OK)
+    if (ms_sched_submit(e->w.s, &r, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s: %s", prof, dg.msg);
-    assert_int_equal(ms_sched_check(e->s), MS_OK);
+    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     return slot;
 }
 
@@ -97,7 +88,7 @@ static ms_job_state_t job_state(const env_t *e, int32_t slot)
 {
     ms_sched_job_info_t in;
 
-    assert_int_equal(ms_sched_job(e->s, slot, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e->w.s, slot, &in), MS_OK);
     return in.state;
 }
 
@@ -121,17 +112,17 @@ static void test_by_hand(void **state)
     assert_int_equal(job_state(&e, small), MS_JOB_QUEUED);   /* 25 GB > 20: held back */
     other = submit(&e, "1g.5gb", "b", 2.0);
     assert_int_equal(job_state(&e, other), MS_JOB_RUNNING);  /* another tenant passes it */
-    assert_int_equal(ms_sched_tenant_info(e.s, ms_sched_tenant_find(e.s, "a"), &in), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e.w.s, ms_sched_tenant_find(e.w.s, "a"), &in), MS_OK);
     assert_true(fabs(in.mem_gb - 20.0) < 1e-9 && in.mem_limit_gb == 20.0);
-    assert_int_equal(ms_sched_finished(e.s, big, 100.0), MS_OK);
+    assert_int_equal(ms_sched_finished(e.w.s, big, 100.0), MS_OK);
     assert_int_equal(job_state(&e, small), MS_JOB_RUNNING);
     /* a second 3g of a waits (5 + 20 > 20) until the limit is raised */
     big = submit(&e, "3g.20gb", "a", 101.0);
     assert_int_equal(job_state(&e, big), MS_JOB_QUEUED);
     assert_int_equal(tenant(&e, "a", 25.0, &dg), MS_OK);
-    assert_int_equal(ms_sched_tick(e.s, 102.0), MS_OK);
+    assert_int_equal(ms_sched_tick(e.w.s, 102.0), MS_OK);
     assert_int_equal(job_state(&e, big), MS_JOB_RUNNING);
-    assert_int_equal(ms_sched_check(e.s), MS_OK);
+    assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     env_free(&e);
 }
 
@@ -143,16 +134,16 @@ static void scan_mem(const env_t *e, double *mem, int n)
 
     for (i = 0; i < n; i++)
         mem[i] = 0.0;
-    for (k = 0; k < ms_sched_slots(e->s); k++) {
+    for (k = 0; k < ms_sched_slots(e->w.s); k++) {
         ms_sched_job_info_t ji;
 
-        if (ms_sched_job(e->s, k, &ji) != MS_OK ||
+        if (ms_sched_job(e->w.s, k, &ji) != MS_OK ||
             (ji.state != MS_JOB_RUNNING && ji.state != MS_JOB_STARTING) || ji.tenant < 0 || ji.tenant >= n)
             continue;
         for (i = 0; i < ji.ninst; i++) {
             const ms_geom_t *g = NULL;
 
-            (void)ms_sched_gpu(e->s, ji.inst[i].gpu, &g);
+            (void)ms_sched_gpu(e->w.s, ji.inst[i].gpu, &g);
             mem[ji.tenant] += ms_geom_profile_mem_gb(g, ji.inst[i].prof);
         }
     }
@@ -161,14 +152,14 @@ static void scan_mem(const env_t *e, double *mem, int n)
 static void check_mem(const env_t *e, const double *limit, double *peak)
 {
     double scan[8];
-    int t, n = ms_sched_ntenants(e->s);
+    int t, n = ms_sched_ntenants(e->w.s);
 
     assert_true(n <= 8);
     scan_mem(e, scan, n);
     for (t = 0; t < n; t++) {
         ms_sched_tenant_info_t in;
 
-        assert_int_equal(ms_sched_tenant_info(e->s, t, &in), MS_OK);
+        assert_int_equal(ms_sched_tenant_info(e->w.s, t, &in), MS_OK);
         assert_true(fabs(in.mem_gb - scan[t]) < 1e-3);
         if (limit[t] > 0.0 && scan[t] > limit[t] + 1e-6)
             fail_msg("tenant %s holds %.1f GB, its limit is %.1f", in.name, scan[t], limit[t]);
@@ -209,7 +200,7 @@ static void one_run(uint64_t seed, double *reached)
             ms_job_state_t st = job_state(&e, slot[v]);
 
             if (st == MS_JOB_QUEUED || st == MS_JOB_RUNNING) {
-                assert_int_equal(ms_sched_cancel(e.s, slot[v], t), MS_OK);
+                assert_int_equal(ms_sched_cancel(e.w.s, slot[v], t), MS_OK);
                 check_mem(&e, limit, peak);
             }
         }
@@ -219,11 +210,11 @@ static void one_run(uint64_t seed, double *reached)
             if (st == MS_JOB_RUNNING && isnan(start[k]))
                 start[k] = t;   /* it started at an earlier event */
             if (st == MS_JOB_RUNNING && start[k] + dur[k] <= t) {
-                assert_int_equal(ms_sched_finished(e.s, slot[k], t), MS_OK);
+                assert_int_equal(ms_sched_finished(e.w.s, slot[k], t), MS_OK);
                 check_mem(&e, limit, peak);
             }
         }
-        assert_int_equal(ms_sched_check(e.s), MS_OK);
+        assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     }
     /* drain: every job not cancelled runs in the end */
     for (k = 0; k < 100000 && done < n; k++) {
@@ -233,7 +224,7 @@ static void one_run(uint64_t seed, double *reached)
             ms_job_state_t st = job_state(&e, slot[j]);
 
             if (st == MS_JOB_RUNNING)
-                assert_int_equal(ms_sched_finished(e.s, slot[j], t), MS_OK);
+                assert_int_equal(ms_sched_finished(e.w.s, slot[j], t), MS_OK);
             else if (st != MS_JOB_QUEUED)
                 done++;
             check_mem(&e, limit, peak);
@@ -264,19 +255,19 @@ static void test_check(void **state)
     r.tenant = "m";
     r.profile = "2g.10gb";
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_tenant_check(e.s, &r, &dg), MS_OK);
+    assert_int_equal(ms_sched_tenant_check(e.w.s, &r, &dg), MS_OK);
     r.profile = "3g.20gb";
-    assert_int_equal(ms_sched_tenant_check(e.s, &r, &dg), MS_ENOFIT);
+    assert_int_equal(ms_sched_tenant_check(e.w.s, &r, &dg), MS_ENOFIT);
     assert_string_equal(dg.field, "tenant");
     assert_non_null(strstr(dg.msg, "tenant 'm' may hold 10 GB (mem-limit) and the job needs 20 GB"));
     slot = submit(&e, "3g.20gb", "m", 0.0);
     assert_int_equal(job_state(&e, slot), MS_JOB_QUEUED);
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_tenant_check_slot(e.s, slot, &dg), MS_ENOFIT);
+    assert_int_equal(ms_sched_tenant_check_slot(e.w.s, slot, &dg), MS_ENOFIT);
     assert_non_null(strstr(dg.msg, "needs 20 GB"));
     assert_int_equal(tenant(&e, "m", 20.0, &dg), MS_OK);
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_tenant_check_slot(e.s, slot, &dg), MS_OK);
+    assert_int_equal(ms_sched_tenant_check_slot(e.w.s, slot, &dg), MS_OK);
     env_free(&e);
 }
 

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/sched_world.h"
 #include "migsched/options.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
@@ -39,8 +40,7 @@
 #define MAXJ 300
 
 typedef struct env {
-    ms_cluster_spec_t *cs;
-    ms_sched_t *s;
+    world_t w;                     /* the scheduler and its cluster spec */
     double dur[MAXJ], end[MAXJ];
     int prio[MAXJ], ten[MAXJ];
     bool done[MAXJ];
@@ -78,8 +78,8 @@ static void on_start(env_t *e, int32_t job, double now)
             e->bad++;
         if (e->prio[v] >= e->prio[job])
             e->reclaims++;
-        assert_int_equal(ms_sched_job(e->s, job, &ji), MS_OK);
-        assert_int_equal(ms_sched_tenant_info(e->s, ji.tenant, &ti), MS_OK);
+        assert_int_equal(ms_sched_job(e->w.s, job, &ji), MS_OK);
+        assert_int_equal(ms_sched_tenant_info(e->w.s, ji.tenant, &ti), MS_OK);
         if (e->prio[v] >= e->prio[job] && ti.guarantee == 0 && ti.mem_guarantee_gb > 0.0)
             e->mem_reclaims++;
     }
@@ -94,18 +94,15 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
     for (i = 0; i < p->n; i++) {
         const ms_op_t *op = &p->ops[i].op;
 
-        e->plans = (e->plans ^ ((uint64_t)op->kind << 56 ^ (uint64_t)(uint32_t)op->job << 24 ^
-                                (uint64_t)(uint32_t)op->gpu << 8 ^ (uint64_t)(uint8_t)op->start)) *
-                   1099511628211ULL;
-        e->plans = (e->plans ^ (uint64_t)llround(p->now * 1000.0)) * 1099511628211ULL;
+        e->plans = world_fold_op(e->plans, op, p->now);
         if (op->job < 0 || op->job >= MAXJ)
             continue;
         if (op->kind == MS_OP_STOP && op->job != e->finishing && isfinite(e->end[op->job])) {
             ms_sched_job_info_t ji;
             ms_sched_tenant_info_t ti;
 
-            assert_int_equal(ms_sched_job(e->s, op->job, &ji), MS_OK);
-            assert_int_equal(ms_sched_tenant_info(e->s, ji.tenant, &ti), MS_OK);
+            assert_int_equal(ms_sched_job(e->w.s, op->job, &ji), MS_OK);
+            assert_int_equal(ms_sched_tenant_info(e->w.s, ji.tenant, &ti), MS_OK);
             e->victims++;
             assert_true(e->npend < 16);
             e->kept[e->npend] = keeps(&ti);
@@ -121,7 +118,6 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 static void env_make(env_t *e, const char *node, bool preempt, double grace)
 {
     ms_sched_cfg_t cfg;
-    ms_diag_t dg;
     int i;
 
     memset(e, 0, sizeof(*e));
@@ -129,28 +125,20 @@ static void env_make(env_t *e, const char *node, bool preempt, double grace)
     e->finishing = -1;
     for (i = 0; i < MAXJ; i++)
         e->end[i] = INFINITY;
-    assert_int_equal(ms_cluster_spec_create(&e->cs), MS_OK);
-    ms_diag_clear(&dg);
-    assert_int_equal(ms_cluster_spec_add(e->cs, node, 0, &dg), MS_OK);
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = ms_policy_find("fa+");
-    cfg.nodes = ms_cluster_spec_nodes(e->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(e->cs);
     cfg.exec.ctx = e;
     cfg.exec.plan = on_plan;
     cfg.preempt = preempt;
     cfg.preempt_grace_s = grace;
     cfg.preempt_rate = 0;
     cfg.preempt_after_s = 0.0;
-    ms_diag_clear(&dg);
-    if (ms_sched_create(&cfg, 0.0, &e->s, &dg) != MS_OK)
-        fail_msg("ms_sched_create: %s", dg.msg);
+    world_make_cfg(&e->w, &cfg, &node, 1);
 }
 
 static void env_free(env_t *e)
 {
-    ms_sched_destroy(e->s);
-    ms_cluster_spec_destroy(e->cs);
+    world_free(&e->w);
 }
 
 static ms_status_t tenant(env_t *e, const char *name, long g, double mem_limit, double mem_g,
@@ -159,7 +147,7 @@ static ms_status_t tenant(env_t *e, const char *name, long g, double mem_limit, 
     ms_sched_tenant_t t = { name, 1.0, g, -1, mem_limit, mem_g, 0, { { NULL, 0, 0 } } };
 
     ms_diag_clear(dg);
-    return ms_sched_tenant_set(e->s, &t, NULL, dg);
+    return ms_sched_tenant_set(e->w.s, &t, NULL, dg);
 }
 
 static void tenant_ok(env_t *e, const char *name, long g, double mem_g)
@@ -175,7 +163,7 @@ static int32_t submit(env_t *e, const char *prof, const char *ten, int tk, int p
 {
     ms_sched_req_t r;
     ms_diag_t dg;
-    int32_t slot = ms_sched_next_slot(e->s);
+    int32_t slot = ms_sched_next_slot(e->w.s);
 
     assert_true(slot >= 0 && slot < MAXJ);
     e->dur[slot] = dur;
@@ -188,9 +176,9 @@ static int32_t submit(env_t *e, const char *prof, const char *ten, int tk, int p
     r.estimate_s = dur;
     r.duration_s = dur;
     ms_diag_clear(&dg);
-    if (ms_sched_submit(e->s, &r, now, &slot, &dg) != MS_OK)
+    if (ms_sched_submit(e->w.s, &r, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s: %s", prof, dg.msg);
-    assert_int_equal(ms_sched_check(e->s), MS_OK);
+    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     return slot;
 }
 
@@ -199,16 +187,16 @@ static void finish(env_t *e, int32_t slot, double now)
     e->finishing = slot;
     e->done[slot] = true;
     e->end[slot] = INFINITY;
-    assert_int_equal(ms_sched_finished(e->s, slot, now), MS_OK);
+    assert_int_equal(ms_sched_finished(e->w.s, slot, now), MS_OK);
     e->finishing = -1;
-    assert_int_equal(ms_sched_check(e->s), MS_OK);
+    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
 }
 
 static ms_job_state_t job_state(const env_t *e, int32_t slot)
 {
     ms_sched_job_info_t in;
 
-    assert_int_equal(ms_sched_job(e->s, slot, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e->w.s, slot, &in), MS_OK);
     return in.state;
 }
 
@@ -282,7 +270,7 @@ static void test_reclaim(void **state)
         a3 = submit(&e, "3g.20gb", "A", 0, 0, 100.0, 10.0);
         assert_int_equal(job_state(&e, a3), pass ? MS_JOB_RUNNING : MS_JOB_QUEUED);
         assert_int_equal(job_state(&e, b7), pass ? MS_JOB_QUEUED : MS_JOB_RUNNING);
-        ms_sched_stats(e.s, &st);
+        ms_sched_stats(e.w.s, &st);
         assert_int_equal(st.preemptions, pass);
         assert_int_equal(e.bad, 0);
         env_free(&e);
@@ -302,7 +290,7 @@ static void test_reclaim(void **state)
         assert_int_equal(job_state(&e, a3), MS_JOB_RUNNING);
         assert_true((job_state(&e, b3a) == MS_JOB_QUEUED) != (job_state(&e, b3b) == MS_JOB_QUEUED));
         a3b = submit(&e, "3g.20gb", "A", 0, 0, 100.0, 20.0);
-        ms_sched_stats(e.s, &st);
+        ms_sched_stats(e.w.s, &st);
         if (pass == 0) {
             assert_int_equal(job_state(&e, a3b), MS_JOB_QUEUED);
             assert_int_equal(st.preemptions, 1);
@@ -324,7 +312,7 @@ static void test_reclaim(void **state)
         b4 = submit(&e, "4g.20gb", "B", 1, 0, 1000.0, 0.0);
         b1g = submit(&e, "1g.5gb", "B", 1, 0, 1000.0, 0.0);
         a3 = submit(&e, "4g.20gb", "A", 0, 0, 100.0, 10.0);
-        ms_sched_stats(e.s, &st);
+        ms_sched_stats(e.w.s, &st);
         assert_int_equal(job_state(&e, a3), pass ? MS_JOB_RUNNING : MS_JOB_QUEUED);
         assert_int_equal(job_state(&e, b4), pass ? MS_JOB_QUEUED : MS_JOB_RUNNING);
         assert_int_equal(job_state(&e, b1g), MS_JOB_RUNNING);
@@ -353,12 +341,12 @@ static void test_validation(void **state)
     assert_int_equal(tenant(&e, "tm", 0, 10.0, 20.0, &dg), MS_EINVAL);
     assert_string_equal(dg.field, "mem-guarantee");
     assert_non_null(strstr(dg.msg, "tenant tm: mem-guarantee (20 GB) must be at most the mem-limit (10 GB)"));
-    assert_int_equal(ms_sched_tenant_find(e.s, "tm"), -1);   /* nothing declared */
+    assert_int_equal(ms_sched_tenant_find(e.w.s, "tm"), -1);   /* nothing declared */
     assert_int_equal(tenant(&e, "tm", 0, 20.0, 20.0, &dg), MS_OK);
     assert_int_equal(tenant(&e, "tn", 2, 0.0, 1e9, &dg), MS_OK);   /* no mem-limit: any */
-    assert_int_equal(ms_sched_tenant_info(e.s, ms_sched_tenant_find(e.s, "tm"), &in), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e.w.s, ms_sched_tenant_find(e.w.s, "tm"), &in), MS_OK);
     assert_true(in.mem_guarantee_gb == 20.0 && in.mem_limit_gb == 20.0);
-    assert_int_equal(ms_sched_tenant_info(e.s, 0, &in), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e.w.s, 0, &in), MS_OK);
     assert_true(in.mem_guarantee_gb == 0.0);
     env_free(&e);
 }
@@ -435,7 +423,7 @@ static void declare(env_t *e, const wl_t *w)
         if (w->mg[k] >= 0.0)
             t.mem_guarantee_gb = w->mg[k];
         ms_diag_clear(&dg);
-        if (ms_sched_tenant_set(e->s, &t, NULL, &dg) != MS_OK)
+        if (ms_sched_tenant_set(e->w.s, &t, NULL, &dg) != MS_OK)
             fail_msg("tenant %s: %s", TNAME[k], dg.msg);
     }
 }

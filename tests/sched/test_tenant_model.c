@@ -28,6 +28,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/sched_world.h"
 #include "migsched/options.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
@@ -36,8 +37,7 @@
 #define MAXJ 300
 
 typedef struct env {
-    ms_cluster_spec_t *cs;
-    ms_sched_t *s;
+    world_t w;                     /* the scheduler and its cluster spec */
     double dur[MAXJ], end[MAXJ];
     bool done[MAXJ], never[MAXJ];
     uint64_t plans;                /* a hash of every plan, in order */
@@ -51,10 +51,7 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
     for (i = 0; i < p->n; i++) {
         const ms_op_t *op = &p->ops[i].op;
 
-        e->plans = (e->plans ^ ((uint64_t)op->kind << 56 ^ (uint64_t)(uint32_t)op->job << 24 ^
-                                (uint64_t)(uint32_t)op->gpu << 8 ^ (uint64_t)(uint8_t)op->start)) *
-                   1099511628211ULL;
-        e->plans = (e->plans ^ (uint64_t)llround(p->now * 1000.0)) * 1099511628211ULL;
+        e->plans = world_fold_op(e->plans, op, p->now);
         if (op->kind == MS_OP_START && op->job >= 0 && op->job < MAXJ && e->never[op->job])
             fail_msg("job %d, reported as never able to start, started", op->job);
         if (op->kind == MS_OP_START && op->job >= 0 && op->job < MAXJ && !isfinite(e->end[op->job]))
@@ -66,8 +63,8 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 static void env_make(env_t *e, int per_node)
 {
     ms_sched_cfg_t cfg;
-    ms_diag_t dg;
     char a[64], h[64];
+    const char *nodes[2] = { a, h };
     int i;
 
     memset(e, 0, sizeof(*e));
@@ -76,25 +73,16 @@ static void env_make(env_t *e, int per_node)
         e->end[i] = INFINITY;
     snprintf(a, sizeof(a), "a=%dxA100-40GB", per_node);
     snprintf(h, sizeof(h), "h=%dxH100-80GB", per_node);
-    assert_int_equal(ms_cluster_spec_create(&e->cs), MS_OK);
-    ms_diag_clear(&dg);
-    assert_int_equal(ms_cluster_spec_add(e->cs, a, 0, &dg), MS_OK);
-    assert_int_equal(ms_cluster_spec_add(e->cs, h, 0, &dg), MS_OK);
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = ms_policy_find("fa+");
-    cfg.nodes = ms_cluster_spec_nodes(e->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(e->cs);
     cfg.exec.ctx = e;
     cfg.exec.plan = on_plan;
-    ms_diag_clear(&dg);
-    if (ms_sched_create(&cfg, 0.0, &e->s, &dg) != MS_OK)
-        fail_msg("ms_sched_create: %s", dg.msg);
+    world_make_cfg(&e->w, &cfg, nodes, 2);
 }
 
 static void env_free(env_t *e)
 {
-    ms_sched_destroy(e->s);
-    ms_cluster_spec_destroy(e->cs);
+    world_free(&e->w);
 }
 
 /* Tenant name with n per model limits (models[i], lim[i]). */
@@ -114,7 +102,7 @@ static ms_status_t tenant(env_t *e, const char *name, int n, const char *const *
         t.model_limits[i].limit = lim[i];
     }
     ms_diag_clear(dg);
-    return ms_sched_tenant_set(e->s, &t, NULL, dg);
+    return ms_sched_tenant_set(e->w.s, &t, NULL, dg);
 }
 
 static ms_sched_req_t req_of(const char *prof, const char *ten, const char *model, double dur)
@@ -135,14 +123,14 @@ static int32_t submit(env_t *e, const char *prof, const char *ten, const char *m
 {
     ms_sched_req_t r = req_of(prof, ten, model, dur);
     ms_diag_t dg;
-    int32_t slot = ms_sched_next_slot(e->s);
+    int32_t slot = ms_sched_next_slot(e->w.s);
 
     assert_true(slot >= 0 && slot < MAXJ);
     e->dur[slot] = dur;
     ms_diag_clear(&dg);
-    if (ms_sched_submit(e->s, &r, now, &slot, &dg) != MS_OK)
+    if (ms_sched_submit(e->w.s, &r, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s: %s", prof, dg.msg);
-    assert_int_equal(ms_sched_check(e->s), MS_OK);
+    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     return slot;
 }
 
@@ -150,15 +138,15 @@ static void finish(env_t *e, int32_t slot, double now)
 {
     e->done[slot] = true;
     e->end[slot] = INFINITY;
-    assert_int_equal(ms_sched_finished(e->s, slot, now), MS_OK);
-    assert_int_equal(ms_sched_check(e->s), MS_OK);
+    assert_int_equal(ms_sched_finished(e->w.s, slot, now), MS_OK);
+    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
 }
 
 static ms_job_state_t job_state(const env_t *e, int32_t slot)
 {
     ms_sched_job_info_t in;
 
-    assert_int_equal(ms_sched_job(e->s, slot, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e->w.s, slot, &in), MS_OK);
     return in.state;
 }
 
@@ -168,10 +156,10 @@ static const char *job_model(const env_t *e, int32_t slot)
     ms_sched_job_info_t in;
     const ms_geom_t *g = NULL;
 
-    assert_int_equal(ms_sched_job(e->s, slot, &in), MS_OK);
+    assert_int_equal(ms_sched_job(e->w.s, slot, &in), MS_OK);
     if (in.ninst == 0)
         return "";
-    assert_non_null(ms_sched_gpu(e->s, in.inst[0].gpu, &g));
+    assert_non_null(ms_sched_gpu(e->w.s, in.inst[0].gpu, &g));
     return ms_geom_model(g)->name;
 }
 
@@ -181,7 +169,7 @@ static long info_usage(const env_t *e, const char *name, const char *model)
     ms_sched_tenant_info_t in;
     int i;
 
-    assert_int_equal(ms_sched_tenant_info(e->s, ms_sched_tenant_find(e->s, name), &in), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e->w.s, ms_sched_tenant_find(e->w.s, name), &in), MS_OK);
     for (i = 0; i < in.nmodel_limits; i++)
         if (strcmp(in.model_limits[i].model, model) == 0)
             return in.model_limits[i].usage;
@@ -223,12 +211,12 @@ static void test_by_hand(void **state)
     assert_int_equal(job_state(&e, o2), MS_JOB_RUNNING);
     assert_string_equal(job_model(&e, o2), "H100-80GB");
     r = req_of("1g", "T", NULL, 1000.0);   /* it waits for room on the A100 */
-    assert_false(ms_sched_tenant_holds(e.s, &r));
+    assert_false(ms_sched_tenant_holds(e.w.s, &r));
     /* constrained to H100: waits while T is at its limit there, for its tenant */
     j4 = submit(&e, "3g", "T", "H100-80GB", 1000.0, 5.0);
     assert_int_equal(job_state(&e, j4), MS_JOB_QUEUED);
     r = req_of("3g", "T", "H100-80GB", 1000.0);
-    assert_true(ms_sched_tenant_holds(e.s, &r));
+    assert_true(ms_sched_tenant_holds(e.w.s, &r));
     /* T's A100 job ends: its 1g goes there; the H100 job still waits */
     finish(&e, j2, 10.0);
     assert_int_equal(job_state(&e, j3), MS_JOB_RUNNING);
@@ -243,15 +231,15 @@ static void test_by_hand(void **state)
     /* lowering the limit stops nothing */
     assert_int_equal(tenant(&e, "T", 1, H, L2, &dg), MS_OK);
     assert_int_equal(job_state(&e, j4), MS_JOB_RUNNING);
-    assert_int_equal(ms_sched_check(e.s), MS_OK);
+    assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     /* could never start: a 3g on H100 only, with limit@H100-80GB=2 */
     r = req_of("3g", "T", "H100-80GB", 10.0);
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_tenant_check(e.s, &r, &dg), MS_ENOFIT);
+    assert_int_equal(ms_sched_tenant_check(e.w.s, &r, &dg), MS_ENOFIT);
     assert_non_null(strstr(dg.msg, "limit@H100-80GB"));
     assert_non_null(strstr(dg.msg, "could never start"));
     r = req_of("3g", "T", NULL, 10.0);   /* the A100 takes it */
-    assert_int_equal(ms_sched_tenant_check(e.s, &r, &dg), MS_OK);
+    assert_int_equal(ms_sched_tenant_check(e.w.s, &r, &dg), MS_OK);
     env_free(&e);
 }
 
@@ -284,19 +272,19 @@ static void test_validation(void **state)
     assert_non_null(strstr(dg.msg, "model H100-80GB is limited twice"));
     assert_int_equal(tenant(&e, "t", 9, M9, L9, &dg), MS_EINVAL);
     assert_non_null(strstr(dg.msg, "at most 8"));
-    assert_int_equal(ms_sched_tenant_find(e.s, "t"), -1);   /* nothing declared */
+    assert_int_equal(ms_sched_tenant_find(e.w.s, "t"), -1);   /* nothing declared */
     assert_int_equal(tenant(&e, "t", 8, M9, L9, &dg), MS_OK);
     assert_int_equal(tenant(&e, "u", 2, TWO, D2, &dg), MS_OK);   /* A30: a limit on nothing */
-    assert_int_equal(ms_sched_tenant_info(e.s, ms_sched_tenant_find(e.s, "u"), &in), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e.w.s, ms_sched_tenant_find(e.w.s, "u"), &in), MS_OK);
     assert_int_equal(in.nmodel_limits, 2);
     assert_string_equal(in.model_limits[0].model, "H100-80GB");
     assert_true(in.model_limits[0].limit == 3 && in.model_limits[0].usage == 0);
     assert_string_equal(in.model_limits[1].model, "A30");
     assert_true(in.model_limits[1].limit == 4);
     assert_int_equal(tenant(&e, "u", 0, NULL, NULL, &dg), MS_OK);   /* declared again: none */
-    assert_int_equal(ms_sched_tenant_info(e.s, ms_sched_tenant_find(e.s, "u"), &in), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e.w.s, ms_sched_tenant_find(e.w.s, "u"), &in), MS_OK);
     assert_int_equal(in.nmodel_limits, 0);
-    assert_int_equal(ms_sched_tenant_info(e.s, 0, &in), MS_OK);
+    assert_int_equal(ms_sched_tenant_info(e.w.s, 0, &in), MS_OK);
     assert_int_equal(in.nmodel_limits, 0);
     env_free(&e);
 }
@@ -396,14 +384,14 @@ static void scan(const env_t *e, int n)
     for (k = 0; k < n; k++) {
         ms_sched_job_info_t in;
 
-        assert_int_equal(ms_sched_job(e->s, k, &in), MS_OK);
+        assert_int_equal(ms_sched_job(e->w.s, k, &in), MS_OK);
         if (in.state != MS_JOB_STARTING && in.state != MS_JOB_RUNNING && in.state != MS_JOB_RESERVED &&
             in.state != MS_JOB_MIGRATING)
             continue;
         for (i = 0; i < in.ninst; i++) {
             const ms_geom_t *g = NULL;
 
-            assert_non_null(ms_sched_gpu(e->s, in.inst[i].gpu, &g));
+            assert_non_null(ms_sched_gpu(e->w.s, in.inst[i].gpu, &g));
             m = strcmp(ms_geom_model(g)->name, MODEL[0]) == 0 ? 0 : 1;
             use[in.tenant - 1][m] += ms_geom_profile(g, in.inst[i].prof)->cslices;
         }
@@ -411,7 +399,7 @@ static void scan(const env_t *e, int n)
     for (t = 0; t < 3; t++) {
         ms_sched_tenant_info_t ti;
 
-        assert_int_equal(ms_sched_tenant_info(e->s, t + 1, &ti), MS_OK);
+        assert_int_equal(ms_sched_tenant_info(e->w.s, t + 1, &ti), MS_OK);
         for (i = 0; i < ti.nmodel_limits; i++) {
             m = strcmp(ti.model_limits[i].model, MODEL[0]) == 0 ? 0
               : strcmp(ti.model_limits[i].model, MODEL[1]) == 0 ? 1 : -1;
@@ -460,7 +448,7 @@ static int run_wl(env_t *e, uint64_t seed, int mode, int n)
         now += floor(ms_rng_unit(&r) * 40.0);
         run_until(e, i, now);
         ms_diag_clear(&dg);
-        e->never[i] = ms_sched_tenant_check(e->s, &q, &dg) == MS_ENOFIT;
+        e->never[i] = ms_sched_tenant_check(e->w.s, &q, &dg) == MS_ENOFIT;
         never += e->never[i];
         assert_int_equal(submit(e, q.profile, q.tenant, q.model, q.duration_s, now), i);
         scan(e, i + 1);

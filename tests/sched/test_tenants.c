@@ -17,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/sched_world.h"
 #include "migsched/options.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
@@ -29,8 +30,7 @@ static ms_geom_t *G;   /* A100-40GB's default profiles (main) */
 /* --- a scheduler on one node of A100s ----------------------------------- */
 
 typedef struct env {
-    ms_cluster_spec_t *cs;
-    ms_sched_t *s;
+    world_t w;                     /* the scheduler and its cluster spec */
     double started[512];           /* by slot: when it started, NAN before */
     uint64_t plans;                /* a hash of every plan, in order */
     int order[512];                /* by slot: the how-manyth START it was, -1 before */
@@ -45,10 +45,7 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
     for (i = 0; i < p->n; i++) {
         const ms_op_t *op = &p->ops[i].op;
 
-        e->plans = (e->plans ^ ((uint64_t)op->kind << 56 ^ (uint64_t)(uint32_t)op->job << 24 ^
-                                (uint64_t)(uint32_t)op->gpu << 8 ^ (uint64_t)(uint8_t)op->start)) *
-                   1099511628211ULL;
-        e->plans = (e->plans ^ (uint64_t)llround(p->now * 1000.0)) * 1099511628211ULL;
+        e->plans = world_fold_op(e->plans, op, p->now);
     }
     for (i = 0; i < p->n; i++)
         if (p->ops[i].op.kind == MS_OP_START && p->ops[i].op.job < 512 &&
@@ -62,7 +59,7 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 static void env_make_hl(env_t *e, const char *node, const char *node2, double half_life)
 {
     ms_sched_cfg_t cfg;
-    ms_diag_t dg;
+    const char *nodes[2] = { node, node2 };
     int i;
 
     memset(e, 0, sizeof(*e));
@@ -71,20 +68,12 @@ static void env_make_hl(env_t *e, const char *node, const char *node2, double ha
         e->started[i] = NAN;
         e->order[i] = -1;
     }
-    assert_int_equal(ms_cluster_spec_create(&e->cs), MS_OK);
-    assert_int_equal(ms_cluster_spec_add(e->cs, node, 0, &dg), MS_OK);
-    if (node2 != NULL)
-        assert_int_equal(ms_cluster_spec_add(e->cs, node2, 0, &dg), MS_OK);
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = ms_policy_find("fa");
-    cfg.nodes = ms_cluster_spec_nodes(e->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(e->cs);
     cfg.exec.ctx = e;
     cfg.exec.plan = on_plan;
     cfg.tenant_half_life_s = half_life;
-    ms_diag_clear(&dg);
-    if (ms_sched_create(&cfg, 0.0, &e->s, &dg) != MS_OK)
-        fail_msg("ms_sched_create: %s", dg.msg);
+    world_make_cfg(&e->w, &cfg, nodes, node2 != NULL ? 2 : 1);
 }
 
 static void env_make2(env_t *e, const char *node, const char *node2)
@@ -99,8 +88,7 @@ static void env_make(env_t *e, const char *node)
 
 static void env_free(env_t *e)
 {
-    ms_sched_destroy(e->s);
-    ms_cluster_spec_destroy(e->cs);
+    world_free(&e->w);
 }
 
 static void tenant(env_t *e, const char *name, double w, long g, long lim)
@@ -109,7 +97,7 @@ static void tenant(env_t *e, const char *name, double w, long g, long lim)
     ms_diag_t dg;
 
     ms_diag_clear(&dg);
-    if (ms_sched_tenant_set(e->s, &t, NULL, &dg) != MS_OK)
+    if (ms_sched_tenant_set(e->w.s, &t, NULL, &dg) != MS_OK)
         fail_msg("tenant %s: %s", name, dg.msg);
 }
 
@@ -124,7 +112,7 @@ static int32_t submit(env_t *e, const char *prof, const char *ten, double now)
     rq.tenant = ten;
     rq.estimate_s = 100.0;
     ms_diag_clear(&dg);
-    if (ms_sched_submit(e->s, &rq, now, &slot, &dg) != MS_OK)
+    if (ms_sched_submit(e->w.s, &rq, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s for %s: %s", prof, ten != NULL ? ten : "-", dg.msg);
     return slot;
 }
@@ -156,18 +144,18 @@ static void test_guarantee_first(void **state)
         b[i] = submit(&e, "1g", "B", 1.0 + i);
     for (i = 0; i < 2; i++)
         a[i] = submit(&e, "1g", "A", 10.0 + i);
-    assert_int_equal(ms_sched_finished(e.s, big, 100.0), MS_OK);
+    assert_int_equal(ms_sched_finished(e.w.s, big, 100.0), MS_OK);
     for (i = 0; i < 2; i++)
         assert_true(e.started[a[i]] == 100.0);
     for (i = 0; i < 5; i++)
         assert_true(e.started[b[i]] == 100.0);
     for (i = 5; i < 7; i++)
         assert_true(isnan(e.started[b[i]]));
-    t = ms_sched_tenant_find(e.s, "A");
-    assert_int_equal(ms_sched_tenant_info(e.s, t, &in), MS_OK);
+    t = ms_sched_tenant_find(e.w.s, "A");
+    assert_int_equal(ms_sched_tenant_info(e.w.s, t, &in), MS_OK);
     assert_int_equal(in.usage, 6);
     assert_int_equal(in.running, 3);
-    assert_int_equal(ms_sched_check(e.s), MS_OK);
+    assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     env_free(&e);
 }
 
@@ -190,7 +178,7 @@ static void test_resort_after_start(void **state)
     a1 = submit(&e, "1g", "A", 1.0);
     a2 = submit(&e, "2g", "A", 2.0);
     b3 = submit(&e, "3g", "B", 3.0);
-    assert_int_equal(ms_sched_finished(e.s, big, 100.0), MS_OK);
+    assert_int_equal(ms_sched_finished(e.w.s, big, 100.0), MS_OK);
     assert_true(e.started[a1] == 100.0 && e.started[a2] == 100.0 && e.started[b3] == 100.0);
     assert_true(e.order[a1] < e.order[b3]);
     assert_true(e.order[b3] < e.order[a2]);
@@ -213,12 +201,12 @@ static void test_raise_limit(void **state)
     assert_false(isnan(e.started[big]));
     j = submit(&e, "1g", "T", 1.0);
     assert_true(isnan(e.started[j]));
-    assert_int_equal(ms_sched_tick(e.s, 2.0), MS_OK);
+    assert_int_equal(ms_sched_tick(e.w.s, 2.0), MS_OK);
     assert_true(isnan(e.started[j]));
     tenant(&e, "T", 1.0, 0, 7);
-    assert_int_equal(ms_sched_tick(e.s, 3.0), MS_OK);
+    assert_int_equal(ms_sched_tick(e.w.s, 3.0), MS_OK);
     assert_true(e.started[j] == 3.0);
-    assert_int_equal(ms_sched_check(e.s), MS_OK);
+    assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     env_free(&e);
 }
 
@@ -238,12 +226,12 @@ static void test_unknown_tenant(void **state)
     rq.profile = "1g";
     rq.tenant = "nobody";
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_submit(e.s, &rq, 0.0, &slot, &dg), MS_EINVAL);
+    assert_int_equal(ms_sched_submit(e.w.s, &rq, 0.0, &slot, &dg), MS_EINVAL);
     assert_string_equal(dg.field, "tenant");
-    assert_int_equal(ms_sched_tenant_set(e.s, &bad, NULL, &dg), MS_EINVAL);
-    assert_int_equal(ms_sched_tenant_set(e.s, &low, NULL, &dg), MS_EINVAL);
+    assert_int_equal(ms_sched_tenant_set(e.w.s, &bad, NULL, &dg), MS_EINVAL);
+    assert_int_equal(ms_sched_tenant_set(e.w.s, &low, NULL, &dg), MS_EINVAL);
     assert_string_equal(dg.field, "limit");
-    assert_int_equal(ms_sched_ntenants(e.s), 1);
+    assert_int_equal(ms_sched_ntenants(e.w.s), 1);
     env_free(&e);
 }
 
@@ -264,16 +252,16 @@ static void test_reserve_limit(void **state)
     rq.tenant = "L";
     rq.profile = "4g";
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_reserve(e.s, &rq, NULL, 0, 60.0, 0.0, &a, &dg), MS_ENOFIT);
+    assert_int_equal(ms_sched_reserve(e.w.s, &rq, NULL, 0, 60.0, 0.0, &a, &dg), MS_ENOFIT);
     assert_string_equal(dg.field, "tenant");
     rq.profile = "2g";
-    assert_int_equal(ms_sched_reserve(e.s, &rq, NULL, 0, 60.0, 0.0, &a, &dg), MS_OK);
+    assert_int_equal(ms_sched_reserve(e.w.s, &rq, NULL, 0, 60.0, 0.0, &a, &dg), MS_OK);
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_reserve(e.s, &rq, NULL, 0, 60.0, 0.0, &b, &dg), MS_ENOFIT);
+    assert_int_equal(ms_sched_reserve(e.w.s, &rq, NULL, 0, 60.0, 0.0, &b, &dg), MS_ENOFIT);
     assert_string_equal(dg.field, "tenant");
-    assert_int_equal(ms_sched_cancel(e.s, a, 1.0), MS_OK);
-    assert_int_equal(ms_sched_reserve(e.s, &rq, NULL, 0, 60.0, 1.0, &b, &dg), MS_OK);
-    assert_int_equal(ms_sched_check(e.s), MS_OK);
+    assert_int_equal(ms_sched_cancel(e.w.s, a, 1.0), MS_OK);
+    assert_int_equal(ms_sched_reserve(e.w.s, &rq, NULL, 0, 60.0, 1.0, &b, &dg), MS_OK);
+    assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     env_free(&e);
 }
 
@@ -286,11 +274,11 @@ static void scan_usage(const env_t *e, long *usage, int n)
     int32_t k;
 
     memset(usage, 0, (size_t)n * sizeof(*usage));
-    for (k = 0; k < ms_sched_slots(e->s); k++) {
+    for (k = 0; k < ms_sched_slots(e->w.s); k++) {
         ms_sched_job_info_t ji;
         int i;
 
-        if (ms_sched_job(e->s, k, &ji) != MS_OK)
+        if (ms_sched_job(e->w.s, k, &ji) != MS_OK)
             continue;
         if (ji.state != MS_JOB_STARTING && ji.state != MS_JOB_RUNNING &&
             ji.state != MS_JOB_MIGRATING && ji.state != MS_JOB_RESERVED)
@@ -298,7 +286,7 @@ static void scan_usage(const env_t *e, long *usage, int n)
         for (i = 0; i < ji.ninst; i++) {
             const ms_geom_t *g;
 
-            (void)ms_sched_gpu(e->s, ji.inst[i].gpu, &g);
+            (void)ms_sched_gpu(e->w.s, ji.inst[i].gpu, &g);
             usage[ji.tenant] += ms_geom_profile(g, ji.inst[i].prof)->cslices;
         }
     }
@@ -307,13 +295,13 @@ static void scan_usage(const env_t *e, long *usage, int n)
 static void check_usage(const env_t *e, const long *limit, long *peak)
 {
     long scan[8];
-    int t, n = ms_sched_ntenants(e->s);
+    int t, n = ms_sched_ntenants(e->w.s);
 
     scan_usage(e, scan, n);
     for (t = 0; t < n; t++) {
         ms_sched_tenant_info_t in;
 
-        assert_int_equal(ms_sched_tenant_info(e->s, t, &in), MS_OK);
+        assert_int_equal(ms_sched_tenant_info(e->w.s, t, &in), MS_OK);
         assert_int_equal(in.usage, scan[t]);
         if (limit[t] >= 0 && in.usage > limit[t])
             fail_msg("tenant %s holds %ld slices, its limit is %ld", in.name, in.usage, limit[t]);
@@ -334,7 +322,7 @@ static uint64_t limit_property(uint64_t seed, long *peak_seen, bool full, long *
     int n, j, done = 0, k;
 
     env_make(&e, "n=3xA100-40GB");
-    e.s->test_full_passes = full;
+    e.w.s->test_full_passes = full;
     ms_rng_seed(&r, seed);
     limit[0] = -1;
     for (k = 0; k < 3; k++) {
@@ -355,9 +343,9 @@ static uint64_t limit_property(uint64_t seed, long *peak_seen, bool full, long *
             int v = (int)ms_rng_below(&r, (uint64_t)j + 1);
             ms_sched_job_info_t ji;
 
-            assert_int_equal(ms_sched_job(e.s, slot[v], &ji), MS_OK);
+            assert_int_equal(ms_sched_job(e.w.s, slot[v], &ji), MS_OK);
             if (ji.state == MS_JOB_QUEUED || ji.state == MS_JOB_RUNNING) {
-                assert_int_equal(ms_sched_cancel(e.s, slot[v], t), MS_OK);
+                assert_int_equal(ms_sched_cancel(e.w.s, slot[v], t), MS_OK);
                 check_usage(&e, limit, peak);
             }
         }
@@ -365,13 +353,13 @@ static uint64_t limit_property(uint64_t seed, long *peak_seen, bool full, long *
         for (k = 0; k <= j; k++) {
             ms_sched_job_info_t ji;
 
-            assert_int_equal(ms_sched_job(e.s, slot[k], &ji), MS_OK);
+            assert_int_equal(ms_sched_job(e.w.s, slot[k], &ji), MS_OK);
             if (ji.state == MS_JOB_RUNNING && e.started[slot[k]] + dur[k] <= t) {
-                assert_int_equal(ms_sched_finished(e.s, slot[k], t), MS_OK);
+                assert_int_equal(ms_sched_finished(e.w.s, slot[k], t), MS_OK);
                 check_usage(&e, limit, peak);
             }
         }
-        assert_int_equal(ms_sched_check(e.s), MS_OK);
+        assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     }
     /* drain: every job that was not cancelled runs (the limits hold each
      * tenant back, never forever) */
@@ -381,9 +369,9 @@ static uint64_t limit_property(uint64_t seed, long *peak_seen, bool full, long *
         for (j = 0; j < n; j++) {
             ms_sched_job_info_t ji;
 
-            assert_int_equal(ms_sched_job(e.s, slot[j], &ji), MS_OK);
+            assert_int_equal(ms_sched_job(e.w.s, slot[j], &ji), MS_OK);
             if (ji.state == MS_JOB_RUNNING)
-                assert_int_equal(ms_sched_finished(e.s, slot[j], t), MS_OK);
+                assert_int_equal(ms_sched_finished(e.w.s, slot[j], t), MS_OK);
             else if (ji.state != MS_JOB_QUEUED)
                 done++;
             check_usage(&e, limit, peak);
@@ -397,7 +385,7 @@ static uint64_t limit_property(uint64_t seed, long *peak_seen, bool full, long *
         ms_sched_stats_t ss;
         uint64_t h = e.plans;
 
-        ms_sched_stats(e.s, &ss);
+        ms_sched_stats(e.w.s, &ss);
         *place_calls += ss.place_calls;
         env_free(&e);
         return h;
@@ -719,30 +707,30 @@ static int past_decides_set(double half_life, double set_at, double set_hl, uint
     tenant(&e, "A", 1.0, 0, -1);
     tenant(&e, "B", 1.0, 0, -1);
     a0 = submit(&e, "7g", "A", 0.0);
-    assert_int_equal(ms_sched_finished(e.s, a0, 1000.0), MS_OK);
+    assert_int_equal(ms_sched_finished(e.w.s, a0, 1000.0), MS_OK);
     if (set_at >= 0.0 && set_at < 1900.0) {
         ms_diag_clear(&dg);
-        assert_int_equal(ms_sched_set_tenant_half_life(e.s, set_hl, set_at, &dg), MS_OK);
-        assert_true(ms_sched_tenant_half_life(e.s) == set_hl);
+        assert_int_equal(ms_sched_set_tenant_half_life(e.w.s, set_hl, set_at, &dg), MS_OK);
+        assert_true(ms_sched_tenant_half_life(e.w.s) == set_hl);
     }
     b0 = submit(&e, "1g", "B", 1900.0);
     d0 = submit(&e, "7g", NULL, 1950.0);
-    assert_int_equal(ms_sched_finished(e.s, b0, 2000.0), MS_OK);
+    assert_int_equal(ms_sched_finished(e.w.s, b0, 2000.0), MS_OK);
     assert_true(e.started[d0] == 2000.0);
     a1 = submit(&e, "7g", "A", 2001.0);
     b1 = submit(&e, "7g", "B", 2002.0);
     if (set_at >= 2002.0) {
         ms_diag_clear(&dg);
-        assert_int_equal(ms_sched_set_tenant_half_life(e.s, set_hl, set_at, &dg), MS_OK);
+        assert_int_equal(ms_sched_set_tenant_half_life(e.w.s, set_hl, set_at, &dg), MS_OK);
         /* out of range: refused, the half-life kept */
-        assert_int_equal(ms_sched_set_tenant_half_life(e.s, -1.0, set_at, &dg), MS_EINVAL);
+        assert_int_equal(ms_sched_set_tenant_half_life(e.w.s, -1.0, set_at, &dg), MS_EINVAL);
         assert_string_equal(dg.field, "tenant-half-life");
-        assert_true(ms_sched_tenant_half_life(e.s) == set_hl);
+        assert_true(ms_sched_tenant_half_life(e.w.s) == set_hl);
     }
-    assert_int_equal(ms_sched_finished(e.s, d0, 3000.0), MS_OK);
+    assert_int_equal(ms_sched_finished(e.w.s, d0, 3000.0), MS_OK);
     assert_true(e.started[a1] == 3000.0 || e.started[b1] == 3000.0);
     first = e.started[b1] == 3000.0;
-    assert_int_equal(ms_sched_check(e.s), MS_OK);
+    assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     *plans = e.plans;
     env_free(&e);
     return first;
@@ -788,18 +776,18 @@ static void test_half_life(void **state)
     assert_int_equal(past_decides_set(3600.0, 2500.0, 60.0, &p), 1);
     /* out of range: refused, naming the option */
     memset(&e, 0, sizeof(e));
-    assert_int_equal(ms_cluster_spec_create(&e.cs), MS_OK);
-    assert_int_equal(ms_cluster_spec_add(e.cs, "n=1xA100-40GB", 0, &dg), MS_OK);
+    assert_int_equal(ms_cluster_spec_create(&e.w.cs), MS_OK);
+    assert_int_equal(ms_cluster_spec_add(e.w.cs, "n=1xA100-40GB", 0, &dg), MS_OK);
     ms_sched_cfg_defaults(&cfg);
     assert_true(cfg.tenant_half_life_s == 0.0);
     cfg.policy = ms_policy_find("fa");
-    cfg.nodes = ms_cluster_spec_nodes(e.cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(e.cs);
+    cfg.nodes = ms_cluster_spec_nodes(e.w.cs);
+    cfg.nnodes = ms_cluster_spec_nnodes(e.w.cs);
     cfg.tenant_half_life_s = -1.0;
     ms_diag_clear(&dg);
-    assert_int_equal(ms_sched_create(&cfg, 0.0, &e.s, &dg), MS_EINVAL);
+    assert_int_equal(ms_sched_create(&cfg, 0.0, &e.w.s, &dg), MS_EINVAL);
     assert_string_equal(dg.field, "tenant-half-life");
-    ms_cluster_spec_destroy(e.cs);
+    ms_cluster_spec_destroy(e.w.cs);
     /* --tenant-half-life 0 is no option: the mixed workload at 2:1, the
      * same segments in the same order */
     for (o = 0; o < 2; o++) {

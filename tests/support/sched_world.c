@@ -5,33 +5,40 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "sched_world.h"
+
+void world_make_cfg(world_t *w, ms_sched_cfg_t *cfg, const char *const *nodes, int n)
+{
+    ms_diag_t d;
+    int i;
+
+    memset(w, 0, sizeof(*w));
+    assert_non_null(cfg->policy);
+    assert_int_equal(ms_cluster_spec_create(&w->cs), MS_OK);
+    for (i = 0; i < n; i++)
+        if (ms_cluster_spec_add(w->cs, nodes[i], 0, &d) != MS_OK)
+            fail_msg("node %s: %s", nodes[i], d.msg);
+    cfg->nodes = ms_cluster_spec_nodes(w->cs);
+    cfg->nnodes = ms_cluster_spec_nnodes(w->cs);
+    ms_diag_clear(&d);
+    if (ms_sched_create(cfg, 0.0, &w->s, &d) != MS_OK)
+        fail_msg("ms_sched_create: %s", d.msg);
+}
 
 void world_make(world_t *w, const ms_policy_ops_t *pol, const char *const *nodes, int n, bool track,
                 const ms_sched_exec_t *ex)
 {
     ms_sched_cfg_t cfg;
-    ms_diag_t d;
-    int i;
 
-    memset(w, 0, sizeof(*w));
-    assert_non_null(pol);
-    assert_int_equal(ms_cluster_spec_create(&w->cs), MS_OK);
-    for (i = 0; i < n; i++)
-        if (ms_cluster_spec_add(w->cs, nodes[i], 0, &d) != MS_OK)
-            fail_msg("node %s: %s", nodes[i], d.msg);
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = pol;
-    cfg.nodes = ms_cluster_spec_nodes(w->cs);
-    cfg.nnodes = ms_cluster_spec_nnodes(w->cs);
     cfg.track_ops = track;
     if (ex != NULL)
         cfg.exec = *ex;
-    ms_diag_clear(&d);
-    if (ms_sched_create(&cfg, 0.0, &w->s, &d) != MS_OK)
-        fail_msg("ms_sched_create: %s", d.msg);
+    world_make_cfg(w, &cfg, nodes, n);
 }
 
 void world_make_named(world_t *w, const char *policy, const char *const *nodes, int n, bool track,
@@ -49,6 +56,14 @@ void world_free(world_t *w)
     ms_sched_destroy(w->s);
     ms_cluster_spec_destroy(w->cs);
     memset(w, 0, sizeof(*w));
+}
+
+uint64_t world_fold_op(uint64_t h, const ms_op_t *op, double now)
+{
+    h = (h ^ ((uint64_t)op->kind << 56 ^ (uint64_t)(uint32_t)op->job << 24 ^ (uint64_t)(uint32_t)op->gpu << 8 ^
+              (uint64_t)(uint8_t)op->start)) *
+        1099511628211ULL;
+    return (h ^ (uint64_t)llround(now * 1000.0)) * 1099511628211ULL;
 }
 
 uint64_t world_rnd(ms_rng_t *r, uint64_t n)

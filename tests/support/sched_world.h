@@ -20,11 +20,17 @@ typedef struct world {
  * Fails the test on a bad node or a refused config. */
 void world_make(world_t *w, const ms_policy_ops_t *pol, const char *const *nodes, int n, bool track,
                 const ms_sched_exec_t *ex);
+/* The same with cfg as the caller set it (policy, executor, queue and
+ * preemption options: its nodes are filled in here). */
+void world_make_cfg(world_t *w, ms_sched_cfg_t *cfg, const char *const *nodes, int n);
 /* The same with the policy by name. */
 void world_make_named(world_t *w, const char *policy, const char *const *nodes, int n, bool track,
                       const ms_sched_exec_t *ex);
 void world_free(world_t *w);
 
+/* The tests' fingerprint of the plans they saw: h (start from FNV-1a's
+ * offset basis) with op, issued at now, folded in. */
+uint64_t world_fold_op(uint64_t h, const ms_op_t *op, double now);
 /* A number in [0, n). */
 uint64_t world_rnd(ms_rng_t *r, uint64_t n);
 
