@@ -395,6 +395,7 @@ int svc_sched_build(svc_t *d, double now)
     cfg.preempt_after_s = d->cfg->qcfg.preempt_after_s;
     cfg.preempt_rate = d->cfg->qcfg.preempt_rate;
     cfg.preempt_max_lost_s = d->cfg->qcfg.preempt_max_lost_s;
+    cfg.preempt_move = d->cfg->qcfg.preempt_move;   /* a ROOM plan of moves, staged as make_room's */
     cfg.tenant_half_life_s = d->cfg->qcfg.tenant_half_life_s;
     cfg.nodes = ms_cluster_spec_nodes(d->spec);
     cfg.nnodes = ms_cluster_spec_nnodes(d->spec);

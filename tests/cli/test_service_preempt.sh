@@ -14,6 +14,9 @@
 #     queued, on no instance, and stays so (start-up submits by priority),
 #     and the view and the backend agree (whether the 1g then runs depends
 #     on the moment: see the loop);
+#   - --preempt-move: a migratable victim with a free start on another GPU
+#     is moved there (still running, never queued again), the preemptor
+#     runs, no preemption counted, backend and view agree;
 #   - a bad --preempt-rate names the option (--preempt with --kube, pods
 #     evicted: tests/k8s/test_e2e_preempt.sh).
 set -u
@@ -72,6 +75,33 @@ sleep 2
 [ "$(state small)" = queued ] || fail "small is $(state small) within big's grace"
 [ "$(state big)" = running ] || fail "big is $(state big) within its grace"
 [ "$(metric 'migsched_preemptions_total{tenant="default"}')" = 0 ] || fail "a preemption within the grace"
+svc_stop
+
+# --- --preempt-move: a migratable victim is moved, not stopped ----------
+# first-fit on two A100-40GB: b (1g, priority 0, migratable) at GPU 0
+# start 0, c (3g) at GPU 0 start 4, d (4g, priority 10: never a victim of
+# p) at GPU 1 start 0; p (4g,
+# priority 10) fits nowhere: b is its victim and, with a free 1g start on
+# GPU 1, is moved there (still running, never queued), p takes GPU 0
+gpu_of() { curl -sf "$B/v1/cluster" | jq -r --arg j "$1" '[.nodes[].gpus[] | select(any(.instances[]; .job == $j)) | .gpu | tostring] | join(",")'; }
+svc_start "$SVC_TMP/log4" --state-dir "$SVC_TMP/s4" --node a=2xA100-40GB --op-delay 0 --policy first-fit \
+    --preempt --preempt-grace 0 --preempt-move
+[ "$(post '{"id":"b","profile":"1g","duration_s":3600,"migratable":true}')" = 201 ] || fail "b (move)"
+wait_for is b running || fail "b did not run (move)"
+[ "$(post '{"id":"c","profile":"3g","duration_s":3600,"priority":5}')" = 201 ] || fail "c (move)"
+[ "$(post '{"id":"d","profile":"4g","duration_s":3600,"priority":10}')" = 201 ] || fail "d (move)"
+wait_for is d running || fail "d did not run (move)"
+[ "$(gpu_of b)" = 0 ] && [ "$(gpu_of d)" = 1 ] || fail "the setup: b on GPU $(gpu_of b), d on GPU $(gpu_of d)"
+[ "$(post '{"id":"p","profile":"4g","duration_s":3600,"priority":10}')" = 201 ] || fail "p (move)"
+wait_for is p running || fail "p did not run (move): $(state p)"
+[ "$(gpu_of p)" = 0 ] || fail "p on GPU $(gpu_of p), not 0"
+[ "$(state b)" = running ] || fail "b is $(state b): stopped, not moved"
+[ "$(gpu_of b)" = 1 ] || fail "b on GPU $(gpu_of b) after the move, not 1"
+curl -sf "$B/v1/events?since=0&timeout=0" > "$SVC_TMP/ev" || fail "GET /v1/events (move)"
+[ "$(jq '[.events[] | select(.job == "b" and (.state == "queued" or .state == "preempted"))] | length' "$SVC_TMP/ev")" = 1 ] ||
+    fail "b's events: $(jq -c '[.events[] | select(.job == "b") | .state]' "$SVC_TMP/ev")"
+[ "$(metric 'migsched_preemptions_total{tenant="default"}')" = 0 ] || fail "a move counted as a preemption"
+wait_for check_cluster || fail "backend and view differ after the move"
 svc_stop
 
 # --- kill -9 after the preemption's commit, at three moments -------------
