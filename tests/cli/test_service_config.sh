@@ -14,7 +14,7 @@ declare -A VAL=([lb-threshold]=0.5 [balance]=flag [dynamic]=flag [migration]=fla
     [static-layout]=4g+2g+1g [demand-window]=128 [hysteresis]=60 [replicas]=2 [seed]=7
     [migrate-cost]=5 [interference-beta]=0.1 [room-queue-max]=16
     [queue]=fifo [backfill-bound]=inf [aging-rate]=2 [default-estimate]=600
-    [preempt]=flag [preempt-grace]=30 [preempt-after]=10 [preempt-max-lost]=600 [preempt-rate]=5
+    [preempt]=flag [preempt-grace]=30 [preempt-after]=10 [preempt-max-lost]=600 [preempt-rate]=5 [preempt-move]=flag
     [tenant-half-life]=3600)
 names=$("$MIGSCHEDD" --help | sed -n '/^queue and policy options/,$p' | sed -n 's/^  --\([a-z-]*\).*/\1/p')
 [ -n "$names" ] || fail "--help lists no policy options"
