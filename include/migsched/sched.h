@@ -225,14 +225,15 @@ typedef struct ms_sched_cfg {
     bool track_ops;                  /* ops stay pending until confirmed */
     bool no_room;                    /* place only: no make_room, no on_idle */
     /* Preemption (docs/tenants.md, "Preemption"): when the head of the queue
-     * (a single-instance MIG job) fits nowhere, stop the cheapest set of
-     * running jobs on one GPU whose removal gives it a legal placement
-     * (ms_victims_gpu) and start it there; the victims go back to the queue
-     * at their old place and run their full duration again. A victim has a
-     * strictly lower priority (or, for a tenant below its guarantee, a
-     * priority not above the head's and a tenant over its guarantee), is
-     * preemptible, not a gang, and has run for preempt_grace_s at least;
-     * no victim's tenant is taken below its guarantee. Off by default. */
+     * (a MIG job) fits nowhere, stop the cheapest set of running jobs on
+     * one GPU whose removal gives it a legal placement (ms_victims_gpu),
+     * or, for a gang of q, that empties q GPUs of one node, and start it
+     * there; the victims go back to the queue at their old place and run
+     * their full duration again. A victim has a strictly lower priority
+     * (or, for a tenant below its guarantee, a priority not above the
+     * head's and a tenant over its guarantee), is preemptible (a gang is a
+     * victim as one job), and has run for preempt_grace_s at least; no
+     * victim's tenant is taken below its guarantee. Off by default. */
     bool preempt;
     /* Only ms_sched_victims_for picks victims (its caller acts on them);
      * a queued head never preempts. migschedd --kube: a pod is evicted,

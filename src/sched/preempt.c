@@ -25,7 +25,9 @@
  * of that tenant on the GPU) leaves that tenant at or above its
  * guarantee in each dimension it declares (ms__tenant_keeps): a
  * guarantee is never taken by preemption.
- * A gang is never a victim and never preempts (not built). With
+ * A gang may be a victim as any job (stopping it frees every GPU it holds;
+ * it counts as one victim, its lost work its run so far), and a gang head
+ * preempts for gang GPUs of one node (preempt_gang.c). With
  * preempt_after_s, a head preempts only once it has waited that long
  * (seen at the next pass: an event or a tick).
  *
@@ -49,7 +51,7 @@
 
 static bool counted(const ms__job_t *j)
 {
-    return j->gang == 1 && !j->nopreempt && j->cls >= 0;
+    return !j->nopreempt && j->cls >= 0;
 }
 
 void ms__preempt_count(ms_sched_t *s, int32_t slot, int d)
@@ -139,18 +141,6 @@ static ms_status_t rate_note(ms_sched_t *s, double now)
     return MS_OK;
 }
 
-/* What the search knows of the head. */
-typedef struct head {
-    int32_t slot;                  /* -1: a request that is not queued */
-    int32_t cls;
-    int32_t prio;
-    int32_t tenant;
-    bool reclaim;
-    double now;
-    ms_sched_victim_ok_fn ok;      /* the caller's veto (NULL none) */
-    void *ok_ctx;
-} head_t;
-
 /* Does class c's head reclaim (its tenant has a guarantee, slices or
  * memory, and is within it with the head started)? */
 static bool reclaims(const ms_sched_t *s, const ms__cls_t *c)
@@ -162,7 +152,7 @@ static bool reclaims(const ms_sched_t *s, const ms__cls_t *c)
 }
 
 /* Could anyone be a victim at all (the fast skip)? */
-static bool anyone(const ms_sched_t *s, const head_t *h)
+static bool anyone(const ms_sched_t *s, const ms__phead_t *h)
 {
     int i, t;
 
@@ -182,12 +172,15 @@ static bool anyone(const ms_sched_t *s, const head_t *h)
     return false;
 }
 
-static bool eligible(const ms_sched_t *s, const head_t *h, int32_t v)
+bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v)
 {
-    const ms__job_t *j = &s->jobs[v];
+    const ms__job_t *j;
     int32_t t;
 
-    if (v < 0 || v >= s->njobs || v == h->slot || j->state != MS_JOB_RUNNING || !counted(j))
+    if (v < 0 || v >= s->njobs || v == h->slot)
+        return false;
+    j = &s->jobs[v];
+    if (j->state != MS_JOB_RUNNING || !counted(j))
         return false;
     if (!(h->now - j->start_t >= s->cfg.preempt_grace_s))
         return false;
@@ -207,36 +200,44 @@ static bool eligible(const ms_sched_t *s, const head_t *h, int32_t v)
     return true;
 }
 
-/* No tenant but the head's loses more than it holds above its guarantee
- * (each victim alone was checked; here the victims of a tenant together). */
-static bool guarantees_kept(const ms_sched_t *s, const head_t *h, const ms_gpu_t *gpu,
-                            uint32_t victims)
+bool ms__preempt_keeps(const ms_sched_t *s, const ms__phead_t *h, const int32_t *victims, int n)
 {
     int i, k;
 
-    for (i = 0; i < gpu->ninst; i++) {
-        const ms__job_t *j;
-        const ms__tenant_t *u;
+    for (i = 0; i < n; i++) {
+        int32_t t = s->cls[s->jobs[victims[i]].cls].tenant;
         long take = 0;
         double take_mem = 0.0;
-        int32_t t;
 
-        if (!(victims >> i & 1u))
-            continue;
-        j = &s->jobs[gpu->inst[i].job];
-        t = s->cls[j->cls].tenant;
         if (t == h->tenant)
             continue;
-        for (k = 0; k < gpu->ninst; k++)
-            if ((victims >> k & 1u) && s->cls[s->jobs[gpu->inst[k].job].cls].tenant == t) {
-                take += s->jobs[gpu->inst[k].job].charge;
-                take_mem += s->jobs[gpu->inst[k].job].charge_mem;
+        for (k = 0; k < i && s->cls[s->jobs[victims[k]].cls].tenant != t; k++)
+            ;
+        if (k < i)
+            continue;   /* its tenant was checked with its first victim */
+        for (k = i; k < n; k++)
+            if (s->cls[s->jobs[victims[k]].cls].tenant == t) {
+                take += s->jobs[victims[k]].charge;
+                take_mem += s->jobs[victims[k]].charge_mem;
             }
-        u = ms__tenant_c(s, t);
-        if (!ms__tenant_keeps(u, take, take_mem))
+        if (!ms__tenant_keeps(ms__tenant_c(s, t), take, take_mem))
             return false;
     }
     return true;
+}
+
+/* No tenant but the head's loses more than it holds above its guarantee
+ * (each victim alone was checked; here the victims of a tenant together). */
+static bool guarantees_kept(const ms_sched_t *s, const ms__phead_t *h, const ms_gpu_t *gpu,
+                            uint32_t victims)
+{
+    int32_t v[MS_MAX_INST];
+    int i, n = 0;
+
+    for (i = 0; i < gpu->ninst; i++)
+        if (victims >> i & 1u)
+            v[n++] = gpu->inst[i].job;
+    return ms__preempt_keeps(s, h, v, n);
 }
 
 /* The best choice so far. */
@@ -259,7 +260,7 @@ static bool better(const choice_t *b, const ms_victims_t *v, int32_t gpu)
 }
 
 /* One GPU: its cheapest victims for profile k, into *b if better. */
-static ms_status_t search_gpu(const ms_sched_t *s, const head_t *h, int gi, int l, int k,
+static ms_status_t search_gpu(const ms_sched_t *s, const ms__phead_t *h, int gi, int l, int k,
                               choice_t *b)
 {
     const ms__grp_t *gr = &s->grp[gi];
@@ -281,7 +282,7 @@ static ms_status_t search_gpu(const ms_sched_t *s, const head_t *h, int gi, int 
             s->jobs[v_slot].start_t + s->cfg.preempt_grace_s < b->until)
             b->until = s->jobs[v_slot].start_t + s->cfg.preempt_grace_s;
 
-        cand[i].eligible = v_slot >= 0 && eligible(s, h, v_slot);
+        cand[i].eligible = v_slot >= 0 && ms__preempt_eligible(s, h, v_slot);
         /* the work lost: its run so far (not weighted by its size: with
          * slice-seconds the smaller victims it preferred freed less, and
          * more preemptions followed on the zoo's SLA workload) */
@@ -315,14 +316,14 @@ static void choice_init(choice_t *b)
 
 /* May the head's class go on group gi at all (a MIG group with its
  * profile, within its tenant's limit)? */
-static bool group_ok(const ms_sched_t *s, const head_t *h, int gi)
+static bool group_ok(const ms_sched_t *s, const ms__phead_t *h, int gi)
 {
     const ms__cls_t *c = &s->cls[h->cls];
 
     return s->grp[gi].c->share == MS_SHARE_MIG && c->prof[gi] >= 0 && ms__tenant_fits_cls(s, h->cls, 1, gi);
 }
 
-static ms_status_t search(ms_sched_t *s, const head_t *h, choice_t *b)
+static ms_status_t search(ms_sched_t *s, const ms__phead_t *h, choice_t *b)
 {
     const ms__cls_t *c = &s->cls[h->cls];
     int i, l;
@@ -411,28 +412,78 @@ static ms_status_t place_at(ms_sched_t *s, int32_t slot, int gi, int l, int k, i
     return st;
 }
 
+/* Gang head h: its cheapest node's victims stopped, it started on the
+ * emptied GPUs (no victim is moved: a gang's GPUs are whole). */
+static ms_status_t take_gang(ms_sched_t *s, const ms__phead_t *h, const ms__gpick_t *b,
+                             int32_t *victims, int *nvict)
+{
+    int32_t gpus[MS__PREEMPT_MAXV], *gp = gpus;
+    int i, n = 0;
+    ms_status_t st;
+
+    if (h->gang > MS__PREEMPT_MAXV && (gp = ms__salloc(s, (size_t)h->gang * sizeof(*gp))) == NULL)
+        return MS_ENOMEM;
+    st = ms__preempt_gang_victims(s, h, b, victims, &n, gp);
+    for (i = 0; i < n && st == MS_OK; i++)
+        if ((st = requeue(s, victims[i], h->now)) == MS_OK)
+            *nvict = i + 1;
+    if (st == MS_OK)
+        st = rate_note(s, h->now);
+    if (st == MS_OK)
+        st = ms__preempt_gang_place(s, h->slot, b->gi, gp, h->now);
+    if (gp != gpus)
+        ms__sfree(s, gp);
+    return st;
+}
+
+/* Single head h: the victims on the chosen GPU moved or stopped, the head
+ * started at the freed start. */
+static ms_status_t take_one(ms_sched_t *s, const ms__phead_t *h, const choice_t *b,
+                            int32_t *victims, int *nvict)
+{
+    const ms_gpu_t *gpu = &s->grp[b->gi].c->gpus[b->l];
+    int i, n = 0;
+    ms_status_t st;
+
+    /* the victims' slots first: stopping one changes the GPU's list */
+    for (i = 0; i < gpu->ninst; i++)
+        if (b->v.victims >> i & 1u)
+            victims[n++] = gpu->inst[i].job;
+    if (s->cfg.preempt_move && (st = ms__preempt_move(s, b->gi, b->l, victims, &n, h->now)) != MS_OK)
+        return st;
+    for (i = 0; i < n; i++) {
+        if ((st = requeue(s, victims[i], h->now)) != MS_OK)
+            return st;
+        *nvict = i + 1;
+    }
+    if ((st = rate_note(s, h->now)) != MS_OK)
+        return st;
+    return place_at(s, h->slot, b->gi, b->l, s->cls[h->cls].prof[b->gi], b->v.start, h->now);
+}
+
 ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *placed,
                             int32_t *victims, int *nvict)
 {
     const ms__job_t *j = &s->jobs[slot];
     const ms__cls_t *c = &s->cls[j->cls];
-    const ms_gpu_t *gpu;
     choice_t b;
-    head_t h;
-    int i, n = 0, k;
+    ms__gpick_t gb;
+    ms__phead_t h;
+    bool found;
+    double until;
     ms_status_t st;
 
     *placed = false;
     *nvict = 0;
-    if (!s->cfg.preempt || s->cfg.preempt_requests_only || j->gang > 1 || j->state != MS_JOB_QUEUED ||
-        !rate_ok(s, now) ||
-        now - j->submit_t < s->cfg.preempt_after_s)
+    if (!s->cfg.preempt || s->cfg.preempt_requests_only || j->state != MS_JOB_QUEUED ||
+        !rate_ok(s, now) || now - j->submit_t < s->cfg.preempt_after_s)
         return MS_OK;
     memset(&h, 0, sizeof(h));
     h.slot = slot;
     h.cls = j->cls;
     h.prio = j->priority;
     h.tenant = c->tenant;
+    h.gang = j->gang;
     h.now = now;
     h.reclaim = reclaims(s, c);
     if (!anyone(s, &h))
@@ -441,32 +492,27 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
         s->pf_ops == s->st.ops_done + s->st.ops_failed && !s->test_full_passes)
         return MS_OK;   /* the same answer as the last search: nothing changed */
     s->st.preempt_searches++;
-    if ((st = search(s, &h, &b)) != MS_OK)
+    if (h.gang > 1) {
+        st = ms__preempt_gang_search(s, &h, &gb);
+        found = gb.gi >= 0;
+        until = gb.until;
+    } else {
+        st = search(s, &h, &b);
+        found = b.gi >= 0;
+        until = b.until;
+    }
+    if (st != MS_OK)
         return st;
-    if (b.gi < 0) {
+    if (!found) {
         s->pf_head = slot;
         s->pf_stamp = s->stamp;
         s->pf_ops = s->st.ops_done + s->st.ops_failed;
-        s->pf_until = b.until;
+        s->pf_until = until;
         return MS_OK;
     }
     s->pf_head = -1;
-    /* the victims' slots first: stopping one changes the GPU's list */
-    gpu = &s->grp[b.gi].c->gpus[b.l];
-    for (i = 0; i < gpu->ninst; i++)
-        if (b.v.victims >> i & 1u)
-            victims[n++] = gpu->inst[i].job;
-    if (s->cfg.preempt_move && (st = ms__preempt_move(s, b.gi, b.l, victims, &n, now)) != MS_OK)
-        return st;
-    for (i = 0; i < n; i++) {
-        if ((st = requeue(s, victims[i], now)) != MS_OK)
-            return st;
-        *nvict = i + 1;
-    }
-    if ((st = rate_note(s, now)) != MS_OK)
-        return st;
-    k = c->prof[b.gi];
-    if ((st = place_at(s, slot, b.gi, b.l, k, b.v.start, now)) != MS_OK)
+    st = h.gang > 1 ? take_gang(s, &h, &gb, victims, nvict) : take_one(s, &h, &b, victims, nvict);
+    if (st != MS_OK)
         return st;
     j = &s->jobs[slot];
     if (j->state != MS_JOB_RUNNING && j->state != MS_JOB_STARTING)
@@ -483,7 +529,7 @@ ms_status_t ms_sched_victims_for(ms_sched_t *s, const ms_sched_req_t *req, const
     const ms__cls_t *c;
     const ms_gpu_t *gpu;
     choice_t b;
-    head_t h;
+    ms__phead_t h;
     int32_t cls;
     int i, l;
     ms_status_t st;
@@ -501,6 +547,7 @@ ms_status_t ms_sched_victims_for(ms_sched_t *s, const ms_sched_req_t *req, const
     memset(&h, 0, sizeof(h));
     h.slot = -1;
     h.cls = cls;
+    h.gang = 1;
     h.prio = req->priority;
     h.tenant = c->tenant;
     h.now = now;

@@ -400,7 +400,7 @@ static void ord_remove(int32_t *ord, int *n, int k)
 static ms_status_t preempt_for(ms_sched_t *s, int32_t *ord, int *nord, int best, int32_t j,
                                double now, bool *placed)
 {
-    int32_t victims[MS_MAX_INST];
+    int32_t victims[MS__PREEMPT_MAXV];
     int nv = 0, i;
     ms_status_t st;
 

@@ -22,6 +22,7 @@
  *               preemptor's placement, the rate limit and the counts that
  *               skip the search when no one is eligible
  *   preempt_move.c  cfg.preempt_move: victims moved instead of stopped
+ *   preempt_gang.c  a gang head's victims: the GPUs of one node emptied
  *
  * Invariants (ms_sched_check tests them):
  *   - a job is in exactly one class queue iff its state is QUEUED;
@@ -523,12 +524,56 @@ void ms__fence_put_all(ms_sched_t *s, double now);
  * (called with the tenant charge, so exactly once each way). */
 void ms__preempt_count(ms_sched_t *s, int32_t slot, int d);
 void ms__preempt_fini(ms_sched_t *s);
+/* The most jobs one preemption stops (a gang head's victims on a node;
+ * a single head's are at most MS_MAX_INST). */
+#define MS__PREEMPT_MAXV 64
 /* The head slot fits nowhere: preempt for it if cfg.preempt and the rules
- * allow. *placed: it now runs; victims[0..*nvict) were queued again. */
+ * allow. *placed: it now runs; victims[0..*nvict) (room for
+ * MS__PREEMPT_MAXV) were queued again. */
 ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *placed,
                             int32_t *victims, int *nvict);
 /* The counts against a scan of the jobs (ms_sched_check). */
 ms_status_t ms__preempt_check(const ms_sched_t *s);
+
+/* What a victim search knows of its head (preempt.c, preempt_gang.c). */
+typedef struct ms__phead {
+    int32_t slot;                  /* -1: a request that is not queued */
+    int32_t cls;
+    int32_t prio;
+    int32_t tenant;
+    int gang;                      /* GPUs it needs (1: one instance) */
+    bool reclaim;
+    double now;
+    ms_sched_victim_ok_fn ok;      /* the caller's veto (NULL none) */
+    void *ok_ctx;
+} ms__phead_t;
+/* May running job v be a victim of h? */
+bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v);
+/* Do the victims[0..n) together leave every tenant but h's at or above its
+ * guarantee? */
+bool ms__preempt_keeps(const ms_sched_t *s, const ms__phead_t *h, const int32_t *victims, int n);
+
+/* --- preempt_gang.c ----------------------------------------------------- */
+/* A gang head's choice: gang GPUs of one node emptied. */
+typedef struct ms__gpick {
+    int gi, lnode;                 /* group, local node; gi < 0: none */
+    uint32_t gangs;                /* which of the node's gangs go (node order) */
+    int nvictims;
+    double lost_s;
+    int32_t first;                 /* the node's first global GPU (ties) */
+    double until;                  /* the first end of a grace period seen */
+} ms__gpick_t;
+/* The cheapest node for gang head h (fewest victims, then least lost work,
+ * then the lowest node); b->gi < 0: none. */
+ms_status_t ms__preempt_gang_search(ms_sched_t *s, const ms__phead_t *h, ms__gpick_t *b);
+/* The choice b again: its victims (room for MS__PREEMPT_MAXV) and its
+ * local GPUs (room for h->gang), lowest first. */
+ms_status_t ms__preempt_gang_victims(ms_sched_t *s, const ms__phead_t *h, const ms__gpick_t *b,
+                                     int32_t *victims, int *nvictims, int32_t *gpus);
+/* Start gang job slot on the local GPUs gpus[0..gang) of group gi, each
+ * emptied by its victims: idle GIs go, one full-size instance each. */
+ms_status_t ms__preempt_gang_place(ms_sched_t *s, int32_t slot, int gi, const int32_t *gpus,
+                                   double now);
 
 /* --- preempt_move.c ----------------------------------------------------- */
 /* cfg.preempt_move: move each victims[i] (on local GPU l of group gi) that

@@ -14,6 +14,8 @@
 #     queued, on no instance, and stays so (start-up submits by priority),
 #     and the view and the backend agree (whether the 1g then runs depends
 #     on the moment: see the loop);
+#   - a gang of two at priority 10 preempts a gang of two at priority 0
+#     (one victim, both GPUs), with its event; backend and view agree;
 #   - --preempt-move: a migratable victim with a free start on another GPU
 #     is moved there (still running, never queued again), the preemptor
 #     runs, no preemption counted, backend and view agree;
@@ -102,6 +104,21 @@ curl -sf "$B/v1/events?since=0&timeout=0" > "$SVC_TMP/ev" || fail "GET /v1/event
     fail "b's events: $(jq -c '[.events[] | select(.job == "b") | .state]' "$SVC_TMP/ev")"
 [ "$(metric 'migsched_preemptions_total{tenant="default"}')" = 0 ] || fail "a move counted as a preemption"
 wait_for check_cluster || fail "backend and view differ after the move"
+svc_stop
+
+# --- gangs: a gang of two at priority 10 preempts a gang of two ---------
+svc_start "$SVC_TMP/log5" --state-dir "$SVC_TMP/s5" --node a=2xA100-40GB --op-delay 0 \
+    --preempt --preempt-grace 0
+[ "$(post '{"id":"low","profile":"7g","gang":2,"duration_s":3600}')" = 201 ] || fail "low (gang)"
+wait_for is low running || fail "low did not run (gang)"
+[ "$(post '{"id":"hi","profile":"7g","gang":2,"duration_s":3600,"priority":10}')" = 201 ] || fail "hi (gang)"
+wait_for is hi running || fail "hi did not run (gang): $(state hi)"
+[ "$(insts_of hi)" = 2 ] || fail "hi on $(insts_of hi) instances, not 2"
+[ "$(state low)" = queued ] && [ "$(insts_of low)" = 0 ] || fail "low is $(state low) on $(insts_of low) instances"
+curl -sf "$B/v1/events?since=0&timeout=0" > "$SVC_TMP/ev" || fail "GET /v1/events (gang)"
+[ "$(jq '[.events[] | select(.job == "low" and .state == "preempted" and .by == "hi")] | length' "$SVC_TMP/ev")" = 1 ] ||
+    fail "low's events: $(jq -c '[.events[] | select(.job == "low")]' "$SVC_TMP/ev")"
+wait_for check_cluster || fail "backend and view differ after the gang's preemption"
 svc_stop
 
 # --- kill -9 after the preemption's commit, at three moments -------------
