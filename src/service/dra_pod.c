@@ -128,19 +128,11 @@ static int parse_claims(json_t *sp, json_t *st, dra_pod_t *p, char *why, size_t 
 }
 
 /* spec.priority: what the Priority admission plugin wrote from the pod's
- * PriorityClass (an int32; ms_sched takes [-1e6, 1e6], as the extender's
- * jobs do). */
+ * PriorityClass, clamped as the extender's pods' (svc_ext_pod_priority). */
 static int parse_priority(json_t *sp, dra_pod_t *p, char *why, size_t wl)
 {
-    json_t *x = json_object_get(sp, "priority");
-    json_int_t v;
-
-    if (x == NULL || json_is_null(x))
-        return 0;
-    if (!json_is_integer(x))
+    if (svc_ext_pod_priority(json_object_get(sp, "priority"), &p->priority) != 0)
         return bad(why, wl, "spec.priority: must be an integer");
-    v = json_integer_value(x);
-    p->priority = v > 1000000 ? 1000000 : v < -1000000 ? -1000000 : (int)v;
     return 0;
 }
 

@@ -92,6 +92,12 @@ int svc_ext_names_scan(const char *body, size_t len, svc_ext_names_t *out);
  * tenant_label (--k8s-tenant-label, NULL none): the label whose value is the
  * pod's tenant; without it, or on a pod without that label, the namespace. */
 int svc_ext_parse_pod(json_t *pod, const char *tenant_label, svc_ext_pod_t *p, svc_err_t *err);
+/* A pod's spec.priority, x (NULL: absent), as the Priority admission plugin
+ * wrote it from the pod's PriorityClass (an int32), into *prio clamped to
+ * [-1e6, 1e6] (ms_sched's, and the API's jobs'); the DRA allocator's pod
+ * reader (dra_pod.c) reads it too. 0 (*prio untouched when x is absent or
+ * null), or -1 when x is not an integer (the caller says so, its way). */
+int svc_ext_pod_priority(json_t *x, int *prio);
 void svc_ext_pod_free(svc_ext_pod_t *p);
 /* Parse a bind body (every field a non-empty string). */
 int svc_ext_parse_bind(const char *body, size_t len, svc_ext_bind_t *out, svc_err_t *err);

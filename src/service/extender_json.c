@@ -158,21 +158,29 @@ static int add_resources(acc_t *a, json_t *res, const char *field, svc_err_t *er
     return 0;
 }
 
+int svc_ext_pod_priority(json_t *x, int *prio)
+{
+    json_int_t v;
+
+    if (x == NULL || json_is_null(x))
+        return 0;
+    if (!json_is_integer(x))
+        return -1;
+    v = json_integer_value(x);
+    *prio = v > 1000000 ? 1000000 : v < -1000000 ? -1000000 : (int)v;
+    return 0;
+}
+
 /* spec.priority, spec.preemptionPolicy, and the tenant (the label's
  * value, else the namespace). */
 static int parse_prio_tenant(json_t *md, json_t *spec, const char *tenant_label, svc_ext_pod_t *p,
                              svc_err_t *err)
 {
     json_t *x = spec != NULL ? getk(spec, "priority") : NULL, *labels = getk(md, "labels");
-    json_int_t v;
 
-    if (x != NULL && !json_is_null(x)) {
-        if (!json_is_integer(x)) {
-            svc_err_set(err, 400, "Pod.spec.priority", "must be an integer");
-            return -1;
-        }
-        v = json_integer_value(x);   /* int32 in Kubernetes; the API's jobs take [-1e6, 1e6] */
-        p->priority = v > 1000000 ? 1000000 : v < -1000000 ? -1000000 : (int)v;
+    if (svc_ext_pod_priority(x, &p->priority) != 0) {
+        svc_err_set(err, 400, "Pod.spec.priority", "must be an integer");
+        return -1;
     }
     x = spec != NULL ? getk(spec, "preemptionPolicy") : NULL;
     if (x != NULL && !json_is_null(x) && !json_is_string(x)) {

@@ -4,7 +4,7 @@
  * after its latest start):
  *   - no victim has a priority >= its preemptor's (without tenants), or,
  *     with a tenant reclaiming its guarantee, a priority above it;
- *   - no victim is nonpreemptible, a gang, or started less than the grace
+ *   - no victim is nonpreemptible or started less than the grace
  *     period ago; no victim's tenant falls below its guarantee;
  *   - after each preemption the preemptor runs (ms_sched_check after every
  *     call: every placement legal, the counts and the tenants' usage right);
@@ -15,7 +15,7 @@
  *     those with preemption off;
  * and, by hand, that a 4g behind a 3g at 0 and 1g at 4..6 takes the 3g
  * (the geometry), and that the simulator counts preemptions, lost work
- * and the waits per priority.
+ * and the waits per priority. (Gangs: test_preempt_gang.c.)
  */
 #include <math.h>
 #include <setjmp.h>
@@ -50,17 +50,11 @@ typedef struct env {
     double dur[MAXJ], start[MAXJ], end[MAXJ], sub[MAXJ];
     int prio[MAXJ], ten[MAXJ];
     bool nopre[MAXJ], done[MAXJ];
-    int32_t finishing;             /* the slot the driver is ending, -1 */
-    uint64_t plans;                /* a hash of every plan, in order */
+    world_pre_t pl;                /* the plans' hash, the ops to confirm, the victims stopped */
     pre_t pre[MAXP];
     int npre;
-    int32_t pending[16];           /* victims stopped, preemptor not yet seen */
-    int npend;
     int nevents;                   /* preemption decisions (a preemptor each) */
     double ev_t[MAXP];
-    bool track;                    /* cfg.track_ops: the driver confirms every op */
-    uint64_t ops[8192];            /* op ids to confirm */
-    int nops;
 } env_t;
 
 static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
@@ -69,19 +63,13 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
     int i;
 
     for (i = 0; i < p->n; i++) {
-        const ms_op_t *op = &p->ops[i].op;
+        const ms_op_t *op = world_pre_op(&e->pl, p, i, MAXJ);
 
-        if (e->track && p->ops[i].id != 0) {
-            assert_true(e->nops < 8192);
-            e->ops[e->nops++] = p->ops[i].id;
-        }
-        e->plans = world_fold_op(e->plans, op, p->now);
-        if (op->job < 0 || op->job >= MAXJ)
+        if (op == NULL)
             continue;
-        if (op->kind == MS_OP_STOP && op->job != e->finishing && !isnan(e->start[op->job])) {
+        if (op->kind == MS_OP_STOP && op->job != e->pl.finishing && !isnan(e->start[op->job])) {
             /* a running job stopped that the driver did not end: a victim */
-            assert_true(e->npend < 16);
-            e->pending[e->npend++] = op->job;
+            world_pre_victim(&e->pl, op->job);
             assert_true(e->npre < MAXP);
             e->pre[e->npre].t = p->now;
             e->pre[e->npre].victim = op->job;
@@ -99,14 +87,14 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
             e->end[op->job] = INFINITY;
             e->start[op->job] = NAN;
         } else if (op->kind == MS_OP_START) {
-            if (e->npend > 0) {
+            if (e->pl.npend > 0) {
                 int k;
 
-                for (k = e->npre - e->npend; k < e->npre; k++)
+                for (k = e->npre - e->pl.npend; k < e->npre; k++)
                     e->pre[k].preemptor = op->job;
                 assert_true(e->nevents < MAXP);
                 e->ev_t[e->nevents++] = p->now;
-                e->npend = 0;
+                e->pl.npend = 0;
             }
             e->start[op->job] = p->now;
             e->end[op->job] = p->now + e->dur[op->job];
@@ -117,19 +105,6 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 
 static bool g_track;   /* env_make: cfg.track_ops */
 
-/* Confirm every op handed out, in order (those the confirmations hand out
- * too), as an executor that never fails would. */
-static void confirm(env_t *e, double now)
-{
-    int k;
-
-    for (k = 0; k < e->nops; k++) {
-        assert_int_equal(ms_sched_op_done(e->w.s, e->ops[k], now), MS_OK);
-        assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-    }
-    e->nops = 0;
-}
-
 static double g_max_lost;   /* preempt_max_lost_s of the next env_make */
 
 static void env_make(env_t *e, const char *node, bool preempt, double grace, int rate,
@@ -139,8 +114,7 @@ static void env_make(env_t *e, const char *node, bool preempt, double grace, int
     int i;
 
     memset(e, 0, sizeof(*e));
-    e->plans = 1469598103934665603ULL;
-    e->finishing = -1;
+    world_pre_init(&e->pl, g_track);
     for (i = 0; i < MAXJ; i++) {
         e->start[i] = NAN;
         e->end[i] = INFINITY;
@@ -155,7 +129,6 @@ static void env_make(env_t *e, const char *node, bool preempt, double grace, int
     cfg.preempt_after_s = after;
     cfg.preempt_max_lost_s = g_max_lost;
     cfg.track_ops = g_track;
-    e->track = g_track;
     world_make_cfg(&e->w, &cfg, &node, 1);
 }
 
@@ -200,8 +173,7 @@ static int32_t submit(env_t *e, const char *prof, int prio, bool nopre, int ten,
     if (ms_sched_submit(e->w.s, &rq, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s: %s", prof, dg.msg);
     assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-    if (e->track)
-        confirm(e, now);
+    world_pre_confirm(&e->pl, e->w.s, now);   /* ops are kept only when tracked */
     return slot;
 }
 
@@ -216,17 +188,16 @@ static void run_until(env_t *e, int n, double t)
                 best = k;
         if (best < 0)
             return;
-        e->finishing = best;
+        e->pl.finishing = best;
         e->done[best] = true;
         {
             double now = e->end[best];
 
             e->end[best] = INFINITY;
             assert_int_equal(ms_sched_finished(e->w.s, best, now), MS_OK);
-            if (e->track)
-                confirm(e, now);
+            world_pre_confirm(&e->pl, e->w.s, now);
         }
-        e->finishing = -1;
+        e->pl.finishing = -1;
         assert_int_equal(ms_sched_check(e->w.s), MS_OK);
     }
 }
@@ -374,7 +345,7 @@ static ms_status_t on_plan_grace(void *ctx, const ms_sched_plan_t *p)
     for (i = 0; i < p->n; i++) {
         const ms_op_t *op = &p->ops[i].op;
 
-        if (op->kind == MS_OP_STOP && op->job != e->finishing && op->job < MAXJ &&
+        if (op->kind == MS_OP_STOP && op->job != e->pl.finishing && op->job < MAXJ &&
             !isnan(e->start[op->job]) &&
             (p->now - e->start[op->job] < g_grace ||
              (g_max_lost > 0.0 && p->now - e->start[op->job] > g_max_lost)))
@@ -456,7 +427,7 @@ static void test_off_identical(void **state)
         w.preempt = true;
         run_wl(&b, &w);
         assert_int_equal(b.npre, 0);
-        assert_true(a.plans == b.plans);
+        assert_true(a.pl.plans == b.pl.plans);
         env_free(&a);
         env_free(&b);
     }
@@ -511,7 +482,7 @@ static void test_tracked(void **state)
         /* and the same plans as searching every time */
         w.full = true;
         run_wl(&f, &w);
-        assert_true(e.plans == f.plans);
+        assert_true(e.pl.plans == f.pl.plans);
         env_free(&f);
         env_free(&e);
     }
@@ -551,7 +522,7 @@ static void test_memo_same(void **state)
         sb += st.preempt_searches;
         assert_true(a.npre > 0);
         assert_int_equal(a.npre, b.npre);
-        assert_true(a.plans == b.plans);
+        assert_true(a.pl.plans == b.pl.plans);
         env_free(&a);
         env_free(&b);
     }

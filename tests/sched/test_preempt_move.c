@@ -32,7 +32,6 @@
 static ms_geom_t *G;   /* A100-40GB's default profiles (main) */
 
 #define MAXJ 400
-#define MAXPEND 16
 
 typedef struct env {
     world_t w;                     /* the scheduler and its cluster spec */
@@ -40,23 +39,17 @@ typedef struct env {
     int prio[MAXJ];
     bool done[MAXJ];
     int stopped[MAXJ], moved[MAXJ];
-    int32_t finishing;
-    uint64_t plans;                /* a hash of every plan, in order */
-    int32_t pend[MAXPEND];         /* victims of the preemption under way */
-    int pend_gpu[MAXPEND];         /* a moved victim's destination, -1 stopped */
-    int npend;
+    world_pre_t pl;                /* the plans' hash, the ops to confirm, the victims */
+    int pend_gpu[WORLD_MAXPEND];   /* a victim's destination (pl.pend), -1 stopped */
     long nstops, nmoves;
-    bool track;
-    uint64_t ops[8192];
-    int nops;
 } env_t;
 
 static void preemptor(env_t *e, const ms_op_t *op)
 {
     int k;
 
-    for (k = 0; k < e->npend; k++) {
-        int32_t v = e->pend[k];
+    for (k = 0; k < e->pl.npend; k++) {
+        int32_t v = e->pl.pend[k];
 
         if (e->prio[v] >= e->prio[op->job])
             fail_msg("job %d (priority %d) took job %d (priority %d)", (int)op->job,
@@ -64,7 +57,7 @@ static void preemptor(env_t *e, const ms_op_t *op)
         if (e->pend_gpu[k] >= 0 && e->pend_gpu[k] == op->gpu)
             fail_msg("job %d moved onto its preemptor's GPU %d", (int)v, (int)op->gpu);
     }
-    e->npend = 0;
+    e->pl.npend = 0;
 }
 
 static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
@@ -73,32 +66,23 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
     int i;
 
     for (i = 0; i < p->n; i++) {
-        const ms_op_t *op = &p->ops[i].op;
+        const ms_op_t *op = world_pre_op(&e->pl, p, i, MAXJ);
 
-        if (e->track && p->ops[i].id != 0) {
-            assert_true(e->nops < 8192);
-            e->ops[e->nops++] = p->ops[i].id;
-        }
-        e->plans = world_fold_op(e->plans, op, p->now);
-        if (op->job < 0 || op->job >= MAXJ)
+        if (op == NULL)
             continue;
         if (op->kind == MS_OP_MOVE && p->kind == MS_PK_ROOM) {
             /* make_room is off: a preemption's (fa's on_finish moves too,
              * in FINISH plans: those are not victims) */
-            assert_true(e->npend < MAXPEND);
-            e->pend[e->npend] = op->job;
-            e->pend_gpu[e->npend++] = op->gpu;
+            e->pend_gpu[world_pre_victim(&e->pl, op->job)] = op->gpu;
             e->moved[op->job]++;
             e->nmoves++;
-        } else if (op->kind == MS_OP_STOP && op->job != e->finishing) {
-            assert_true(e->npend < MAXPEND);
-            e->pend[e->npend] = op->job;
-            e->pend_gpu[e->npend++] = -1;
+        } else if (op->kind == MS_OP_STOP && op->job != e->pl.finishing) {
+            e->pend_gpu[world_pre_victim(&e->pl, op->job)] = -1;
             e->stopped[op->job]++;
             e->nstops++;
             e->end[op->job] = INFINITY;
         } else if (op->kind == MS_OP_START) {
-            if (e->npend > 0)
+            if (e->pl.npend > 0)
                 preemptor(e, op);
             e->start[op->job] = p->now;
             e->end[op->job] = p->now + e->dur[op->job];
@@ -129,14 +113,8 @@ static void no_overlap(const env_t *e)
 
 static void settle(env_t *e, double now)
 {
-    int k;
-
     assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-    for (k = 0; k < e->nops; k++) {
-        assert_int_equal(ms_sched_op_done(e->w.s, e->ops[k], now), MS_OK);
-        assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-    }
-    e->nops = 0;
+    world_pre_confirm(&e->pl, e->w.s, now);
     no_overlap(e);
 }
 
@@ -151,9 +129,7 @@ static void env_make(env_t *e, bool move, bool track)
     int i;
 
     memset(e, 0, sizeof(*e));
-    e->plans = 1469598103934665603ULL;
-    e->finishing = -1;
-    e->track = track;
+    world_pre_init(&e->pl, track);
     for (i = 0; i < MAXJ; i++) {
         e->end[i] = INFINITY;
         e->start[i] = NAN;
@@ -323,12 +299,12 @@ static void run_until(env_t *e, int n, double t)
         if (best < 0)
             return;
         now = e->end[best];
-        e->finishing = best;
+        e->pl.finishing = best;
         e->done[best] = true;
         e->end[best] = INFINITY;
         assert_int_equal(ms_sched_finished(e->w.s, best, now), MS_OK);
         settle(e, now);
-        e->finishing = -1;
+        e->pl.finishing = -1;
     }
 }
 
@@ -402,7 +378,7 @@ static void test_off_identical(void **state)
         run_wl(&b, 9000 + (uint64_t)i, true, false, 0.0);
         assert_int_equal(b.nmoves, 0);
         assert_true(a.nstops > 0);
-        assert_true(a.plans == b.plans);
+        assert_true(a.pl.plans == b.pl.plans);
         env_free(&a);
         env_free(&b);
     }

@@ -390,19 +390,10 @@ typedef struct wl {
 
 static const char *const TNAME[] = { "a", "b", "c" };
 
-/* End every job whose run reaches its end by t, in time order. */
-static void run_until(env_t *e, int n, double t)
+static void wl_finish(void *ctx, int32_t k, double now, int n)
 {
-    for (;;) {
-        int32_t k, best = -1;
-
-        for (k = 0; k < n; k++)
-            if (!e->done[k] && e->end[k] <= t && (best < 0 || e->end[k] < e->end[best]))
-                best = k;
-        if (best < 0)
-            return;
-        finish(e, best, e->end[best]);
-    }
+    (void)n;
+    finish(ctx, k, now);
 }
 
 static void declare(env_t *e, const wl_t *w)
@@ -433,26 +424,23 @@ static void run_wl(env_t *e, const wl_t *w, int n)
     static const char *const PROF[] = { "1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb" };
     ms_rng_t r;
     double now = 0.0;
-    int i, k;
+    int i;
+    world_wl_t wl;
 
     env_make(e, "n=2xA100-40GB", w->preempt, w->grace);
     declare(e, w);
     ms_rng_seed(&r, w->seed);
+    wl = (world_wl_t){ e->w.s, e->end, e->done, e, wl_finish, NULL };
     for (i = 0; i < n; i++) {
         const char *prof = PROF[ms_rng_below(&r, 5)];
         int tk = (int)ms_rng_below(&r, 3);
         int prio = ms_rng_below(&r, 4) == 0 ? 1 : 0;
         double dur = 30.0 + floor(ms_rng_unit(&r) * 400.0);
 
-        now += floor(ms_rng_unit(&r) * 40.0);
-        run_until(e, i, now);
-        submit(e, prof, TNAME[tk], tk, prio, dur, now);
+        now = world_wl_next(&wl, &r, i, now);
+        assert_int_equal(submit(e, prof, TNAME[tk], tk, prio, dur, now), i);
     }
-    run_until(e, n, INFINITY);
-    for (k = 0; k < n; k++)
-        if (job_state(e, k) != MS_JOB_DONE)
-            fail_msg("seed %llu: job %d is %s at the end", (unsigned long long)w->seed, k,
-                     ms_job_state_name(job_state(e, k)));
+    world_wl_end(&wl, n, w->seed);
 }
 
 static void test_properties(void **state)

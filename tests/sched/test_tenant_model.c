@@ -412,20 +412,15 @@ static void scan(const env_t *e, int n)
     }
 }
 
-static void run_until(env_t *e, int n, double t)
+static void wl_finish(void *ctx, int32_t k, double now, int n)
 {
-    for (;;) {
-        int32_t k, best = -1;
+    finish(ctx, k, now);
+    scan(ctx, n);
+}
 
-        for (k = 0; k < n; k++)
-            if (!e->done[k] && isfinite(e->end[k]) && e->end[k] <= t &&
-                (best < 0 || e->end[k] < e->end[best]))
-                best = k;
-        if (best < 0)
-            return;
-        finish(e, best, e->end[best]);
-        scan(e, n);
-    }
+static bool wl_never(void *ctx, int32_t k)
+{
+    return ((env_t *)ctx)->never[k];
 }
 
 /* n random jobs; OUT the number reported as never able to start. */
@@ -434,30 +429,27 @@ static int run_wl(env_t *e, uint64_t seed, int mode, int n)
     static const char *const PROF[] = { "1g", "2g", "3g", "4g", "7g" };
     ms_rng_t r;
     double now = 0.0;
-    int i, k, never = 0;
+    int i, never = 0;
+    world_wl_t wl;
 
     env_make(e, 2);
     ms_rng_seed(&r, seed);
     declare(e, mode, &r);
+    wl = (world_wl_t){ e->w.s, e->end, e->done, e, wl_finish, wl_never };
     for (i = 0; i < n; i++) {
         int tk = (int)ms_rng_below(&r, 3), mk = (int)ms_rng_below(&r, 4);
         ms_sched_req_t q = req_of(PROF[ms_rng_below(&r, 5)], TNAME[tk], mk < 2 ? MODEL[mk] : NULL,
                                   30.0 + floor(ms_rng_unit(&r) * 400.0));
         ms_diag_t dg;
 
-        now += floor(ms_rng_unit(&r) * 40.0);
-        run_until(e, i, now);
+        now = world_wl_next(&wl, &r, i, now);
         ms_diag_clear(&dg);
         e->never[i] = ms_sched_tenant_check(e->w.s, &q, &dg) == MS_ENOFIT;
         never += e->never[i];
         assert_int_equal(submit(e, q.profile, q.tenant, q.model, q.duration_s, now), i);
         scan(e, i + 1);
     }
-    run_until(e, n, INFINITY);
-    for (k = 0; k < n; k++)
-        if (job_state(e, k) != (e->never[k] ? MS_JOB_QUEUED : MS_JOB_DONE))
-            fail_msg("seed %llu: job %d is %s at the end (never able: %d)", (unsigned long long)seed, k,
-                     ms_job_state_name(job_state(e, k)), e->never[k]);
+    world_wl_end(&wl, n, seed);
     return never;
 }
 

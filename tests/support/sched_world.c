@@ -117,3 +117,80 @@ void hw_free(hw_t *h)
         ms_cluster_destroy(h->c[k]);
     h->n = 0;
 }
+
+void world_wl_until(const world_wl_t *wl, int n, double t)
+{
+    for (;;) {
+        int32_t k, best = -1;
+
+        for (k = 0; k < n; k++)
+            if (!wl->done[k] && isfinite(wl->end[k]) && wl->end[k] <= t &&
+                (best < 0 || wl->end[k] < wl->end[best]))
+                best = k;
+        if (best < 0)
+            return;
+        wl->finish(wl->ctx, best, wl->end[best], n);
+    }
+}
+
+double world_wl_next(const world_wl_t *wl, ms_rng_t *r, int n, double now)
+{
+    now += floor(ms_rng_unit(r) * 40.0);
+    world_wl_until(wl, n, now);
+    return now;
+}
+
+void world_wl_end(const world_wl_t *wl, int n, uint64_t seed)
+{
+    int32_t k;
+
+    world_wl_until(wl, n, INFINITY);
+    for (k = 0; k < n; k++) {
+        ms_sched_job_info_t in;
+        bool wait = wl->may_wait != NULL && wl->may_wait(wl->ctx, k);
+
+        assert_int_equal(ms_sched_job(wl->s, k, &in), MS_OK);
+        if (in.state != (wait ? MS_JOB_QUEUED : MS_JOB_DONE))
+            fail_msg("seed %llu: job %d is %s at the end (may be left queued: %d)", (unsigned long long)seed,
+                     (int)k, ms_job_state_name(in.state), wait);
+    }
+}
+
+void world_pre_init(world_pre_t *pr, bool track)
+{
+    pr->track = track;
+    pr->finishing = -1;
+    pr->plans = 1469598103934665603ULL;
+    pr->nops = 0;
+    pr->npend = 0;
+}
+
+const ms_op_t *world_pre_op(world_pre_t *pr, const ms_sched_plan_t *p, int i, int maxj)
+{
+    const ms_op_t *op = &p->ops[i].op;
+
+    if (pr->track && p->ops[i].id != 0) {
+        assert_true(pr->nops < WORLD_MAXOPS);
+        pr->ops[pr->nops++] = p->ops[i].id;
+    }
+    pr->plans = world_fold_op(pr->plans, op, p->now);
+    return op->job >= 0 && op->job < maxj ? op : NULL;
+}
+
+int world_pre_victim(world_pre_t *pr, int32_t job)
+{
+    assert_true(pr->npend < WORLD_MAXPEND);
+    pr->pend[pr->npend] = job;
+    return pr->npend++;
+}
+
+void world_pre_confirm(world_pre_t *pr, ms_sched_t *s, double now)
+{
+    int k;
+
+    for (k = 0; k < pr->nops; k++) {
+        assert_int_equal(ms_sched_op_done(s, pr->ops[k], now), MS_OK);
+        assert_int_equal(ms_sched_check(s), MS_OK);
+    }
+    pr->nops = 0;
+}

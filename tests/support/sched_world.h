@@ -46,4 +46,61 @@ void hw_make(hw_t *h, const ms_sched_t *s);
 void hw_apply(hw_t *h, const ms_sched_t *s, const ms_op_t *gop);
 void hw_free(hw_t *h);
 
+/* --- a random workload --------------------------------------------------- */
+
+/* The driver of a test's random workload on s: job k's run ends at end[k]
+ * (INFINITY while it has none to end: the test's plan callback sets it when
+ * the job starts), and finish (the test's) ends it at now, setting done[k],
+ * with n jobs submitted so far. */
+typedef struct world_wl {
+    ms_sched_t *s;
+    const double *end;
+    const bool *done;
+    void *ctx;
+    void (*finish)(void *ctx, int32_t k, double now, int n);
+    /* Whether job k may be left queued at the end (NULL: every job must
+     * end done). */
+    bool (*may_wait)(void *ctx, int32_t k);
+} world_wl_t;
+
+/* End every run of jobs [0, n) that ends by t, in time order. */
+void world_wl_until(const world_wl_t *wl, int n, double t);
+/* The arrival of job n after one at now: floor(unit * 40) s later, drawn
+ * from r, every run that ends by then ended. */
+double world_wl_next(const world_wl_t *wl, ms_rng_t *r, int n, double now);
+/* The end of a workload of n jobs: every run ended, then each job done (or
+ * queued, where may_wait allows); a failure names seed. */
+void world_wl_end(const world_wl_t *wl, int n, uint64_t seed);
+
+/* --- a preemption test's plans ------------------------------------------- */
+
+#define WORLD_MAXOPS 8192
+#define WORLD_MAXPEND 16
+
+/* What a preemption test's plan callback keeps of the plans it sees: their
+ * fingerprint, the op ids its driver confirms (cfg.track_ops), and the
+ * victims of the preemption under way (the running jobs stopped, or moved,
+ * that the driver is not ending), until their preemptor starts. */
+typedef struct world_pre {
+    bool track;                    /* cfg.track_ops: the driver confirms every op */
+    int32_t finishing;             /* the slot the driver is ending, -1 */
+    uint64_t plans;                /* a hash of every plan, in order */
+    uint64_t ops[WORLD_MAXOPS];    /* op ids to confirm */
+    int nops;
+    int32_t pend[WORLD_MAXPEND];   /* victims, their preemptor not yet started */
+    int npend;
+} world_pre_t;
+
+/* Nothing seen yet (plans at FNV-1a's offset basis, finishing -1), for a
+ * scheduler with cfg.track_ops = track. */
+void world_pre_init(world_pre_t *pr, bool track);
+/* Op i of plan p: its id kept when tracking, the op folded into plans.
+ * The op, or NULL when its job is not one of the test's [0, maxj). */
+const ms_op_t *world_pre_op(world_pre_t *pr, const ms_sched_plan_t *p, int i, int maxj);
+/* Job is a victim of the preemption under way: its index in pend. */
+int world_pre_victim(world_pre_t *pr, int32_t job);
+/* Confirm every op kept, in order (those the confirmations hand out too),
+ * as an executor that never fails would, with ms_sched_check after each. */
+void world_pre_confirm(world_pre_t *pr, ms_sched_t *s, double now);
+
 #endif
