@@ -151,6 +151,42 @@ static bool reclaims(const ms_sched_t *s, const ms__cls_t *c)
            ms__tenant_within(t, c->hdem, c->hmem);
 }
 
+bool ms__preempt_reclaims(const ms_sched_t *s, int32_t cls)
+{
+    return reclaims(s, &s->cls[cls]);
+}
+
+/* Is class best's head owed its tenant's guarantee (within it) while the
+ * head of the queue, class head, would borrow and another tenant does?
+ * Then no reservation for that head holds it back: borrowed capacity,
+ * even promised, never keeps a guarantee waiting (test_tenant_starve). */
+bool ms__preempt_owed(const ms_sched_t *s, int best, int head)
+{
+    int t;
+
+    if (!s->ten_on || !reclaims(s, &s->cls[best]) || reclaims(s, &s->cls[head]))
+        return false;
+    for (t = 0; t < s->nten; t++)
+        if (t != s->cls[best].tenant && ms__tenant_over(ms__tenant_c(s, t)))
+            return true;
+    return false;   /* nobody else borrows (one tenant: as without tenants) */
+}
+
+/* A start took tenant t over its guarantee: its jobs may now be victims
+ * of a blocked head within its own guarantee that found none before in
+ * this pass; offer those again (else the reclaim waited for the next
+ * event, however long, while borrowed work ran: test_tenant_starve). */
+void ms__preempt_reclaim_again(const ms_sched_t *s, uint8_t *blocked, int32_t t)
+{
+    int k;
+
+    if (!s->cfg.preempt || !ms__tenant_over(ms__tenant_c(s, t)))
+        return;
+    for (k = 0; k < s->ncls; k++)
+        if (blocked[k] && s->cls[k].tenant != t && s->cls[k].qhead >= 0 && reclaims(s, &s->cls[k]))
+            blocked[k] = 0;
+}
+
 /* Could anyone be a victim at all (the fast skip)? */
 static bool anyone(const ms_sched_t *s, const ms__phead_t *h)
 {

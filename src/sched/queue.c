@@ -527,7 +527,7 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
             if (s->cfg.aging_rate > 0.0 &&
                 head_eff(s, &s->cls[best], now) < head_eff(s, &s->cls[head], now) - 1.0)
                 break;   /* best is the highest of the rest: nothing else passes either */
-            if (now - s->jobs[h].submit_t > s->cfg.backfill_bound_s) {
+            if (now - s->jobs[h].submit_t > s->cfg.backfill_bound_s && !ms__preempt_owed(s, best, head)) {
                 /* past the bound: in EASY mode only what keeps the head's
                  * reservation passes it, otherwise nothing */
                 if (s->cfg.queue != MS_QUEUE_EASY)
@@ -552,8 +552,10 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
                 first = 0;
                 if (s->cls[best].qhead >= 0)
                     ord_offer(s, ord, &nord, best, now);
-                if (s->ten_on)   /* its tenant's usage grew */
+                if (s->ten_on) {   /* its tenant's usage grew */
                     ord_retenant(s, ord, &nord, s->cls[best].tenant, now);
+                    ms__preempt_reclaim_again(s, blocked, s->cls[best].tenant);
+                }
                 continue;
             }
             if (st != MS_ENOFIT)
@@ -573,7 +575,12 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
             if (acted)
                 continue;   /* place the head again */
         }
-        if (best == head && s->cfg.preempt && npre < maxpre) {
+        /* the overall head preempts; so does a blocked head within its
+         * tenant's guarantee (reclaim), wherever it is in the order: a
+         * guarantee owed is not held up by another blocked head, its own
+         * tenant's older job that would borrow included (issue 24's "a
+         * guarantee is never starved by borrowed work"; test_tenant_starve) */
+        if (s->cfg.preempt && npre < maxpre && (best == head || ms__preempt_reclaims(s, best))) {
             bool placed;
 
             npre++;

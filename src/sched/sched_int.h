@@ -534,6 +534,18 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
                             int32_t *victims, int *nvict);
 /* The counts against a scan of the jobs (ms_sched_check). */
 ms_status_t ms__preempt_check(const ms_sched_t *s);
+/* Does class cls's head reclaim (its tenant has a guarantee and is within
+ * it with the head started)? */
+bool ms__preempt_reclaims(const ms_sched_t *s, int32_t cls);
+/* The pass's rules for a guarantee owed (docs/tenants.md, "Never
+ * starved"): may class best's head pass head's EASY reservation freely
+ * (it is within its guarantee, head would borrow, and another tenant
+ * borrows)? */
+bool ms__preempt_owed(const ms_sched_t *s, int best, int head);
+/* A start took tenant t's usage up: if t is now over its guarantee, clear
+ * blocked[k] of every blocked class head within its own guarantee (of
+ * another tenant), so that it may preempt t's jobs in this pass. */
+void ms__preempt_reclaim_again(const ms_sched_t *s, uint8_t *blocked, int32_t t);
 
 /* What a victim search knows of its head (preempt.c, preempt_gang.c). */
 typedef struct ms__phead {
