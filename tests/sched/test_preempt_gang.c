@@ -243,8 +243,6 @@ static bool one_case(uint64_t seed, int *gang_heads, long *gang_victims)
 
         assert_int_equal(ms_sched_job(w.s, c.r[i].slot, &in), MS_OK);
         if (in.preemptions > 0) {
-            if (getenv("PG_DEBUG"))
-                fprintf(stderr, "victim %d (%s) lost %.1f\n", c.r[i].slot, ms_job_state_name(in.state), now - c.r[i].start);
             nv++;
             lost += now - c.r[i].start;
             if (in.gang > 1)
