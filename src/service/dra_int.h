@@ -489,10 +489,13 @@ struct svc_dra {
     /* tests' failpoints (MIGSCHEDD_DRA_FAIL, a comma list read at start):
      * before-ungate: the process exits as a kill -9 would between a pod's
      * allocations and its ungate (tests/k8s/test_e2e_dra_failover.sh);
+     * between-writes: likewise between a claim's metadata PATCH (finalizer,
+     * annotation) and its status PATCH (the allocation), the same test;
      * hook-stall:PREFIX: the loop sleeps 8 s before it answers the webhook
      * about a pod whose name starts with PREFIX, a stuck loop
      * (tests/k8s/test_e2e_dra_alloc.sh: the webhook's deadline) */
     bool die_before_ungate;
+    bool die_between_writes;
     char stall_prefix[32];
     atomic_int synced_kinds;       /* bit per kind: listed once (readers: readyz) */
     /* the loop's */

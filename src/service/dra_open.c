@@ -126,9 +126,9 @@ void svc_dra_cfg_free(svc_cfg_t *c)
 
 /* --- the state ---------------------------------------------------------------------- */
 
-/* The tests' failpoints (svc_dra_t.die_before_ungate, stall_prefix) from
- * MIGSCHEDD_DRA_FAIL: "before-ungate", "hook-stall:PREFIX", comma
- * separated; anything else is ignored. */
+/* The tests' failpoints (svc_dra_t.die_before_ungate, die_between_writes,
+ * stall_prefix) from MIGSCHEDD_DRA_FAIL: "before-ungate", "between-writes",
+ * "hook-stall:PREFIX", comma separated; anything else is ignored. */
 static void failpoints(svc_dra_t *x, const char *spec)
 {
     while (spec != NULL && *spec != '\0') {
@@ -136,6 +136,8 @@ static void failpoints(svc_dra_t *x, const char *spec)
 
         if (n == 13 && strncmp(spec, "before-ungate", n) == 0)
             x->die_before_ungate = true;
+        else if (n == 14 && strncmp(spec, "between-writes", n) == 0)
+            x->die_between_writes = true;
         else if (n > 11 && n - 11 < sizeof(x->stall_prefix) && strncmp(spec, "hook-stall:", 11) == 0)
             snprintf(x->stall_prefix, sizeof(x->stall_prefix), "%.*s", (int)(n - 11), spec + 11);
         spec += n + (spec[n] == ',');

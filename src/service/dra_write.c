@@ -90,6 +90,11 @@ static void write_claim(svc_dra_t *x, dra_work_t *w, dra_wclaim_t *c)
         goto out;
     }
     json_decref(resp);
+    if (x->die_between_writes) {   /* a test's kill -9 with the metadata written, the allocation not */
+        ms_log("warning", "dra: failpoint between-writes: exiting",
+               json_pack("{s:s,s:s,s:s}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", c->name));
+        _exit(137);
+    }
     if (call(x, w, "PATCH", spath, body, &resp) != 200) {
         snprintf(c->why, sizeof(c->why), "%.199s", w->why);
         goto out;

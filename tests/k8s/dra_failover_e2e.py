@@ -4,7 +4,7 @@
   dra_failover_e2e.py before DIR WEBHOOK_URL   the cluster, the pods the
                                                leader places, the pods that
                                                wait; DIR/before.json
-  dra_failover_e2e.py after DIR STANDBY_URL THIRD_URL
+  dra_failover_e2e.py after DIR STANDBY_URL THIRD_URL FOURTH_URL
                                                once the leader was killed
 
 DIR is the harness dir. Two API-only A100-40GB nodes (one GPU each),
@@ -20,18 +20,27 @@ MIGSCHEDD_DRA_FAIL=before-ungate: its first placement writes the claim's
 allocation and exits (137) before the pod's ungate, a kill -9 mid-write;
 a third replica (THIRD_URL, started once the standby led) takes over,
 keeps that allocation as written (same claim, same device) and ungates
-the pod, which kube-scheduler binds there.
+the pod, which kube-scheduler binds there. The third replica runs with
+MIGSCHEDD_DRA_FAIL=between-writes: its first claim write (as it takes
+over if a pod has room then, else once a2's 3g pods are deleted) patches
+the claim's metadata (our finalizer and annotation) and exits (137)
+before the status (the allocation); the claim is read half-written
+(finalizer, annotation, no allocation, pod gated); a fourth replica
+(FOURTH_URL) takes over, allocates it once, ungates the pod, which is
+bound; a half-written claim whose pod goes before it has room goes too;
+in the end our finalizer and annotation only on allocated claims.
 """
 import json
 import os
 import ssl
 import sys
+import threading
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dra_alloc_e2e import (Api, Unmet, bound, check_all, claim_of, classes, delete_pod, expect, gated, node,  # noqa: E402
-                           pod, pods, profile_request, publish, still_waiting, template, wait, webhook)
+from dra_alloc_e2e import (Api, Unmet, bound, check_all, claim_of, claims, classes, delete_pod, expect, gated,  # noqa: E402
+                           node, pod, pods, profile_request, publish, still_waiting, template, wait, webhook)
 
 FILL = ["w1", "w2", "w3", "w4"]
 
@@ -89,10 +98,10 @@ def kept(api, fill):
         expect(ps[n]["spec"].get("nodeName") == was["node"], "%s no longer bound to %s" % (n, was["node"]))
 
 
-def failpoint_hit(d):
-    """The pod and claim the standby wrote before exiting at its failpoint, or None."""
+def logged(d, replica, msg):
+    """The first line of replica's log whose msg is msg (a dict), or None."""
     try:
-        lines = open(os.path.join(d, "migschedd-b.log")).read().splitlines()
+        lines = open(os.path.join(d, "migschedd-%s.log" % replica)).read().splitlines()
     except OSError:
         return None
     for ln in lines:
@@ -100,16 +109,20 @@ def failpoint_hit(d):
             o = json.loads(ln)
         except ValueError:
             continue
-        if o.get("msg") == "dra: failpoint before-ungate: exiting":
+        if o.get("msg") == msg:
             return o
     return None
+
+
+def failpoint_hit(d):
+    """The pod and claim the standby wrote before exiting at its failpoint, or None."""
+    return logged(d, "b", "dra: failpoint before-ungate: exiting")
 
 
 def mid_write(api, d, url3):
     """b died between the allocation and the ungate: c takes over, keeps
     the allocation b wrote and ungates the pod."""
     hit = wait("the standby's failpoint (an allocation written, the ungate not)", lambda: failpoint_hit(d), timeout=60)
-    t_die = time.time()
     name, claim = hit["pod"], hit["claim"]
     cl = check_all(api, {})[1]
     c = cl.get(claim)
@@ -120,24 +133,153 @@ def mid_write(api, d, url3):
         return (c["metadata"]["uid"], al["devices"]["results"][0]["device"], al.get("allocationTimestamp"))
     written = what(c)
     print("the standby wrote %s's allocation (%s) and exited before its ungate" % (name, written[1]))
-    wait("the third replica deciding", lambda: status(url3, api.ca).get("deciding"), timeout=60)
-    print("the third replica took over within %.1f s" % (time.time() - t_die))
+    # from the logs: c may die at its own failpoint (between-writes) right
+    # after it took over, when a pod has room at once; d then ungates
+    dec = wait("the third replica deciding", lambda: logged(d, "c", "dra: deciding"), timeout=60)
+    print("the third replica took over %.1f s after the standby died" % (dec["ts"] - hit["ts"]))
 
     def adopted():
         p = pods(api).get(name)
         return p if p and not gated(p) and p["spec"].get("nodeName") else None
-    p = wait("%s ungated and bound by the new leader" % name, adopted, timeout=60)
+    p = wait("%s ungated and bound by the new leader (c, or d after c's failpoint)" % name, adopted, timeout=60)
     c = claim_of(p, check_all(api, {})[1])
     now = what(c)
     expect(now == written, "%s's allocation rewritten: %s, was %s" % (name, now, written))
     print("%s kept the allocation the dead writer made (%s) and was ungated and bound" % (name, now[1]))
 
 
-def after(api, d, url, url3):
+FIN = "resource.kubernetes.io/delete-protection"
+ANN = "migsched.io/dra-allocator"
+
+
+def ours_consistent(api):
+    """Our finalizer and annotation only on a claim allocated (or going),
+    each at most once; nobody holds a device or a memory slice twice."""
+    _, cl = check_all(api, {})
+    for name, c in cl.items():
+        md = c["metadata"]
+        fins = md.get("finalizers") or []
+        expect(fins.count(FIN) <= 1, "claim %s: the finalizer %d times" % (name, fins.count(FIN)))
+        if md.get("deletionTimestamp"):
+            continue
+        marked = FIN in fins or ANN in (md.get("annotations") or {})
+        expect(not marked or c.get("status", {}).get("allocation"),
+               "claim %s: our finalizer or annotation without an allocation (%s, %s)" % (
+                   name, fins, (md.get("annotations") or {}).get(ANN)))
+    return cl
+
+
+def status_writer(c):
+    """Who wrote status.allocation (managedFields), or None."""
+    for m in c["metadata"].get("managedFields") or []:
+        if m.get("subresource") == "status" and "f:allocation" in (m.get("fieldsV1", {}).get("f:status") or {}):
+            return m.get("manager")
+    return None
+
+
+def snapshot(d, snap):
+    """A thread: as soon as c logs its between-writes failpoint, the claim
+    and pod it names, read from the API server (d's takeover needs the
+    Lease's 4 s, so this is the state c left). When c's first claim write
+    comes depends on the room it finds: at once, or once a2's pods go."""
+    api = Api(d)
+    t0 = time.time()
+    while time.time() - t0 < 240 and not snap.get("stop"):
+        hit = logged(d, "c", "dra: failpoint between-writes: exiting")
+        if hit is not None:
+            try:
+                snap["claim"] = api.call("GET", "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s" % (
+                    hit["namespace"], hit["claim"]), ok404=True)
+                snap["pod"] = api.call("GET", "/api/v1/namespaces/%s/pods/%s" % (hit["namespace"], hit["pod"]))
+            except Unmet as e:
+                snap["error"] = str(e)
+            snap["seen"] = time.time()
+            snap["hit"] = hit
+            return
+        time.sleep(0.1)
+
+
+def between_writes(api, d, url4, snap):
+    """c died between a claim's metadata and status writes: the claim is
+    seen half-written, d takes over, allocates it once and ungates the pod."""
+    wait("the third replica's failpoint between-writes (metadata written, the allocation not)",
+         lambda: "hit" in snap, timeout=30)
+    hit = snap["hit"]
+    name, claim = hit["pod"], hit["claim"]
+    c, p = snap.get("claim"), snap.get("pod")
+    expect("error" not in snap and c is not None and p is not None,
+           "claim %s or pod %s not read after the failpoint: %s" % (claim, name, snap.get("error")))
+    md = c["metadata"]
+    expect(FIN in (md.get("finalizers") or []), "claim %s: no finalizer after the metadata write" % claim)
+    expect((md.get("annotations") or {}).get(ANN) == "migschedd-dra-c",
+           "claim %s: annotation %s, not the dead writer's" % (claim, (md.get("annotations") or {}).get(ANN)))
+    expect(not c.get("status", {}).get("allocation"), "claim %s allocated although the writer died before it" % claim)
+    expect(gated(p) and not p["spec"].get("nodeName"), "%s ungated or bound with no allocation" % name)
+    uid = md["uid"]
+    print("read %.2f s after the third replica's failpoint" % (snap["seen"] - hit["ts"]))
+    print("the third replica wrote %s's claim metadata (finalizer, annotation), exited before its allocation" % name)
+    wait("the fourth replica deciding", lambda: status(url4, api.ca).get("deciding"), timeout=60)
+    dec = wait("the fourth replica's 'dra: deciding'", lambda: logged(d, "d", "dra: deciding"), timeout=10)
+    print("the fourth replica took over %.1f s after the third died" % (dec["ts"] - hit["ts"]))
+
+    def done():
+        p = pods(api).get(name)
+        return p if p and not gated(p) and p["spec"].get("nodeName") else None
+    p = wait("%s allocated, ungated and bound by the new leader" % name, done, timeout=60)
+    c = claim_of(p, check_all(api, {})[1])
+    md, al = c["metadata"], c["status"].get("allocation")
+    expect(md["uid"] == uid, "%s's claim replaced" % name)
+    expect(al is not None and len(al["devices"]["results"]) == 1,
+           "%s's claim: %s results" % (name, None if al is None else len(al["devices"]["results"])))
+    expect(md.get("annotations", {}).get(ANN) == "migschedd-dra-d",
+           "%s's claim annotated %s, not by the new leader" % (name, md.get("annotations", {}).get(ANN)))
+    expect((md.get("finalizers") or []).count(FIN) == 1, "%s's claim finalizers: %s" % (name, md.get("finalizers")))
+    rf = c["status"].get("reservedFor") or []
+    expect([r.get("uid") for r in rf] == [p["metadata"]["uid"]], "%s's claim reserved for %s" % (name, rf))
+    expect(status_writer(c) not in (None, "kube-scheduler"), "%s's allocation written by %s" % (name, status_writer(c)))
+    expect(not p["spec"].get("schedulingGates"), "%s still has gates %s" % (name, p["spec"].get("schedulingGates")))
+    print("%s's claim allocated once by the new leader (%s, written by %s), the pod ungated and bound to %s" % (
+        name, al["devices"]["results"][0]["device"], status_writer(c), p["spec"]["nodeName"]))
+
+
+def orphan(api, want):
+    """A half-written claim whose pod goes before it gets room: as c's
+    failpoint leaves one (our finalizer and the dead writer's annotation,
+    no allocation; patched here by hand), on a 7g.40gb pod with no room;
+    the leader allocates nothing over the others; the pod deleted, the
+    claim goes (kube-controller-manager drops the finalizer of an
+    unallocated claim being deleted): no finalizer left behind."""
+    mk(api, want, "z1", "7g.40gb")
+    def claim():
+        return claim_of(pods(api)["z1"], claims(api))
+    c = wait("z1's claim made from its template", claim, timeout=30)
+    path = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/%s" % c["metadata"]["name"]
+    api.call("PATCH", path, {"metadata": {"finalizers": [FIN], "annotations": {ANN: "migschedd-dra-c"}}},
+             ctype="application/merge-patch+json")
+    still_waiting(api, "z1", 2)
+    delete_pod(api, "z1")
+    t0 = time.time()
+    wait("z1's half-written claim gone once z1 is", lambda: api.call("GET", path, ok404=True) is None, timeout=30)
+    print("a half-written claim (no room for its pod) kept waiting; its pod deleted, it went in %.1f s" % (
+        time.time() - t0))
+
+
+def after(api, d, url, url3, url4):
     with open(os.path.join(d, "before.json")) as f:
         st = json.load(f)
     want, fill = st["want"], st["fill"]
     t_kill = float(open(os.path.join(d, "killed_at")).read())
+    snap = {}
+    th = threading.Thread(target=snapshot, args=(d, snap), daemon=True)
+    th.start()
+    try:
+        after_kill(api, d, url, url3, url4, want, fill, t_kill, snap)
+    finally:
+        snap["stop"] = True
+        th.join()
+
+
+def after_kill(api, d, url, url3, url4, want, fill, t_kill, snap):
     # created while nobody leads: the standby's webhook gates them
     for n in ("b1", "b2"):
         expect(gated(mk(api, want, n, "1g.5gb")), "%s created in the leaderless window without the gate" % n)
@@ -166,19 +308,26 @@ def after(api, d, url, url3):
         return placed if placed else None
     placed = wait("a waiting pod placed on a1", some_placed)
     print("placed by the new leader on a1: %s" % ",".join(placed))
+    # d is a standby, or leads already (c's failpoint fired on taking over)
+    wait("the fourth replica up", lambda: status(url4, api.ca).get("deciding") is not None, timeout=60)
     on_a2 = [n for n, w in fill.items() if w["node"] == "a2"]
     for n in on_a2:
         delete_pod(api, n)
+    between_writes(api, d, url4, snap)
     got = bound(api, ["q1", "b1", "b2"], want)
     print("deleted %s: every waiting pod ungated and bound: %s" % (
         ",".join(on_a2), " ".join("%s=%s/%s" % (n, a, b) for n, (a, b) in sorted(got.items()))))
     for n in ("q1", "b1", "b2"):
         expect(not gated(pods(api)[n]), "%s still gated" % n)
     check_all(api, want)
+    orphan(api, want)
+    # the deleted pods' claims lose allocation, finalizer and claim in turn (kube-controller-manager)
+    wait("our finalizer and annotation only on allocated claims", lambda: ours_consistent(api), timeout=30)
+    print("our finalizer and annotation only on allocated claims, once each")
 
 
 def main():
-    if sys.argv[1:2] not in (["before"], ["after"]) or len(sys.argv) != (4 if sys.argv[1] == "before" else 5):
+    if sys.argv[1:2] not in (["before"], ["after"]) or len(sys.argv) != (4 if sys.argv[1] == "before" else 6):
         print(__doc__, file=sys.stderr)
         return 2
     api = Api(sys.argv[2])
@@ -186,7 +335,7 @@ def main():
         if sys.argv[1] == "before":
             before(api, sys.argv[2], sys.argv[3])
         else:
-            after(api, sys.argv[2], sys.argv[3], sys.argv[4])
+            after(api, sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     except Unmet as e:
         print("FAIL: %s" % e)
         return 1
