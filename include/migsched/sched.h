@@ -396,9 +396,14 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
 
 typedef struct ms_sched_tenant_model_limit {
     const char *model;       /* ms_sched_tenant_info: the canonical name (static) */
-    long limit;              /* compute slices */
+    long limit;              /* compute slices; < 0: none on this model (only
+                              * with a guarantee: an entry declares one or both) */
     long usage;              /* ms_sched_tenant_info: compute slices its live
                               * jobs hold on GPUs of the model (ignored by set) */
+    long guarantee;          /* guarantee@MODEL: compute slices guaranteed on
+                              * GPUs of the model, 1..1e9 and at most limit when
+                              * that is set; 0: none (docs/tenants.md, "Per
+                              * model guarantees"). Last: positional initializers */
 } ms_sched_tenant_model_limit_t;
 
 typedef struct ms_sched_tenant {
@@ -421,7 +426,13 @@ typedef struct ms_sched_tenant {
      * GPUs of that model would then hold more than `limit` (0..1e9). At
      * most MS_TENANT_MAX_MODEL_LIMITS, each model once; both these and
      * `limit` apply. A model the cluster lacks is accepted (a limit on
-     * nothing). Last: there are positional initializers. */
+     * nothing). An entry may carry a per model guarantee instead or too
+     * (its `guarantee`, Kueue's nominal quota per ResourceFlavor): a head
+     * is within its tenant's guarantee when the cluster-wide test holds or
+     * its slices on a GPU model it can run on fit in that model's
+     * guarantee; the tenant's classes try those models' groups first, and
+     * preemption never takes it below one. Last: there are positional
+     * initializers. */
     int nmodel_limits;
     ms_sched_tenant_model_limit_t model_limits[MS_TENANT_MAX_MODEL_LIMITS];
 } ms_sched_tenant_t;

@@ -139,8 +139,11 @@ static bool cls_same(const ms__cls_t *a, const ms__cls_t *b, int ngroups)
 }
 
 /* Candidate groups, best first: the smallest instance (memory, then compute
- * share), MIG before time-sliced before whole, then configuration order. */
-static void cls_order(const ms_sched_t *s, ms__cls_t *c)
+ * share), MIG before time-sliced before whole, then configuration order;
+ * then those of models where the class's tenant has a per model guarantee
+ * before the others (ms__tenant_prefer: Kueue tries a ClusterQueue's
+ * flavors in order). */
+void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c)
 {
     int k, i, n = 0;
 
@@ -171,6 +174,7 @@ static void cls_order(const ms_sched_t *s, ms__cls_t *c)
         n++;
     }
     c->norder = n;
+    ms__tenant_prefer(s, c);
 }
 
 ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t *cls,
@@ -210,7 +214,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         s->cls = v;
         s->capcls = cap;
     }
-    cls_order(s, &c);
+    ms__sched_cls_order(s, &c);
     ms__tenant_cls_demand(s, &c);
     s->cls[s->ncls] = c;
     *cls = s->ncls++;

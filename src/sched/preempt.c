@@ -20,11 +20,14 @@
  *   - has a priority below p, or
  *   - reclaim: T has a guarantee and is within it with h started (in each
  *     dimension it declares, slices and memory: ms__tenant_within), the
- *     job is another tenant's, and its priority is not above p;
+ *     job is another tenant's, and its priority is not above p; when T is
+ *     within only by a per model guarantee (tenant_model.c), the job is
+ *     on a GPU of a model where it is;
  * and, when it is another tenant's, stopping it (with the other victims
  * of that tenant on the GPU) leaves that tenant at or above its
- * guarantee in each dimension it declares (ms__tenant_keeps): a
- * guarantee is never taken by preemption.
+ * guarantee in each dimension it declares (ms__tenant_keeps) and on the
+ * victims' model (ms__tenant_keeps_model): a guarantee is never taken by
+ * preemption.
  * A gang may be a victim as any job (stopping it frees every GPU it holds;
  * it counts as one victim, its lost work its run so far), and a gang head
  * preempts for gang GPUs of one node (preempt_gang.c). With
@@ -141,14 +144,25 @@ static ms_status_t rate_note(ms_sched_t *s, double now)
     return MS_OK;
 }
 
-/* Does class c's head reclaim (its tenant has a guarantee, slices or
- * memory, and is within it with the head started)? */
-static bool reclaims(const ms_sched_t *s, const ms__cls_t *c)
+/* The models on which class c's head reclaims (bit per ms_models()
+ * index): every one (~0u) when its tenant has a cluster-wide guarantee,
+ * slices or memory, and is within it with the head started; else those
+ * where it is within its tenant's per model guarantee (reclaim there
+ * only: Kueue reclaims a flavor's nominal quota on that flavor); 0: none. */
+static uint32_t reclaim_models(const ms_sched_t *s, const ms__cls_t *c)
 {
     const ms__tenant_t *t = ms__tenant_c(s, c->tenant);
 
-    return s->ten_on && (t->guarantee > 0 || t->mem_guarantee > 0.0) &&
-           ms__tenant_within(t, c->hdem, c->hmem);
+    if (!s->ten_on)
+        return 0;
+    if ((t->guarantee > 0 || t->mem_guarantee > 0.0) && ms__tenant_within(t, c->hdem, c->hmem))
+        return ~0u;
+    return ms__tenant_within_models(s, c);
+}
+
+static bool reclaims(const ms_sched_t *s, const ms__cls_t *c)
+{
+    return reclaim_models(s, c) != 0;
 }
 
 bool ms__preempt_reclaims(const ms_sched_t *s, int32_t cls)
@@ -212,6 +226,7 @@ bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v)
 {
     const ms__job_t *j;
     int32_t t;
+    int mi;
 
     if (v < 0 || v >= s->njobs || v == h->slot)
         return false;
@@ -225,14 +240,40 @@ bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v)
     if (h->ok != NULL && !h->ok(h->ok_ctx, v))
         return false;
     t = s->cls[j->cls].tenant;
-    if (j->priority >= h->prio && !(h->reclaim && t != h->tenant && j->priority <= h->prio))
+    mi = s->grp_mi[j->charge_grp];
+    /* reclaim by a per model guarantee: only on that model's GPUs */
+    if (j->priority >= h->prio &&
+        !(h->reclaim && t != h->tenant && j->priority <= h->prio &&
+          (h->rmodels == ~0u || (mi >= 0 && (h->rmodels >> mi & 1u)))))
         return false;
     if (t != h->tenant) {
         const ms__tenant_t *u = ms__tenant_c(s, t);
 
-        if (!ms__tenant_keeps(u, j->charge, j->charge_mem))
+        if (!ms__tenant_keeps(u, j->charge, j->charge_mem) || !ms__tenant_keeps_model(u, mi, j->charge))
             return false;
     }
+    return true;
+}
+
+/* Do tenant t's victims among v[0..n) (v[0] is one) leave it its per
+ * model guarantees, model by model? */
+static bool keeps_models(const ms_sched_t *s, int32_t t, const int32_t *v, int n)
+{
+    const ms__tenant_t *u = ms__tenant_c(s, t);
+    long take[MS__NMODELS] = { 0 };
+    int i, mi;
+
+    if (u->nmg == 0)
+        return true;
+    for (i = 0; i < n; i++) {
+        const ms__job_t *j = &s->jobs[v[i]];
+
+        if (s->cls[j->cls].tenant == t && (mi = s->grp_mi[j->charge_grp]) >= 0)
+            take[mi] += j->charge;
+    }
+    for (mi = 0; mi < MS__NMODELS; mi++)
+        if (take[mi] > 0 && !ms__tenant_keeps_model(u, mi, take[mi]))
+            return false;
     return true;
 }
 
@@ -256,7 +297,7 @@ bool ms__preempt_keeps(const ms_sched_t *s, const ms__phead_t *h, const int32_t 
                 take += s->jobs[victims[k]].charge;
                 take_mem += s->jobs[victims[k]].charge_mem;
             }
-        if (!ms__tenant_keeps(ms__tenant_c(s, t), take, take_mem))
+        if (!ms__tenant_keeps(ms__tenant_c(s, t), take, take_mem) || !keeps_models(s, t, victims + i, n - i))
             return false;
     }
     return true;
@@ -521,7 +562,8 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     h.tenant = c->tenant;
     h.gang = j->gang;
     h.now = now;
-    h.reclaim = reclaims(s, c);
+    h.rmodels = reclaim_models(s, c);
+    h.reclaim = h.rmodels != 0;
     if (!anyone(s, &h))
         return MS_OK;
     if (s->pf_head == slot && s->pf_stamp == s->stamp && now < s->pf_until &&
@@ -587,7 +629,8 @@ ms_status_t ms_sched_victims_for(ms_sched_t *s, const ms_sched_req_t *req, const
     h.prio = req->priority;
     h.tenant = c->tenant;
     h.now = now;
-    h.reclaim = reclaims(s, c);
+    h.rmodels = reclaim_models(s, c);
+    h.reclaim = h.rmodels != 0;
     h.ok = ok;
     h.ok_ctx = ctx;
     if (!anyone(s, &h))

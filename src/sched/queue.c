@@ -82,6 +82,7 @@ static void head_key(ms_sched_t *s, ms__cls_t *c)
         c->hseq = s->jobs[c->qhead].seq;
         c->hsubmit = s->jobs[c->qhead].submit_t;
         c->hdem = c->dem1 * s->jobs[c->qhead].gang;
+        c->hgang = s->jobs[c->qhead].gang;
         c->hmem = c->mem1 * (float)s->jobs[c->qhead].gang;
         c->hmemmin = c->memmin * (float)s->jobs[c->qhead].gang;
     }

@@ -135,6 +135,7 @@ typedef struct ms__cls {
     float memmin;                  /* memory GB of one instance, the least over
                                     * its candidate groups (a memory limit) */
     int32_t hdem;                  /* the head's: dem1 x its gang */
+    int16_t hgang;                 /* the head's gang (per model guarantees) */
     float hmem;                    /* the head's: mem1 x its gang */
     float hmemmin;                 /* the head's: memmin x its gang */
 } ms__cls_t;
@@ -190,6 +191,10 @@ typedef struct ms__tenant {
     int8_t ml[MS_TENANT_MAX_MODEL_LIMITS];
     long musage[MS__NMODELS];
     long mlim[MS__NMODELS];
+    /* per model guarantees (guarantee@MODEL; 0: none) and how many models
+     * have one: 0 is every fast path (tenant_model.c) */
+    long mguar[MS__NMODELS];
+    int nmg;
     /* its virtual time (tenant.c): the service its jobs were charged,
      * slice-seconds / weight, each job's estimate at its start, corrected
      * to what it ran at its end */
@@ -363,6 +368,9 @@ ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot);
 void ms__sched_job_release(ms_sched_t *s, int32_t slot);
 ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t *cls,
                               ms_diag_t *diag);
+/* Class c's candidate groups, best first (c->order, c->norder), from its
+ * profiles and tenant. */
+void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c);
 
 /* --- resolve.c ---------------------------------------------------------- */
 /* Check req and resolve it on every group: prof[k] its profile on group k
@@ -480,6 +488,33 @@ int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b);
 /* Per model limits: would d more compute slices on group gi take t over
  * the limit of gi's model (none: fine)? */
 bool ms__tenant_model_ok(const ms_sched_t *s, const ms__tenant_t *t, int gi, long d);
+
+/* --- tenant_model.c ----------------------------------------------------- */
+/* t's per model limits and guarantees (OUT mi: each entry's model index),
+ * checked before anything is written; diag's field names the entry
+ * (limit@MODEL, guarantee@MODEL). */
+ms_status_t ms__tenant_check_models(const ms_sched_tenant_t *t, int *mi, ms_diag_t *diag);
+/* Store t's entries (checked: mi) in r; true when the models with a
+ * guarantee changed (the classes' orders then follow: ms__tenant_reorder). */
+bool ms__tenant_set_models(ms__tenant_t *r, const ms_sched_tenant_t *t, const int *mi);
+/* Tenant k's classes: their candidate groups ordered again, with what
+ * follows from the order (demand, the head's figures). */
+void ms__tenant_reorder(ms_sched_t *s, int32_t k);
+/* Class c's candidate groups (built by jobs.c's order): those of models
+ * where its tenant has a per model guarantee first, the rest as they were. */
+void ms__tenant_prefer(const ms_sched_t *s, ms__cls_t *c);
+/* The models (bit per ms_models() index) on which c's head fits in its
+ * tenant's per model guarantee; 0 without one. */
+uint32_t ms__tenant_within_models(const ms_sched_t *s, const ms__cls_t *c);
+/* Is c's head within its tenant's guarantee: cluster-wide
+ * (ms__tenant_within) or on some model it can run on? */
+bool ms__tenant_within_cls(const ms_sched_t *s, const ms__cls_t *c);
+/* Does tenant t hold more than its guarantee on some model (with none
+ * declared there: anything)? Only meaningful with t->nmg > 0. */
+bool ms__tenant_over_models(const ms__tenant_t *t);
+/* Does tenant t keep its guarantee on model mi (< 0: no model) without
+ * take slices there? */
+bool ms__tenant_keeps_model(const ms__tenant_t *t, int mi, long take);
 /* Every tenant's usage and counts against its jobs (ms_sched_check). */
 ms_status_t ms__tenant_check(const ms_sched_t *s);
 
@@ -555,6 +590,8 @@ typedef struct ms__phead {
     int32_t tenant;
     int gang;                      /* GPUs it needs (1: one instance) */
     bool reclaim;
+    uint32_t rmodels;              /* reclaim's models (bit per ms_models()
+                                    * index; ~0u: any): preempt.c */
     double now;
     ms_sched_victim_ok_fn ok;      /* the caller's veto (NULL none) */
     void *ok_ctx;

@@ -128,51 +128,12 @@ static bool name_ok(const char *n)
     return true;
 }
 
-/* t's per model limits (OUT mi: each one's model index), before anything
- * is written; diag's field names the model (limit@MODEL). */
-static ms_status_t check_model_limits(const ms_sched_tenant_t *t, int *mi, ms_diag_t *diag)
-{
-    char field[64];
-    int i, k;
-
-    if (t->nmodel_limits < 0 || t->nmodel_limits > MS_TENANT_MAX_MODEL_LIMITS) {
-        ms_diag_set(diag, NULL, 0, "limit@MODEL", "tenant %s: at most %d per model limits",
-                    t->name, MS_TENANT_MAX_MODEL_LIMITS);
-        return MS_EINVAL;
-    }
-    for (i = 0; i < t->nmodel_limits; i++) {
-        const char *name = t->model_limits[i].model;
-        const ms_model_t *m = ms_model_find(name);
-        long l = t->model_limits[i].limit;
-
-        snprintf(field, sizeof(field), "limit@%.40s", name != NULL ? name : "");
-        if (m == NULL) {
-            ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: no such GPU model", t->name, field);
-            return MS_EINVAL;
-        }
-        if ((mi[i] = model_index(m)) < 0) {
-            ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: the model is past MS__NMODELS", t->name, field);
-            return MS_EINVAL;
-        }
-        if (l < 0 || l > 1000000000L) {
-            ms_diag_set(diag, NULL, 0, field, "tenant %s: %s must be 0..1e9 slices", t->name, field);
-            return MS_EINVAL;
-        }
-        for (k = 0; k < i; k++)
-            if (mi[k] == mi[i]) {
-                ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: model %s is limited twice", t->name,
-                            field, m->name);
-                return MS_EINVAL;
-            }
-    }
-    return MS_OK;
-}
-
 ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *idx,
                                 ms_diag_t *diag)
 {
     ms__tenant_t *r;
-    int k, mi[MS_TENANT_MAX_MODEL_LIMITS];
+    int k, k0, mi[MS_TENANT_MAX_MODEL_LIMITS];
+    bool reorder;
     ms_status_t st;
 
     if (t == NULL || !name_ok(t->name)) {
@@ -208,7 +169,7 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
                     "the mem-limit (%g GB)", t->name, t->mem_guarantee_gb, t->mem_limit_gb);
         return MS_EINVAL;
     }
-    if ((st = check_model_limits(t, mi, diag)) != MS_OK)
+    if ((st = ms__tenant_check_models(t, mi, diag)) != MS_OK)
         return st;
     k = ms_sched_tenant_find(s, t->name);
     if (k < 0) {
@@ -237,22 +198,20 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
         r->name = name;
     }
     r = ms__tenant(s, k);
+    k0 = k;
     r->weight = t->weight;
     r->guarantee = t->guarantee;
     r->limit = t->limit < 0 ? -1 : t->limit;
     r->mem_limit = t->mem_limit_gb;
     r->mem_guarantee = t->mem_guarantee_gb;
-    for (k = 0; k < MS__NMODELS; k++)
-        r->mlim[k] = -1;
-    for (r->nml = 0; r->nml < t->nmodel_limits; r->nml++) {
-        r->ml[r->nml] = (int8_t)mi[r->nml];
-        r->mlim[mi[r->nml]] = t->model_limits[r->nml].limit;
-    }
+    reorder = ms__tenant_set_models(r, t, mi);
     /* a raised limit may let a held-back class start: offer it again */
     r->dec_at = ++s->stamp;
+    if (reorder)   /* its classes try its guaranteed models first (or no more) */
+        ms__tenant_reorder(s, k0);
     s->ten_on = true;
     if (idx != NULL)
-        *idx = k;
+        *idx = k0;
     return MS_OK;
 }
 
@@ -294,6 +253,7 @@ ms_status_t ms_sched_tenant_info(const ms_sched_t *s, int idx, ms_sched_tenant_i
         out->model_limits[k].model = ms_models(NULL)[t->ml[k]].name;
         out->model_limits[k].limit = t->mlim[t->ml[k]];
         out->model_limits[k].usage = t->musage[t->ml[k]];
+        out->model_limits[k].guarantee = t->mguar[t->ml[k]];
     }
     return MS_OK;
 }
@@ -628,8 +588,11 @@ bool ms__tenant_within(const ms__tenant_t *t, long d, double mem)
 
 bool ms__tenant_over(const ms__tenant_t *t)
 {
-    return (slices_declared(t) && t->usage > t->guarantee) ||
-           (t->mem_guarantee > 0.0 && t->mem > t->mem_guarantee + 1e-6);
+    /* with per model guarantees it borrows only if over by both measures
+     * (within by either is within: ms__tenant_within_cls) */
+    return ((slices_declared(t) && t->usage > t->guarantee) ||
+            (t->mem_guarantee > 0.0 && t->mem > t->mem_guarantee + 1e-6)) &&
+           (t->nmg == 0 || ms__tenant_over_models(t));
 }
 
 bool ms__tenant_keeps(const ms__tenant_t *t, long take, double take_mem)
@@ -648,8 +611,8 @@ int ms__tenant_cmp(const ms_sched_t *s, const ms__cls_t *a, const ms__cls_t *b)
         return 0;   /* within a tenant: the usual order (priority, submission) */
     ta = ms__tenant_c(s, a->tenant);
     tb = ms__tenant_c(s, b->tenant);
-    ga = ms__tenant_within(ta, a->hdem, a->hmem);
-    gb = ms__tenant_within(tb, b->hdem, b->hmem);
+    ga = ms__tenant_within_cls(s, a);
+    gb = ms__tenant_within_cls(s, b);
     if (ga != gb)
         return ga ? -1 : 1;
     if (ga)
@@ -691,7 +654,7 @@ ms_status_t ms__tenant_check(const ms_sched_t *s)
     for (t = 0; t < s->nten; t++) {
         const ms__tenant_t *r = ms__tenant_c(s, t);
         long usage = 0, running = 0, waiting = 0, mu[MS__NMODELS] = { 0 };
-        int m;
+        int m, nmg;
 
         for (i = 0; i < s->njobs; i++) {
             const ms__job_t *j = &s->jobs[i];
@@ -717,8 +680,13 @@ ms_status_t ms__tenant_check(const ms_sched_t *s)
             if (mu[m] != r->musage[m])
                 return MS_ESTATE;
         for (m = 0; m < r->nml; m++)
-            if (r->ml[m] < 0 || r->ml[m] >= MS__NMODELS || r->mlim[r->ml[m]] < 0)
+            if (r->ml[m] < 0 || r->ml[m] >= MS__NMODELS ||
+                (r->mlim[r->ml[m]] < 0 && r->mguar[r->ml[m]] <= 0))
                 return MS_ESTATE;
+        for (m = 0, nmg = 0; m < MS__NMODELS; m++)
+            nmg += r->mguar[m] > 0;
+        if (nmg != r->nmg)
+            return MS_ESTATE;
     }
     return MS_OK;
 }

@@ -44,7 +44,7 @@ static void usage(FILE *f)
             "                         placed on it until it answers a probe (default 3), 1..1000\n"
             "  --token-file FILE      require 'Authorization: Bearer TOKEN' on POST/DELETE (SIGHUP reloads)\n"
             "  --tenant NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB][,limit@MODEL=S]\n"
-            "                         declare a tenant, repeatable (docs/tenants.md; SIGHUP reloads)\n"
+            "         [,guarantee@MODEL=S]  declare a tenant, repeatable (docs/tenants.md; SIGHUP reloads)\n"
             "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
             "  --max-body BYTES       request bodies at most (default 65536)\n"
             "  --max-conns N          connections at most (default 256)\n"

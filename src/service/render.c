@@ -215,8 +215,9 @@ static void hist(buf_t *b, const char *name, const char *help, const svc_hist_t 
     hist_samples(b, name, "", h);
 }
 
-/* Per tenant and limited GPU model (limit@MODEL): the limit and the usage
- * on that model; a tenant without such a limit has neither series. */
+/* Per tenant and GPU model with a limit@MODEL or guarantee@MODEL: the
+ * limit, the guarantee (each only where declared) and the usage on that
+ * model; a tenant without either has none of the series. */
 static void tenant_model_metrics(buf_t *b, const ms_sched_tenant_info_t *ti, int k)
 {
     int i, m;
@@ -226,10 +227,19 @@ static void tenant_model_metrics(buf_t *b, const ms_sched_tenant_info_t *ti, int
            "# TYPE migsched_tenant_limit_model_slices gauge\n");
     for (i = 0; i < k; i++)
         for (m = 0; m < ti[i].nmodel_limits; m++)
-            put(b, "migsched_tenant_limit_model_slices{tenant=\"%s\",model=\"%s\"} %ld\n", ti[i].name,
-                ti[i].model_limits[m].model, ti[i].model_limits[m].limit);
+            if (ti[i].model_limits[m].limit >= 0)
+                put(b, "migsched_tenant_limit_model_slices{tenant=\"%s\",model=\"%s\"} %ld\n", ti[i].name,
+                    ti[i].model_limits[m].model, ti[i].model_limits[m].limit);
+    put(b, "# HELP migsched_tenant_guarantee_model_slices Compute slices guaranteed to a tenant on GPUs "
+           "of one model (guarantee@MODEL; absent: no such guarantee).\n"
+           "# TYPE migsched_tenant_guarantee_model_slices gauge\n");
+    for (i = 0; i < k; i++)
+        for (m = 0; m < ti[i].nmodel_limits; m++)
+            if (ti[i].model_limits[m].guarantee > 0)
+                put(b, "migsched_tenant_guarantee_model_slices{tenant=\"%s\",model=\"%s\"} %ld\n",
+                    ti[i].name, ti[i].model_limits[m].model, ti[i].model_limits[m].guarantee);
     put(b, "# HELP migsched_tenant_usage_model_slices Compute slices a tenant's live jobs hold on GPUs "
-           "of a model it has a limit@MODEL for.\n"
+           "of a model it has a limit@MODEL or guarantee@MODEL for.\n"
            "# TYPE migsched_tenant_usage_model_slices gauge\n");
     for (i = 0; i < k; i++)
         for (m = 0; m < ti[i].nmodel_limits; m++)

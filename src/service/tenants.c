@@ -76,7 +76,7 @@ int svc_tenants_apply(svc_t *d, const ms_sim_tenants_t *ts, char *why, size_t le
 
 int svc_tenant_keep(svc_t *d, const char *name)
 {
-    ms_sched_tenant_t t = { name, 1.0, 0, -1, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
+    ms_sched_tenant_t t = { name, 1.0, 0, -1, 0.0, 0.0, 0, { { NULL, 0, 0, 0 } } };
     ms_diag_t diag;
     ms_status_t st;
 
@@ -110,11 +110,18 @@ json_t *svc_tenants_json(svc_t *d)
 
         if (ms_sched_tenant_info(d->sched, i, &info) != MS_OK || (bym = json_object()) == NULL)
             continue;
-        /* limit@MODEL, by model: {} when it has none */
-        for (k = 0; k < info.nmodel_limits; k++)
-            json_object_set_new(bym, info.model_limits[k].model,
-                                json_pack("{s:I,s:I}", "limit_slices", (json_int_t)info.model_limits[k].limit,
-                                          "usage_slices", (json_int_t)info.model_limits[k].usage));
+        /* limit@MODEL and guarantee@MODEL, by model: {} when it has none;
+         * a model with a guarantee and no limit has limit null, one with a
+         * limit alone guarantee 0 (as the cluster-wide figures) */
+        for (k = 0; k < info.nmodel_limits; k++) {
+            const ms_sched_tenant_model_limit_t *e = &info.model_limits[k];
+
+            json_object_set_new(bym, e->model,
+                                json_pack("{s:o,s:I,s:I}", "limit_slices",
+                                          e->limit >= 0 ? json_integer(e->limit) : json_null(),
+                                          "guarantee_slices", (json_int_t)e->guarantee, "usage_slices",
+                                          (json_int_t)e->usage));
+        }
         json_array_append_new(
             a, json_pack("{s:s,s:b,s:f,s:I,s:o,s:o,s:o,s:I,s:f,s:f,s:I,s:I,s:o}", "name", info.name, "declared",
                          svc_tenant_declared(d, info.name), "weight", info.weight, "guarantee_slices",

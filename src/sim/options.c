@@ -153,9 +153,9 @@ static const row_t ROWS[] = {
       Q(tenant_half_life_s), 0, false, NULL },
     { { "tenant", SIM, MS_OPT_TENANT, "T", 0, 0, false, NULL, "none: one tenant",
         "declare a tenant, repeatable (docs/tenants.md): "
-        "NAME[:weight=W][,guarantee=S][,limit=S] [,mem-limit=GB][,mem-guarantee=GB] [,limit@MODEL=S]..., "
-        "S in compute slices (limit@MODEL: on GPUs of that model, at most 8 models); migschedd takes the "
-        "same as its own --tenant and `tenant =`" },
+        "NAME[:weight=W][,guarantee=S][,limit=S] [,mem-limit=GB][,mem-guarantee=GB] [,limit@MODEL=S]"
+        "[,guarantee@MODEL=S]..., S in compute slices (@MODEL: on GPUs of that model, at most 8 models, "
+        "guarantee@MODEL at most limit@MODEL); migschedd takes the same as its own --tenant and `tenant =`" },
       S(tenants), 0, false, NULL },
 };
 
@@ -350,14 +350,17 @@ typedef union value {
     ms_sim_tenant_t t;
 } value_t;
 
-/* limit@MODEL=S: the key's model (mlen bytes at model) and its value num,
- * one more of t's per model limits. */
-static ms_status_t parse_model_limit(const ms_opt_t *o, const char *v, const char *model,
-                                     size_t mlen, const char *num, ms_sim_tenant_t *t,
-                                     ms_diag_t *diag)
+/* limit@MODEL=S or guarantee@MODEL=S (what: "limit" or "guarantee"): the
+ * key's model (mlen bytes at model) and its value num, into t's entry for
+ * that model (one entry per model holds both; a guarantee alone has no
+ * limit, -1). */
+static ms_status_t parse_model_quota(const ms_opt_t *o, const char *v, const char *what,
+                                     const char *model, size_t mlen, const char *num,
+                                     ms_sim_tenant_t *t, ms_diag_t *diag)
 {
     char name[48];
     const ms_model_t *m = NULL;
+    bool guar = what[0] == 'g';
     int64_t iv = 0;
     int k;
 
@@ -367,33 +370,62 @@ static ms_status_t parse_model_limit(const ms_opt_t *o, const char *v, const cha
         m = ms_model_find(name);
     }
     if (m == NULL) {
-        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%.*s: no such GPU model", v,
-                    (int)(mlen < 40 ? mlen : 40),
-                    model);
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': %s@%.*s: no such GPU model", v, what,
+                    (int)(mlen < 40 ? mlen : 40), model);
         return MS_ERANGE;
     }
-    if (ms_number_int(num, 0, 1000000000, &iv) != MS_OK) {
-        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%s must be a whole number of compute slices "
-                    "in 0..1e9", v, name);
+    /* a per model guarantee of 0 is none: say so rather than keep an
+     * entry that declares nothing */
+    if (ms_number_int(num, guar ? 1 : 0, 1000000000, &iv) != MS_OK) {
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': %s@%s must be a whole number of compute slices "
+                    "in %s..1e9", v, what, name, guar ? "1" : "0");
         return MS_ERANGE;
     }
-    for (k = 0; k < t->nmodel_limits; k++)
-        if (strcmp(t->model_limits[k].model, m->name) == 0) {
-            ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%s: model %s is limited twice", v, name,
-                        m->name);
-            return MS_ERANGE;
-        }
-    if (t->nmodel_limits == MS_TENANT_MAX_MODEL_LIMITS) {
-        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': limit@%s: at most %d per model limits", v, name,
-                    MS_TENANT_MAX_MODEL_LIMITS);
+    for (k = 0; k < t->nmodel_limits && strcmp(t->model_limits[k].model, m->name) != 0; k++)
+        ;
+    if (k < t->nmodel_limits && (guar ? t->model_limits[k].guarantee > 0 : t->model_limits[k].limit >= 0)) {
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': %s@%s: model %s is %s twice", v, what, name, m->name,
+                    guar ? "guaranteed" : "limited");
         return MS_ERANGE;
     }
-    t->model_limits[t->nmodel_limits].model = m->name;   /* static */
-    t->model_limits[t->nmodel_limits++].limit = (long)iv;
+    if (k == MS_TENANT_MAX_MODEL_LIMITS) {
+        ms_diag_set(diag, NULL, 0, o->name, "'%.60s': %s@%s: at most %d models with a per model limit "
+                    "or guarantee", v, what, name, MS_TENANT_MAX_MODEL_LIMITS);
+        return MS_ERANGE;
+    }
+    if (k == t->nmodel_limits) {
+        t->model_limits[k].model = m->name;   /* static */
+        t->model_limits[k].limit = -1;
+        t->model_limits[k].guarantee = 0;
+        t->nmodel_limits++;
+    }
+    if (guar)
+        t->model_limits[k].guarantee = (long)iv;
+    else
+        t->model_limits[k].limit = (long)iv;
     return MS_OK;
 }
 
-/* NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB][,limit@MODEL=S]...
+/* Every model's guarantee@MODEL is at most its limit@MODEL. */
+static ms_status_t check_model_quotas(const ms_opt_t *o, const char *v, const ms_sim_tenant_t *t,
+                                      ms_diag_t *diag)
+{
+    int k;
+
+    for (k = 0; k < t->nmodel_limits; k++) {
+        const ms_sched_tenant_model_limit_t *e = &t->model_limits[k];
+
+        if (e->limit >= 0 && e->guarantee > e->limit) {
+            ms_diag_set(diag, NULL, 0, o->name, "'%.60s': guarantee@%s (%ld) above limit@%s (%ld)", v,
+                        e->model, e->guarantee, e->model, e->limit);
+            return MS_ERANGE;
+        }
+    }
+    return MS_OK;
+}
+
+/* NAME[:weight=W][,guarantee=S][,limit=S][,mem-limit=GB][,mem-guarantee=GB][,limit@MODEL=S]
+ * [,guarantee@MODEL=S]...
  * (sched.h's rules for each). */
 static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_t *t,
                                 ms_diag_t *diag)
@@ -470,11 +502,14 @@ static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_
             }
             t->mem_guarantee_gb = dv;
         } else if (klen >= 6 && strncmp(p, "limit@", 6) == 0) {
-            if ((st = parse_model_limit(o, v, p + 6, klen - 6, num, t, diag)) != MS_OK)
+            if ((st = parse_model_quota(o, v, "limit", p + 6, klen - 6, num, t, diag)) != MS_OK)
+                return st;
+        } else if (klen >= 10 && strncmp(p, "guarantee@", 10) == 0) {
+            if ((st = parse_model_quota(o, v, "guarantee", p + 10, klen - 10, num, t, diag)) != MS_OK)
                 return st;
         } else {
             ms_diag_set(diag, NULL, 0, o->name, "'%.60s': unknown key '%.*s' (weight, guarantee, "
-                        "limit, mem-limit, mem-guarantee, limit@MODEL)", v, (int)klen, p);
+                        "limit, mem-limit, mem-guarantee, limit@MODEL, guarantee@MODEL)", v, (int)klen, p);
             return MS_ERANGE;
         }
         p = comma != NULL ? comma + 1 : NULL;
@@ -487,7 +522,7 @@ static ms_status_t parse_tenant(const ms_opt_t *o, const char *v, ms_sim_tenant_
         ms_diag_set(diag, NULL, 0, o->name, "'%.60s': mem-guarantee above the mem-limit", v);
         return MS_ERANGE;
     }
-    return MS_OK;
+    return check_model_quotas(o, v, t, diag);
 }
 
 static ms_status_t bad(ms_diag_t *diag, const ms_opt_t *o, const char *v, const char *why,

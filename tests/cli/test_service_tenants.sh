@@ -8,7 +8,8 @@
 # applies, a bad one keeps the old set), a restart keeps each job's tenant,
 # a store of schema 1 is migrated, a memory limit (mem-limit) holds
 # (with a memory guarantee, mem-guarantee, shown beside it), and so does a
-# per model limit (limit@MODEL), reloaded by SIGHUP.
+# per model limit (limit@MODEL), reloaded by SIGHUP; a per model guarantee
+# (guarantee@MODEL) from the file is shown by /v1/tenants and /metrics.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/service/lib.sh
@@ -246,7 +247,8 @@ wait_for is p3 running || fail "p3 is $(state p3)"
 wait_for is q1 running || fail "q1 is $(state q1)"
 [ "$(state p1)" = queued ] || fail "p1 is $(state p1) over modT's 3 slices on A100-40GB"
 tenants | jq -e '(.tenants[] | select(.name == "modT") | .limits_by_model ==
-        {"A100-40GB": {"limit_slices": 3, "usage_slices": 3}, "H100-80GB": {"limit_slices": 7, "usage_slices": 0}})
+        {"A100-40GB": {"limit_slices": 3, "guarantee_slices": 0, "usage_slices": 3},
+         "H100-80GB": {"limit_slices": 7, "guarantee_slices": 0, "usage_slices": 0}})
     and (.tenants[] | select(.name == "other") | .limits_by_model == {})' >/dev/null ||
     fail "limits_by_model: $(tenants)"
 curl -sf "$B/metrics" > "$SVC_TMP/metrics5"
@@ -263,6 +265,41 @@ wait_for grep -q '"SIGHUP: tenants reloaded"' "$SVC_TMP/log5" || fail "no reload
 wait_for is p1 running || fail "p1 did not run once the limit was 4: $(state p1)"
 [ "$(tenants | jq '.tenants[] | select(.name == "modT") | .limits_by_model["A100-40GB"].usage_slices')" = 4 ] ||
     fail "usage after the reload: $(tenants)"
+svc_stop
+
+# --- a per model guarantee (guarantee@MODEL=S), from the config file:
+# /v1/tenants shows it in limits_by_model (limit null where only a
+# guarantee is declared), /metrics has its series; bad values exit 2
+# naming the field ---------------------------------------------------------
+bad "--tenant: 't1:guarantee@A100=4,limit@A100-40GB=2': guarantee@A100-40GB (4) above limit@A100-40GB (2)" \
+    --tenant t1:guarantee@A100=4,limit@A100-40GB=2
+printf 'tenant = t1:guarantee@A100-40GB=0\n' > "$SVC_TMP/bad6.conf"
+bad "bad6.conf:1: tenant: 't1:guarantee@A100-40GB=0': guarantee@A100-40GB must be a whole number of compute slices in 1..1e9" \
+    --config "$SVC_TMP/bad6.conf"
+bad "--tenant: 't1:guarantee@Z100=3': guarantee@Z100: no such GPU model" --tenant t1:guarantee@Z100=3
+bad "--tenant: 't1:guarantee@A30=1,guarantee@A30=2': guarantee@A30: model A30 is guaranteed twice" \
+    --tenant t1:guarantee@A30=1,guarantee@A30=2
+conf6=$SVC_TMP/mguar.conf
+printf 'tenant = gT:guarantee@A100-40GB=3,limit@A100-40GB=5\ntenant = gU:guarantee@H100-80GB=7\n' > "$conf6"
+svc_start "$SVC_TMP/log6" --state-dir "$SVC_TMP/s6" --node a=1xA100-40GB --config "$conf6"
+[ "$(post '{"id":"m3","profile":"3g","tenant":"gT","duration_s":3600}')" = 201 ] || fail "m3"
+wait_for is m3 running || fail "m3 is $(state m3)"
+tenants | jq -e '(.tenants[] | select(.name == "gT") | .limits_by_model ==
+        {"A100-40GB": {"limit_slices": 5, "guarantee_slices": 3, "usage_slices": 3}})
+    and (.tenants[] | select(.name == "gU") | .limits_by_model ==
+        {"H100-80GB": {"limit_slices": null, "guarantee_slices": 7, "usage_slices": 0}})' >/dev/null ||
+    fail "limits_by_model with guarantees: $(tenants)"
+curl -sf "$B/metrics" > "$SVC_TMP/metrics6"
+grep -qx 'migsched_tenant_guarantee_model_slices{tenant="gT",model="A100-40GB"} 3' "$SVC_TMP/metrics6" ||
+    fail "no per model guarantee series"
+grep -qx 'migsched_tenant_guarantee_model_slices{tenant="gU",model="H100-80GB"} 7' "$SVC_TMP/metrics6" ||
+    fail "no gU guarantee series"
+grep -q 'migsched_tenant_limit_model_slices{tenant="gU"' "$SVC_TMP/metrics6" && fail "gU has a limit series"
+grep -qx 'migsched_tenant_usage_model_slices{tenant="gU",model="H100-80GB"} 0' "$SVC_TMP/metrics6" ||
+    fail "no gU usage series"
+if command -v promtool >/dev/null; then
+    promtool check metrics < "$SVC_TMP/metrics6" || fail "promtool check metrics (per model guarantee)"
+fi
 svc_stop
 
 [ -z "$skipped" ] || { echo "skip: $skipped"; exit 77; }

@@ -139,7 +139,7 @@ static void env_free(env_t *e)
 
 static void tenant(env_t *e, const char *name, long g)
 {
-    ms_sched_tenant_t t = { name, 1.0, g, -1, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
+    ms_sched_tenant_t t = { name, 1.0, g, -1, 0.0, 0.0, 0, { { NULL, 0, 0, 0 } } };
     ms_diag_t dg;
 
     ms_diag_clear(&dg);

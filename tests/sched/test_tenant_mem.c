@@ -60,7 +60,7 @@ static void env_free(env_t *e)
 
 static ms_status_t tenant(env_t *e, const char *name, double mem_limit, ms_diag_t *dg)
 {
-    ms_sched_tenant_t t = { name, 1.0, 0, -1, mem_limit, 0.0, 0, { { NULL, 0, 0 } } };
+    ms_sched_tenant_t t = { name, 1.0, 0, -1, mem_limit, 0.0, 0, { { NULL, 0, 0, 0 } } };
 
     ms_diag_clear(dg);
     return ms_sched_tenant_set(e->w.s, &t, NULL, dg);
@@ -68,20 +68,7 @@ static ms_status_t tenant(env_t *e, const char *name, double mem_limit, ms_diag_
 
 static int32_t submit(env_t *e, const char *prof, const char *ten, double now)
 {
-    ms_sched_req_t r;
-    ms_diag_t dg;
-    int32_t slot = -1;
-
-    memset(&r, 0, sizeof(r));
-    r.profile = prof;
-    r.tenant = ten;
-    r.estimate_s = 100.0;
-    r.duration_s = 100.0;
-    ms_diag_clear(&dg);
-    if (ms_sched_submit(e->w.s, &r, now, &slot, &dg) != MS_OK)
-        fail_msg("submit %s: %s", prof, dg.msg);
-    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-    return slot;
+    return world_submit(e->w.s, prof, ten, NULL, 0, 100.0, now);
 }
 
 static ms_job_state_t job_state(const env_t *e, int32_t slot)

@@ -144,7 +144,7 @@ static void env_free(env_t *e)
 static ms_status_t tenant(env_t *e, const char *name, long g, double mem_limit, double mem_g,
                           ms_diag_t *dg)
 {
-    ms_sched_tenant_t t = { name, 1.0, g, -1, mem_limit, mem_g, 0, { { NULL, 0, 0 } } };
+    ms_sched_tenant_t t = { name, 1.0, g, -1, mem_limit, mem_g, 0, { { NULL, 0, 0, 0 } } };
 
     ms_diag_clear(dg);
     return ms_sched_tenant_set(e->w.s, &t, NULL, dg);
@@ -161,43 +161,20 @@ static void tenant_ok(env_t *e, const char *name, long g, double mem_g)
 static int32_t submit(env_t *e, const char *prof, const char *ten, int tk, int prio, double dur,
                       double now)
 {
-    ms_sched_req_t r;
-    ms_diag_t dg;
     int32_t slot = ms_sched_next_slot(e->w.s);
 
     assert_true(slot >= 0 && slot < MAXJ);
     e->dur[slot] = dur;
     e->prio[slot] = prio;
     e->ten[slot] = tk;
-    memset(&r, 0, sizeof(r));
-    r.profile = prof;
-    r.tenant = ten;
-    r.priority = prio;
-    r.estimate_s = dur;
-    r.duration_s = dur;
-    ms_diag_clear(&dg);
-    if (ms_sched_submit(e->w.s, &r, now, &slot, &dg) != MS_OK)
-        fail_msg("submit %s: %s", prof, dg.msg);
-    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-    return slot;
+    return world_submit(e->w.s, prof, ten, NULL, prio, dur, now);
 }
 
 static void finish(env_t *e, int32_t slot, double now)
 {
-    e->finishing = slot;
     e->done[slot] = true;
     e->end[slot] = INFINITY;
-    assert_int_equal(ms_sched_finished(e->w.s, slot, now), MS_OK);
-    e->finishing = -1;
-    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-}
-
-static ms_job_state_t job_state(const env_t *e, int32_t slot)
-{
-    ms_sched_job_info_t in;
-
-    assert_int_equal(ms_sched_job(e->w.s, slot, &in), MS_OK);
-    return in.state;
+    world_finish(e->w.s, slot, now, &e->finishing);
 }
 
 /* --- by hand ------------------------------------------------------------ */
@@ -219,20 +196,20 @@ static void tier_case(double a_mem_g, bool *a1_first, bool *b1_before_a2)
     finish(&e, y, 1000.0);
     bx = submit(&e, "7g.40gb", "B", 1, 0, 100.0, 1000.0);
     by = submit(&e, "7g.40gb", "B", 1, 0, 100.0, 1000.0);
-    assert_int_equal(job_state(&e, by), MS_JOB_RUNNING);
+    assert_int_equal(world_job_state(e.w.s, by), MS_JOB_RUNNING);
     a1 = submit(&e, "4g.20gb", "A", 0, 0, 100.0, 1001.0);
     b1 = submit(&e, "4g.20gb", "B", 1, 0, 100.0, 1002.0);
-    assert_int_equal(job_state(&e, a1), MS_JOB_QUEUED);
-    assert_int_equal(job_state(&e, b1), MS_JOB_QUEUED);
+    assert_int_equal(world_job_state(e.w.s, a1), MS_JOB_QUEUED);
+    assert_int_equal(world_job_state(e.w.s, b1), MS_JOB_QUEUED);
     finish(&e, bx, 1100.0);
-    *a1_first = job_state(&e, a1) == MS_JOB_RUNNING;
-    assert_true(*a1_first != (job_state(&e, b1) == MS_JOB_RUNNING));
+    *a1_first = world_job_state(e.w.s, a1) == MS_JOB_RUNNING;
+    assert_true(*a1_first != (world_job_state(e.w.s, b1) == MS_JOB_RUNNING));
     /* the second 4g of the tenant that started: it would borrow */
     a2 = submit(&e, "4g.20gb", "A", 0, 0, 100.0, 1101.0);
     finish(&e, by, 1200.0);
     if (*a1_first) {
-        *b1_before_a2 = job_state(&e, b1) == MS_JOB_RUNNING;
-        assert_true(*b1_before_a2 != (job_state(&e, a2) == MS_JOB_RUNNING));
+        *b1_before_a2 = world_job_state(e.w.s, b1) == MS_JOB_RUNNING;
+        assert_true(*b1_before_a2 != (world_job_state(e.w.s, a2) == MS_JOB_RUNNING));
     }
     env_free(&e);
 }
@@ -268,8 +245,8 @@ static void test_reclaim(void **state)
         tenant_ok(&e, "B", 0, 0.0);
         b7 = submit(&e, "7g.40gb", "B", 1, 0, 1000.0, 0.0);
         a3 = submit(&e, "3g.20gb", "A", 0, 0, 100.0, 10.0);
-        assert_int_equal(job_state(&e, a3), pass ? MS_JOB_RUNNING : MS_JOB_QUEUED);
-        assert_int_equal(job_state(&e, b7), pass ? MS_JOB_QUEUED : MS_JOB_RUNNING);
+        assert_int_equal(world_job_state(e.w.s, a3), pass ? MS_JOB_RUNNING : MS_JOB_QUEUED);
+        assert_int_equal(world_job_state(e.w.s, b7), pass ? MS_JOB_QUEUED : MS_JOB_RUNNING);
         ms_sched_stats(e.w.s, &st);
         assert_int_equal(st.preemptions, pass);
         assert_int_equal(e.bad, 0);
@@ -285,18 +262,18 @@ static void test_reclaim(void **state)
         tenant_ok(&e, "B", 0, pass ? 0.0 : 20.0);
         b3a = submit(&e, "3g.20gb", "B", 1, 0, 1000.0, 0.0);
         b3b = submit(&e, "3g.20gb", "B", 1, 0, 1000.0, 0.0);
-        assert_int_equal(job_state(&e, b3b), MS_JOB_RUNNING);
+        assert_int_equal(world_job_state(e.w.s, b3b), MS_JOB_RUNNING);
         a3 = submit(&e, "3g.20gb", "A", 0, 0, 100.0, 10.0);
-        assert_int_equal(job_state(&e, a3), MS_JOB_RUNNING);
-        assert_true((job_state(&e, b3a) == MS_JOB_QUEUED) != (job_state(&e, b3b) == MS_JOB_QUEUED));
+        assert_int_equal(world_job_state(e.w.s, a3), MS_JOB_RUNNING);
+        assert_true((world_job_state(e.w.s, b3a) == MS_JOB_QUEUED) != (world_job_state(e.w.s, b3b) == MS_JOB_QUEUED));
         a3b = submit(&e, "3g.20gb", "A", 0, 0, 100.0, 20.0);
         ms_sched_stats(e.w.s, &st);
         if (pass == 0) {
-            assert_int_equal(job_state(&e, a3b), MS_JOB_QUEUED);
+            assert_int_equal(world_job_state(e.w.s, a3b), MS_JOB_QUEUED);
             assert_int_equal(st.preemptions, 1);
             assert_int_equal(e.bad, 0);
         } else {
-            assert_int_equal(job_state(&e, a3b), MS_JOB_RUNNING);
+            assert_int_equal(world_job_state(e.w.s, a3b), MS_JOB_RUNNING);
             assert_int_equal(st.preemptions, 2);
         }
         env_free(&e);
@@ -313,9 +290,9 @@ static void test_reclaim(void **state)
         b1g = submit(&e, "1g.5gb", "B", 1, 0, 1000.0, 0.0);
         a3 = submit(&e, "4g.20gb", "A", 0, 0, 100.0, 10.0);
         ms_sched_stats(e.w.s, &st);
-        assert_int_equal(job_state(&e, a3), pass ? MS_JOB_RUNNING : MS_JOB_QUEUED);
-        assert_int_equal(job_state(&e, b4), pass ? MS_JOB_QUEUED : MS_JOB_RUNNING);
-        assert_int_equal(job_state(&e, b1g), MS_JOB_RUNNING);
+        assert_int_equal(world_job_state(e.w.s, a3), pass ? MS_JOB_RUNNING : MS_JOB_QUEUED);
+        assert_int_equal(world_job_state(e.w.s, b4), pass ? MS_JOB_QUEUED : MS_JOB_RUNNING);
+        assert_int_equal(world_job_state(e.w.s, b1g), MS_JOB_RUNNING);
         assert_int_equal(st.preemptions, pass);
         env_free(&e);
     }

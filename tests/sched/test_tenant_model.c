@@ -10,7 +10,8 @@
  *     reported (ms_sched_tenant_check) naming limit@H100-80GB;
  *   - validation: an unknown model, -1, 2e9, a model twice (by an alias
  *     too), more than 8 refused naming the model; info reports limits and
- *     usage; the option parses and refuses alike;
+ *     usage; the option parses and refuses alike (guarantee@MODEL's
+ *     refusals too: one parser, test_tenant_mguar.c has the rest);
  *   - properties over random workloads on 2xA100-40GB + 2xH100-80GB with
  *     random per model limits: ms_sched_check (the usage per model by a
  *     scan) holds after every call, each tenant's usage on each limited
@@ -63,21 +64,17 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 static void env_make(env_t *e, int per_node)
 {
     ms_sched_cfg_t cfg;
-    char a[64], h[64];
-    const char *nodes[2] = { a, h };
     int i;
 
     memset(e, 0, sizeof(*e));
     e->plans = 1469598103934665603ULL;
     for (i = 0; i < MAXJ; i++)
         e->end[i] = INFINITY;
-    snprintf(a, sizeof(a), "a=%dxA100-40GB", per_node);
-    snprintf(h, sizeof(h), "h=%dxH100-80GB", per_node);
     ms_sched_cfg_defaults(&cfg);
     cfg.policy = ms_policy_find("fa+");
     cfg.exec.ctx = e;
     cfg.exec.plan = on_plan;
-    world_make_cfg(&e->w, &cfg, nodes, 2);
+    world_make_a100_h100(&e->w, &cfg, per_node);
 }
 
 static void env_free(env_t *e)
@@ -121,17 +118,11 @@ static ms_sched_req_t req_of(const char *prof, const char *ten, const char *mode
 static int32_t submit(env_t *e, const char *prof, const char *ten, const char *model, double dur,
                       double now)
 {
-    ms_sched_req_t r = req_of(prof, ten, model, dur);
-    ms_diag_t dg;
     int32_t slot = ms_sched_next_slot(e->w.s);
 
     assert_true(slot >= 0 && slot < MAXJ);
     e->dur[slot] = dur;
-    ms_diag_clear(&dg);
-    if (ms_sched_submit(e->w.s, &r, now, &slot, &dg) != MS_OK)
-        fail_msg("submit %s: %s", prof, dg.msg);
-    assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-    return slot;
+    return world_submit(e->w.s, prof, ten, model, 0, dur, now);
 }
 
 static void finish(env_t *e, int32_t slot, double now)
@@ -140,27 +131,6 @@ static void finish(env_t *e, int32_t slot, double now)
     e->end[slot] = INFINITY;
     assert_int_equal(ms_sched_finished(e->w.s, slot, now), MS_OK);
     assert_int_equal(ms_sched_check(e->w.s), MS_OK);
-}
-
-static ms_job_state_t job_state(const env_t *e, int32_t slot)
-{
-    ms_sched_job_info_t in;
-
-    assert_int_equal(ms_sched_job(e->w.s, slot, &in), MS_OK);
-    return in.state;
-}
-
-/* The model of the GPU slot runs on ("" if it holds none). */
-static const char *job_model(const env_t *e, int32_t slot)
-{
-    ms_sched_job_info_t in;
-    const ms_geom_t *g = NULL;
-
-    assert_int_equal(ms_sched_job(e->w.s, slot, &in), MS_OK);
-    if (in.ninst == 0)
-        return "";
-    assert_non_null(ms_sched_gpu(e->w.s, in.inst[0].gpu, &g));
-    return ms_geom_model(g)->name;
 }
 
 /* Tenant name's usage on model by info ( -1: no limit on it). */
@@ -195,42 +165,42 @@ static void test_by_hand(void **state)
      * to its H100 limit */
     o1 = submit(&e, "4g", "O", "A100-40GB", 1000.0, 0.0);
     j1 = submit(&e, "3g", "T", "H100-80GB", 1000.0, 1.0);
-    assert_int_equal(job_state(&e, j1), MS_JOB_RUNNING);
-    assert_string_equal(job_model(&e, j1), "H100-80GB");
+    assert_int_equal(world_job_state(e.w.s, j1), MS_JOB_RUNNING);
+    assert_string_equal(world_job_model(e.w.s, j1), "H100-80GB");
     assert_int_equal(info_usage(&e, "T", "H100-80GB"), 3);
     /* T's next 3g, any model: the H100 has room (4 slices), T's limit
      * keeps it off; it goes on the A100 */
     j2 = submit(&e, "3g", "T", NULL, 1000.0, 2.0);
-    assert_int_equal(job_state(&e, j2), MS_JOB_RUNNING);
-    assert_string_equal(job_model(&e, j2), "A100-40GB");
+    assert_int_equal(world_job_state(e.w.s, j2), MS_JOB_RUNNING);
+    assert_string_equal(world_job_model(e.w.s, j2), "A100-40GB");
     assert_int_equal(info_usage(&e, "T", "H100-80GB"), 3);
     /* the A100 is full: T's 1g waits, and O's 1g behind it starts on the H100 */
     j3 = submit(&e, "1g", "T", NULL, 1000.0, 3.0);
-    assert_int_equal(job_state(&e, j3), MS_JOB_QUEUED);
+    assert_int_equal(world_job_state(e.w.s, j3), MS_JOB_QUEUED);
     o2 = submit(&e, "1g", "O", NULL, 1000.0, 4.0);
-    assert_int_equal(job_state(&e, o2), MS_JOB_RUNNING);
-    assert_string_equal(job_model(&e, o2), "H100-80GB");
+    assert_int_equal(world_job_state(e.w.s, o2), MS_JOB_RUNNING);
+    assert_string_equal(world_job_model(e.w.s, o2), "H100-80GB");
     r = req_of("1g", "T", NULL, 1000.0);   /* it waits for room on the A100 */
     assert_false(ms_sched_tenant_holds(e.w.s, &r));
     /* constrained to H100: waits while T is at its limit there, for its tenant */
     j4 = submit(&e, "3g", "T", "H100-80GB", 1000.0, 5.0);
-    assert_int_equal(job_state(&e, j4), MS_JOB_QUEUED);
+    assert_int_equal(world_job_state(e.w.s, j4), MS_JOB_QUEUED);
     r = req_of("3g", "T", "H100-80GB", 1000.0);
     assert_true(ms_sched_tenant_holds(e.w.s, &r));
     /* T's A100 job ends: its 1g goes there; the H100 job still waits */
     finish(&e, j2, 10.0);
-    assert_int_equal(job_state(&e, j3), MS_JOB_RUNNING);
-    assert_string_equal(job_model(&e, j3), "A100-40GB");
-    assert_int_equal(job_state(&e, j4), MS_JOB_QUEUED);
+    assert_int_equal(world_job_state(e.w.s, j3), MS_JOB_RUNNING);
+    assert_string_equal(world_job_model(e.w.s, j3), "A100-40GB");
+    assert_int_equal(world_job_state(e.w.s, j4), MS_JOB_QUEUED);
     /* T's H100 job ends: the constrained one starts there */
     finish(&e, j1, 20.0);
-    assert_int_equal(job_state(&e, j4), MS_JOB_RUNNING);
-    assert_string_equal(job_model(&e, j4), "H100-80GB");
+    assert_int_equal(world_job_state(e.w.s, j4), MS_JOB_RUNNING);
+    assert_string_equal(world_job_model(e.w.s, j4), "H100-80GB");
     assert_int_equal(info_usage(&e, "T", "H100-80GB"), 3);
-    assert_int_equal(job_state(&e, o1), MS_JOB_RUNNING);
+    assert_int_equal(world_job_state(e.w.s, o1), MS_JOB_RUNNING);
     /* lowering the limit stops nothing */
     assert_int_equal(tenant(&e, "T", 1, H, L2, &dg), MS_OK);
-    assert_int_equal(job_state(&e, j4), MS_JOB_RUNNING);
+    assert_int_equal(world_job_state(e.w.s, j4), MS_JOB_RUNNING);
     assert_int_equal(ms_sched_check(e.w.s), MS_OK);
     /* could never start: a 3g on H100 only, with limit@H100-80GB=2 */
     r = req_of("3g", "T", "H100-80GB", 10.0);
@@ -291,23 +261,29 @@ static void test_validation(void **state)
 
 static void test_option(void **state)
 {
-    static const struct {
-        const char *v, *why;
-    } BAD[] = {
-        { "a:limit@Z100=3", "limit@Z100: no such GPU model" },
-        { "a:limit@=3", "no such GPU model" },
-        { "a:limit@H100-80GB=-1", "limit@H100-80GB must be a whole number" },
-        { "a:limit@H100-80GB=2e9", "limit@H100-80GB must be a whole number" },
-        { "a:limit@H100-80GB=x", "limit@H100-80GB must be a whole number" },
-        { "a:limit@H100-80GB=3,limit@H100=4", "limit@H100: model H100-80GB is limited twice" },
-        { "a:limit@A30=1,limit@A100-40GB=1,limit@A100-80GB=1,limit@H100-80GB=1,limit@H100-94GB=1,"
-          "limit@H100-96GB=1,limit@H200-141GB=1,limit@GH200-144GB=1,limit@B200-180GB=1",
-          "at most 8" },
+    static const char *const BAD[] = {
+        "a:limit@Z100=3", "limit@Z100: no such GPU model",
+        "a:limit@=3", "no such GPU model",
+        "a:limit@H100-80GB=-1", "limit@H100-80GB must be a whole number",
+        "a:limit@H100-80GB=2e9", "limit@H100-80GB must be a whole number",
+        "a:limit@H100-80GB=x", "limit@H100-80GB must be a whole number",
+        "a:limit@H100-80GB=3,limit@H100=4", "limit@H100: model H100-80GB is limited twice",
+        /* guarantee@MODEL, the same parser */
+        "a:guarantee@Z100=3", "guarantee@Z100: no such GPU model",
+        "a:guarantee@H100-80GB=0", "guarantee@H100-80GB must be a whole number of compute slices in 1..1e9",
+        "a:guarantee@H100-80GB=-1", "guarantee@H100-80GB must be a whole number",
+        "a:guarantee@H100-80GB=x", "guarantee@H100-80GB must be a whole number",
+        "a:guarantee@H100-80GB=2e9", "guarantee@H100-80GB must be a whole number",
+        "a:guarantee@H100-80GB=3,guarantee@h100=4", "guarantee@h100: model H100-80GB is guaranteed twice",
+        "a:guarantee@H100-80GB=8,limit@H100=7", "guarantee@H100-80GB (8) above limit@H100-80GB (7)",
+        "a:limit@h100=2,guarantee@H100-80GB=3", "guarantee@H100-80GB (3) above limit@H100-80GB (2)",
+        "a:limit@A30=1,limit@A100-40GB=1,limit@A100-80GB=1,limit@H100-80GB=1,limit@H100-94GB=1,"
+          "limit@H100-96GB=1,limit@H200-141GB=1,limit@GH200-144GB=1,guarantee@B200-180GB=1",
+          "at most 8",   /* a guarantee's entry counts as a limit's */
     };
     ms_sim_cfg_t c;
     ms_opt_target_t t;
     ms_diag_t dg;
-    size_t i;
 
     (void)state;
     ms_sim_cfg_defaults(&c);
@@ -324,13 +300,7 @@ static void test_option(void **state)
                 c.tenants.t[0].guarantee == 7);
     assert_int_equal(ms_opt_set(&t, "tenant", "b", &dg), MS_OK);
     assert_int_equal(c.tenants.t[1].nmodel_limits, 0);
-    for (i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
-        ms_diag_clear(&dg);
-        assert_int_not_equal(ms_opt_set(&t, "tenant", BAD[i].v, &dg), MS_OK);
-        assert_string_equal(dg.field, "tenant");
-        if (strstr(dg.msg, BAD[i].why) == NULL)
-            fail_msg("%s: %s", BAD[i].v, dg.msg);
-    }
+    world_opt_refuses("tenant", BAD, (int)(sizeof(BAD) / sizeof(BAD[0]) / 2));
 }
 
 /* --- properties over random workloads -------------------------------------- */

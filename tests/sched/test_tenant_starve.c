@@ -53,7 +53,7 @@ static void make(world_t *w, double grace)
     cfg.preempt_rate = 0;
     world_make_cfg(w, &cfg, N, 1);
     for (i = 0; i < 3; i++) {
-        ms_sched_tenant_t t = { TEN[i], 1.0, GUAR[i], -1, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
+        ms_sched_tenant_t t = { TEN[i], 1.0, GUAR[i], -1, 0.0, 0.0, 0, { { NULL, 0, 0, 0 } } };
         ms_diag_t dg;
 
         ms_diag_clear(&dg);

@@ -93,7 +93,7 @@ static void env_free(env_t *e)
 
 static void tenant(env_t *e, const char *name, double w, long g, long lim)
 {
-    ms_sched_tenant_t t = { name, w, g, lim, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
+    ms_sched_tenant_t t = { name, w, g, lim, 0.0, 0.0, 0, { { NULL, 0, 0, 0 } } };
     ms_diag_t dg;
 
     ms_diag_clear(&dg);
@@ -103,18 +103,7 @@ static void tenant(env_t *e, const char *name, double w, long g, long lim)
 
 static int32_t submit(env_t *e, const char *prof, const char *ten, double now)
 {
-    ms_sched_req_t rq;
-    ms_diag_t dg;
-    int32_t slot = -1;
-
-    memset(&rq, 0, sizeof(rq));
-    rq.profile = prof;
-    rq.tenant = ten;
-    rq.estimate_s = 100.0;
-    ms_diag_clear(&dg);
-    if (ms_sched_submit(e->w.s, &rq, now, &slot, &dg) != MS_OK)
-        fail_msg("submit %s for %s: %s", prof, ten != NULL ? ten : "-", dg.msg);
-    return slot;
+    return world_submit(e->w.s, prof, ten, NULL, 0, 100.0, now);
 }
 
 /* --- a guarantee goes before borrowed work ------------------------------ */
@@ -217,8 +206,8 @@ static void test_unknown_tenant(void **state)
     ms_sched_req_t rq;
     ms_diag_t dg;
     int32_t slot = -1;
-    ms_sched_tenant_t bad = { "a b", 1.0, 0, -1, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
-    ms_sched_tenant_t low = { "x", 1.0, 5, 4, 0.0, 0.0, 0, { { NULL, 0, 0 } } };
+    ms_sched_tenant_t bad = { "a b", 1.0, 0, -1, 0.0, 0.0, 0, { { NULL, 0, 0, 0 } } };
+    ms_sched_tenant_t low = { "x", 1.0, 5, 4, 0.0, 0.0, 0, { { NULL, 0, 0, 0 } } };
 
     (void)state;
     env_make(&e, "n=1xA100-40GB");

@@ -6,9 +6,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sched_world.h"
+#include "migsched/options.h"
+#include "migsched/sim.h"
 
 void world_make_cfg(world_t *w, ms_sched_cfg_t *cfg, const char *const *nodes, int n)
 {
@@ -26,6 +29,16 @@ void world_make_cfg(world_t *w, ms_sched_cfg_t *cfg, const char *const *nodes, i
     ms_diag_clear(&d);
     if (ms_sched_create(cfg, 0.0, &w->s, &d) != MS_OK)
         fail_msg("ms_sched_create: %s", d.msg);
+}
+
+void world_make_a100_h100(world_t *w, ms_sched_cfg_t *cfg, int per_node)
+{
+    char a[64], h[64];
+    const char *nodes[2] = { a, h };
+
+    snprintf(a, sizeof(a), "a=%dxA100-40GB", per_node);
+    snprintf(h, sizeof(h), "h=%dxH100-80GB", per_node);
+    world_make_cfg(w, cfg, nodes, 2);
 }
 
 void world_make(world_t *w, const ms_policy_ops_t *pol, const char *const *nodes, int n, bool track,
@@ -116,6 +129,73 @@ void hw_free(hw_t *h)
     for (k = 0; k < h->n; k++)
         ms_cluster_destroy(h->c[k]);
     h->n = 0;
+}
+
+int32_t world_submit(ms_sched_t *s, const char *prof, const char *ten, const char *model, int prio,
+                     double dur, double now)
+{
+    ms_sched_req_t r;
+    ms_diag_t dg;
+    int32_t slot = -1;
+
+    memset(&r, 0, sizeof(r));
+    r.profile = prof;
+    r.tenant = ten;
+    r.model = model;
+    r.priority = prio;
+    r.estimate_s = dur;
+    r.duration_s = dur;
+    ms_diag_clear(&dg);
+    if (ms_sched_submit(s, &r, now, &slot, &dg) != MS_OK)
+        fail_msg("submit %s: %s", prof, dg.msg);
+    assert_int_equal(ms_sched_check(s), MS_OK);
+    return slot;
+}
+
+void world_finish(ms_sched_t *s, int32_t slot, double now, int32_t *finishing)
+{
+    *finishing = slot;
+    assert_int_equal(ms_sched_finished(s, slot, now), MS_OK);
+    *finishing = -1;
+    assert_int_equal(ms_sched_check(s), MS_OK);
+}
+
+ms_job_state_t world_job_state(ms_sched_t *s, int32_t slot)
+{
+    ms_sched_job_info_t in;
+
+    assert_int_equal(ms_sched_job(s, slot, &in), MS_OK);
+    return in.state;
+}
+
+const char *world_job_model(ms_sched_t *s, int32_t slot)
+{
+    ms_sched_job_info_t in;
+    const ms_geom_t *g = NULL;
+
+    assert_int_equal(ms_sched_job(s, slot, &in), MS_OK);
+    if (in.ninst == 0)
+        return "";
+    assert_non_null(ms_sched_gpu(s, in.inst[0].gpu, &g));
+    return ms_geom_model(g)->name;
+}
+
+void world_opt_refuses(const char *opt, const char *const *bad, int n)
+{
+    ms_sim_cfg_t c;
+    ms_opt_target_t t;
+    ms_diag_t dg;
+    int i;
+
+    ms_sim_cfg_defaults(&c);
+    t = ms_opt_target_sim(&c);
+    for (i = 0; i < n; i++) {
+        ms_diag_clear(&dg);
+        assert_int_not_equal(ms_opt_set(&t, opt, bad[2 * i], &dg), MS_OK);
+        assert_string_equal(dg.field, opt);
+        if (strstr(dg.msg, bad[2 * i + 1]) == NULL)
+            fail_msg("%s: %s", bad[2 * i], dg.msg);
+    }
 }
 
 void world_wl_until(const world_wl_t *wl, int n, double t)

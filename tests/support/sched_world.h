@@ -23,6 +23,9 @@ void world_make(world_t *w, const ms_policy_ops_t *pol, const char *const *nodes
 /* The same with cfg as the caller set it (policy, executor, queue and
  * preemption options: its nodes are filled in here). */
 void world_make_cfg(world_t *w, ms_sched_cfg_t *cfg, const char *const *nodes, int n);
+/* The same over two nodes, a=NxA100-40GB and h=NxH100-80GB (N = per_node):
+ * the tests of quotas per GPU model. */
+void world_make_a100_h100(world_t *w, ms_sched_cfg_t *cfg, int per_node);
 /* The same with the policy by name. */
 void world_make_named(world_t *w, const char *policy, const char *const *nodes, int n, bool track,
                       const ms_sched_exec_t *ex);
@@ -45,6 +48,27 @@ typedef struct hw {
 void hw_make(hw_t *h, const ms_sched_t *s);
 void hw_apply(hw_t *h, const ms_sched_t *s, const ms_op_t *gop);
 void hw_free(hw_t *h);
+
+/* --- one job ------------------------------------------------------------- */
+
+/* Submit a job of profile prof for tenant ten (NULL: the default), on
+ * GPUs of model (NULL: any), priority prio, its estimate and duration
+ * dur, at now; ms_sched_check after. Its slot (ms_sched_next_slot's, so a
+ * test may note what its plan callback needs before). Fails the test on a
+ * refusal. */
+int32_t world_submit(ms_sched_t *s, const char *prof, const char *ten, const char *model, int prio,
+                     double dur, double now);
+/* End slot's run at now (ms_sched_finished), *finishing set to slot
+ * meanwhile (a plan callback tells it from a victim), then -1;
+ * ms_sched_check after. */
+void world_finish(ms_sched_t *s, int32_t slot, double now, int32_t *finishing);
+ms_job_state_t world_job_state(ms_sched_t *s, int32_t slot);
+/* The model of the GPU slot runs on ("" if it holds none). */
+const char *world_job_model(ms_sched_t *s, int32_t slot);
+
+/* The simulator's option table refuses each `opt` value bad[2 i] (i < n)
+ * with a diag naming the option whose message contains bad[2 i + 1]. */
+void world_opt_refuses(const char *opt, const char *const *bad, int n);
 
 /* --- a random workload --------------------------------------------------- */
 
