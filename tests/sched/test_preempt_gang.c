@@ -12,7 +12,10 @@
  *   - random workloads of singles and gangs with preemption on: every
  *     call leaves the scheduler consistent (ms_sched_check), every job
  *     ends done having run its full duration in one piece, and gangs are
- *     both victims and preemptors there.
+ *     both victims and preemptors there; the same plans as a scheduler
+ *     that searches at every blocked head (the memo skips only searches
+ *     whose answer cannot have changed: gang searches note the first
+ *     grace period to end as single ones do).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -28,6 +31,7 @@
 #include "migsched/geometry.h"
 #include "migsched/rng.h"
 #include "migsched/sched.h"
+#include "sched/sched_int.h"   /* test_full_passes: search every time */
 
 static ms_geom_t *G;   /* A100-40GB's default profiles (main) */
 
@@ -35,6 +39,19 @@ static ms_geom_t *G;   /* A100-40GB's default profiles (main) */
 #define HEAD_PRIO 5
 
 static const char *const PROF[] = { "1g", "2g", "3g", "4g", "7g" };
+
+/* The plans' fingerprint of the next make (NULL: none kept). */
+static uint64_t *g_plans;
+
+static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
+{
+    uint64_t *h = ctx;
+    int i;
+
+    for (i = 0; i < p->n; i++)
+        *h = world_fold_op(*h, &p->ops[i].op, p->now);
+    return MS_OK;
+}
 
 /* rate 1: the victims of one decision, not those of a victim that then
  * preempts a lower job in turn */
@@ -47,6 +64,10 @@ static void make(world_t *w, const char *const *nodes, int n, double grace, int 
     cfg.preempt = true;
     cfg.preempt_grace_s = grace;
     cfg.preempt_rate = rate;
+    if (g_plans != NULL) {
+        cfg.exec.ctx = g_plans;
+        cfg.exec.plan = on_plan;
+    }
     world_make_cfg(w, &cfg, nodes, n);
 }
 
@@ -437,56 +458,83 @@ static void run_until(world_t *w, int n, const double *dur, double t)
     }
 }
 
-static void test_random(void **state)
+/* One random workload of singles and gangs (seed); full: the scheduler
+ * searches for victims at every blocked head (test_full_passes), the
+ * oracle of the memo. Adds to *pre, *of_gang; returns the plans'
+ * fingerprint, *searches the victim searches. */
+static uint64_t run_random(int seed, bool full, long *pre, long *of_gang, long *searches)
 {
     static const char *const N[] = { "a=4xA100-40GB", "b=4xA100-40GB", "c=2xA100-40GB" };
-    long pre = 0, of_gang = 0;
+    double dur[MAXJ], now = 0.0;
+    int prio[MAXJ], gang[MAXJ], n = 120, i;
+    uint64_t plans = 1469598103934665603ULL;
+    ms_sched_stats_t st;
+    world_t w;
+    ms_rng_t r;
+
+    ms_rng_seed(&r, 9000 + (uint64_t)seed);
+    g_plans = &plans;
+    make(&w, N, 3, (double)(seed % 3) * 30.0, seed % 4 == 3 ? 2 : 0);
+    g_plans = NULL;
+    w.s->test_full_passes = full;
+    for (i = 0; i < n; i++) {
+        bool was[MAXJ];
+        long p0;
+
+        gang[i] = world_rnd(&r, 4) == 0 ? 2 + (int)world_rnd(&r, 3) : 1;
+        prio[i] = (int)world_rnd(&r, 4);
+        dur[i] = 50.0 + (double)world_rnd(&r, 600);
+        now += (double)world_rnd(&r, 40);
+        run_until(&w, i, dur, now);
+        running_now(&w, i, was);
+        was[i] = false;
+        p0 = preemptions(&w);
+        assert_int_equal(submit(&w, gang[i] > 1 ? "7g" : PROF[world_rnd(&r, 5)], gang[i], prio[i],
+                                world_rnd(&r, 10) == 0, dur[i], now), i);
+        note_gang_start(&w, i + 1, was, p0);
+    }
+    run_until(&w, n, dur, INFINITY);
+    for (i = 0; i < n; i++) {
+        ms_sched_job_info_t in;
+
+        assert_int_equal(ms_sched_job(w.s, i, &in), MS_OK);
+        if (in.state != MS_JOB_DONE)
+            fail_msg("seed %d: job %d is %s at the end", seed, i, ms_job_state_name(in.state));
+        assert_true(fabs(in.end_t - in.start_t - dur[i]) < 1e-6);
+        *pre += in.preemptions;
+        *of_gang += gang[i] > 1 ? in.preemptions : 0;
+    }
+    ms_sched_stats(w.s, &st);
+    *searches = st.preempt_searches;
+    world_free(&w);
+    return plans;
+}
+
+/* The random workloads; each again with a search at every blocked head:
+ * the same plans (the memo skips only searches whose answer cannot have
+ * changed, gang searches included). */
+static void test_random(void **state)
+{
+    long pre = 0, of_gang = 0, pre_full = 0, of_full = 0, s_memo = 0, s_full = 0;
     int seed;
 
     (void)state;
     for (seed = 0; seed < 20; seed++) {
-        double dur[MAXJ], now = 0.0;
-        int prio[MAXJ], gang[MAXJ], n = 120, i;
-        world_t w;
-        ms_rng_t r;
+        long a, b;
+        uint64_t memo = run_random(seed, false, &pre, &of_gang, &a);
+        uint64_t full = run_random(seed, true, &pre_full, &of_full, &b);
 
-        ms_rng_seed(&r, 9000 + (uint64_t)seed);
-        make(&w, N, 3, (double)(seed % 3) * 30.0, seed % 4 == 3 ? 2 : 0);
-        for (i = 0; i < n; i++) {
-            ms_sched_job_info_t in;
-            bool was[MAXJ];
-            long p0;
-
-            gang[i] = world_rnd(&r, 4) == 0 ? 2 + (int)world_rnd(&r, 3) : 1;
-            prio[i] = (int)world_rnd(&r, 4);
-            dur[i] = 50.0 + (double)world_rnd(&r, 600);
-            now += (double)world_rnd(&r, 40);
-            run_until(&w, i, dur, now);
-            running_now(&w, i, was);
-            was[i] = false;
-            p0 = preemptions(&w);
-            assert_int_equal(submit(&w, gang[i] > 1 ? "7g" : PROF[world_rnd(&r, 5)], gang[i], prio[i],
-                                    world_rnd(&r, 10) == 0, dur[i], now), i);
-            assert_int_equal(ms_sched_job(w.s, i, &in), MS_OK);
-            note_gang_start(&w, i + 1, was, p0);
-        }
-        run_until(&w, n, dur, INFINITY);
-        for (i = 0; i < n; i++) {
-            ms_sched_job_info_t in;
-
-            assert_int_equal(ms_sched_job(w.s, i, &in), MS_OK);
-            if (in.state != MS_JOB_DONE)
-                fail_msg("seed %d: job %d is %s at the end", seed, i, ms_job_state_name(in.state));
-            assert_true(fabs(in.end_t - in.start_t - dur[i]) < 1e-6);
-            pre += in.preemptions;
-            of_gang += gang[i] > 1 ? in.preemptions : 0;
-        }
-        world_free(&w);
+        if (memo != full)
+            fail_msg("seed %d: the memo's plans differ from searching every time", seed);
+        s_memo += a;
+        s_full += b;
     }
-    print_message("preemptions: %ld, of gangs %ld, by gangs %ld\n", pre, of_gang, g_by_gang);
+    print_message("preemptions: %ld, of gangs %ld, by gangs %ld; searches %ld (%ld every time)\n",
+                  pre, of_gang, g_by_gang / 2, s_memo, s_full);
     assert_true(pre > 50);
     assert_true(of_gang > 5);
-    assert_true(g_by_gang > 5);
+    assert_true(g_by_gang > 10);
+    assert_true(pre == pre_full && s_memo <= s_full);
 }
 
 int main(void)
