@@ -277,9 +277,9 @@ static void test_option(void **state)
         "a:guarantee@H100-80GB=3,guarantee@h100=4", "guarantee@h100: model H100-80GB is guaranteed twice",
         "a:guarantee@H100-80GB=8,limit@H100=7", "guarantee@H100-80GB (8) above limit@H100-80GB (7)",
         "a:limit@h100=2,guarantee@H100-80GB=3", "guarantee@H100-80GB (3) above limit@H100-80GB (2)",
-        "a:limit@A30=1,limit@A100-40GB=1,limit@A100-80GB=1,limit@H100-80GB=1,limit@H100-94GB=1,"
-          "limit@H100-96GB=1,limit@H200-141GB=1,limit@GH200-144GB=1,guarantee@B200-180GB=1",
-          "at most 8",   /* a guarantee's entry counts as a limit's */
+        ("a:limit@A30=1,limit@A100-40GB=1,limit@A100-80GB=1,limit@H100-80GB=1,limit@H100-94GB=1,"
+         "limit@H100-96GB=1,limit@H200-141GB=1,limit@GH200-144GB=1,guarantee@B200-180GB=1"),
+        "at most 8",   /* a guarantee's entry counts as a limit's */
     };
     ms_sim_cfg_t c;
     ms_opt_target_t t;
