@@ -222,6 +222,14 @@ static bool anyone(const ms_sched_t *s, const ms__phead_t *h)
     return false;
 }
 
+void ms__preempt_grace_note(const ms_sched_t *s, const ms__phead_t *h, int32_t v, double *until)
+{
+    double end = s->jobs[v].start_t + s->cfg.preempt_grace_s;
+
+    if (h->now - s->jobs[v].start_t < s->cfg.preempt_grace_s && end < *until)
+        *until = end;
+}
+
 bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v)
 {
     const ms__job_t *j;
@@ -354,10 +362,8 @@ static ms_status_t search_gpu(const ms_sched_t *s, const ms__phead_t *h, int gi,
     for (i = 0; i < gpu->ninst; i++) {
         int32_t v_slot = gpu->inst[i].job;
 
-        if (v_slot >= 0 && v_slot < s->njobs &&
-            h->now - s->jobs[v_slot].start_t < s->cfg.preempt_grace_s &&
-            s->jobs[v_slot].start_t + s->cfg.preempt_grace_s < b->until)
-            b->until = s->jobs[v_slot].start_t + s->cfg.preempt_grace_s;
+        if (v_slot >= 0 && v_slot < s->njobs)
+            ms__preempt_grace_note(s, h, v_slot, &b->until);
 
         cand[i].eligible = v_slot >= 0 && ms__preempt_eligible(s, h, v_slot);
         /* the work lost: its run so far (not weighted by its size: with

@@ -596,11 +596,17 @@ typedef struct ms__phead {
     ms_sched_victim_ok_fn ok;      /* the caller's veto (NULL none) */
     void *ok_ctx;
 } ms__phead_t;
+/* Job v is in its grace period at h->now: lower *until to its end (the
+ * moment a search that found nothing may answer otherwise: the memo). */
+void ms__preempt_grace_note(const ms_sched_t *s, const ms__phead_t *h, int32_t v, double *until);
 /* May running job v be a victim of h? */
 bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v);
 /* Do the victims[0..n) together leave every tenant but h's at or above its
  * guarantee? */
 bool ms__preempt_keeps(const ms_sched_t *s, const ms__phead_t *h, const int32_t *victims, int n);
+
+/* A model's index in ms_models() (tenant_model.c), -1 past MS__NMODELS. */
+int ms__model_index(const ms_model_t *m);
 
 /* --- preempt_gang.c ----------------------------------------------------- */
 /* A gang head's choice: gang GPUs of one node emptied. */

@@ -32,15 +32,6 @@
  * (ms__tenant_backlogged): this many seconds of the whole cluster */
 #define BANK_S 1800.0
 
-/* A model's index in ms_models() (static, so a pointer difference), -1
- * past MS__NMODELS (not expected: the table has fewer). */
-static int model_index(const ms_model_t *m)
-{
-    int i = (int)(m - ms_models(NULL));
-
-    return i >= 0 && i < MS__NMODELS ? i : -1;
-}
-
 void ms__tenant_init(ms_sched_t *s)
 {
     int k;
@@ -59,7 +50,7 @@ void ms__tenant_init(ms_sched_t *s)
 
         s->tot_slices += (long)gr->ngpus * ms_geom_compute(gr->geom);
         s->tot_mem += (double)gr->ngpus * ms_geom_model(gr->geom)->mem_gb;
-        s->grp_mi[k] = (int8_t)model_index(ms_geom_model(gr->geom));
+        s->grp_mi[k] = (int8_t)ms__model_index(ms_geom_model(gr->geom));
     }
 }
 

@@ -25,8 +25,8 @@
 
 #define MAX_SLICES 1000000000L
 
-/* A model's index in ms_models(), -1 past MS__NMODELS (as tenant.c's). */
-static int model_index(const ms_model_t *m)
+/* static, so a pointer difference; -1 past MS__NMODELS (not expected) */
+int ms__model_index(const ms_model_t *m)
 {
     int i = (int)(m - ms_models(NULL));
 
@@ -81,7 +81,7 @@ ms_status_t ms__tenant_check_models(const ms_sched_tenant_t *t, int *mi, ms_diag
             ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: no such GPU model", t->name, field);
             return MS_EINVAL;
         }
-        if ((mi[i] = model_index(m)) < 0) {
+        if ((mi[i] = ms__model_index(m)) < 0) {
             ms_diag_set(diag, NULL, 0, field, "tenant %s: %s: the model is past MS__NMODELS", t->name, field);
             return MS_EINVAL;
         }
