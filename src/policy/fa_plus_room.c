@@ -246,7 +246,46 @@ typedef struct room {
     const ms_state_t *used;
     int nused;
     int nfit[MS_MAX_PROFILES];       /* GPUs with room for each profile */
+    uint16_t *used_fits;             /* [nused] the profiles each state has room for */
+    int *used_count;                 /* [nused] its GPUs */
 } room_t;
+
+/* GPUs other than h with room for some profile in mask. */
+static int rooms_any(const faplus_t *f, const room_t *rm, ms_state_t hs, unsigned mask)
+{
+    int u, n = 0;
+
+    for (u = 0; u < rm->nused; u++)
+        if (rm->used_fits[u] & mask)
+            n += rm->used_count[u];
+    return n - ((f->fits[hs] & mask) != 0);
+}
+
+/* Can the jobs of subset sub of h's jobs r each have a GPU of their own
+ * (find_except excludes the GPUs taken)? Only if there are as many GPUs
+ * other than h with room for their profiles as jobs, for each profile
+ * and for all of them together (Hall's condition for those two sets; a
+ * subset that fails it has no destinations, and most subsets a saturated
+ * cluster offers fail it: one GPU with room, a 7g head needing two or more
+ * jobs moved). Skipping them before any destination list is built leaves
+ * the plans as they were. */
+static bool rooms_enough(const faplus_t *f, const room_t *rm, ms_state_t hs,
+                         const ms__relayout_t *r, unsigned sub, int n)
+{
+    int want[MS_MAX_PROFILES] = { 0 }, i;
+    unsigned mask = 0;
+
+    for (i = 0; i < r->n; i++) {
+        int p = r->inst[i].prof;
+
+        if (!((sub >> i) & 1u))
+            continue;
+        mask |= 1u << p;
+        if (++want[p] > rm->nfit[p] - (int)(f->fits[hs] >> p & 1u))
+            return false;
+    }
+    return n <= rooms_any(f, rm, hs, mask);
+}
 
 /* find_except through the list of profile k's destinations. Profile k's
  * pack rank is brought to the current weights here, on first use in the
@@ -299,11 +338,53 @@ static double move_cost(const faplus_t *f, const ms_cluster_t *c, int d)
            f->cfg.interference_beta * (double)ms_gpu_running(&c->gpus[d]) * 0.5 * f->mean_dur;
 }
 
+/* Subset sub (n jobs of r, mc compute slices) left GPU h in state s: if
+ * k fits there and each job has a destination of its own, the plan as e;
+ * kept in *best if it beats it (the cheapest, then the fewest jobs, then
+ * the least compute moved; on a tie the first one walked). */
+static void evict_subset(faplus_t *f, const ms_cluster_t *c, const ms__relayout_t *r, int k,
+                         unsigned sub, int n, int mc, ms_state_t s, room_t *rm, evict_t *best,
+                         bool *found)
+{
+    int i, ex[MS_MAX_INST + 1], nex = 1;
+    evict_t e;
+
+    if (s == MS_STATE_NONE || ms_state_fit(f->geom, s, k) == 0 ||
+        !rooms_enough(f, rm, c->gpus[r->gpu].state, r, sub, n))
+        return;
+    e.gpu = r->gpu;
+    e.n = 0;
+    e.moved_c = mc;
+    e.cost = 0.0;
+    ex[0] = r->gpu;
+    for (i = 0; i < r->n; i++) {
+        int dg, ds;
+        if (!((sub >> i) & 1u))
+            continue;
+        if (!dest_find(f, c, rm, r->inst[i].prof, ex, nex, &dg, &ds))
+            return;
+        e.idx[e.n] = i;
+        e.dst[e.n] = dg;
+        e.dst_start[e.n] = ds;
+        e.cost += move_cost(f, c, dg);
+        e.n++;
+        ex[nex++] = dg;
+    }
+    if (!*found || e.cost < best->cost - 1e-9 ||
+        (e.cost < best->cost + 1e-9 &&
+         (e.n < best->n || (e.n == best->n && e.moved_c < best->moved_c)))) {
+        *best = e;
+        *found = true;
+    }
+}
+
 /* Evict a subset of GPU h's running jobs so that k fits on h, each job to
  * its own least-loss destination elsewhere: the cheapest subset, then the
- * fewest jobs, then the least compute moved, then the first in bit order. */
-static bool evict_plan(faplus_t *f, const ms_cluster_t *c, int h, int k, int max_moves,
-                       room_t *rm, evict_t *best)
+ * fewest jobs, then the least compute moved, then the first in bit order.
+ * cap: the most jobs a subset may hold (max_moves, and no more than the
+ * GPUs other than h with room). */
+static bool evict_plan(faplus_t *f, const ms_cluster_t *c, int h, int k, int cap, room_t *rm,
+                       evict_t *best)
 {
     const ms_geom_t *g = f->geom;
     ms__relayout_t r;
@@ -340,50 +421,33 @@ static bool evict_plan(faplus_t *f, const ms_cluster_t *c, int h, int k, int max
             break;
     if (sub == 0)
         return false;
+    if (cap == 1) {
+        /* one job at most (a saturated cluster: one GPU with room): the
+         * subsets of one, in the walk's order, without the walk over all */
+        for (sub = movable; sub != 0; sub &= sub - 1) {
+            int i = __builtin_ctz(sub);
+
+            evict_subset(f, c, &r, k, 1u << i, 1, ms_geom_profile(g, r.inst[i].prof)->cslices,
+                         ms_state_remove(g, r.state, r.inst[i].prof, r.inst[i].start), rm, best,
+                         &found);
+        }
+        return found;
+    }
     cnt[0] = 0;
     left[0] = r.state;
     moved[0] = 0;
     for (sub = (0u - movable) & movable; sub != 0; sub = (sub - movable) & movable) {
-        int n = cnt[sub] = (uint8_t)(cnt[sub & (sub - 1)] + 1), i, mc, ex[MS_MAX_INST + 1], nex = 1;
+        int n = cnt[sub] = (uint8_t)(cnt[sub & (sub - 1)] + 1);
         int hi = 31 - __builtin_clz(sub);
         unsigned rest = sub & ~(1u << hi);
         ms_state_t s = left[rest];
-        evict_t e;
 
         if (s != MS_STATE_NONE)
             s = ms_state_remove(g, s, r.inst[hi].prof, r.inst[hi].start);
         left[sub] = s;
-        moved[sub] = mc = moved[rest] + ms_geom_profile(g, r.inst[hi].prof)->cslices;
-        if (n > max_moves)
-            continue;
-        if (s == MS_STATE_NONE || ms_state_fit(g, s, k) == 0)
-            continue;
-        e.gpu = h;
-        e.n = 0;
-        e.moved_c = mc;
-        e.cost = 0.0;
-        ex[0] = h;
-        for (i = 0; i < r.n; i++) {
-            int dg, ds;
-            if (!((sub >> i) & 1u))
-                continue;
-            if (!dest_find(f, c, rm, r.inst[i].prof, ex, nex, &dg, &ds))
-                break;
-            e.idx[e.n] = i;
-            e.dst[e.n] = dg;
-            e.dst_start[e.n] = ds;
-            e.cost += move_cost(f, c, dg);
-            e.n++;
-            ex[nex++] = dg;
-        }
-        if (e.n != n)
-            continue;
-        if (!found || e.cost < best->cost - 1e-9 ||
-            (e.cost < best->cost + 1e-9 &&
-             (e.n < best->n || (e.n == best->n && e.moved_c < best->moved_c)))) {
-            *best = e;
-            found = true;
-        }
+        moved[sub] = moved[rest] + ms_geom_profile(g, r.inst[hi].prof)->cslices;
+        if (n <= cap)
+            evict_subset(f, c, &r, k, sub, n, moved[sub], s, rm, best, &found);
     }
     return found;
 }
@@ -395,11 +459,13 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     ms__relayout_t rl[2], *r = &rl[0], *intra = &rl[1];   /* a GPU's jobs; the best intra */
     evict_t ev, best_ev;
     room_t rm;
-    int s, n0 = out->n, i, u, nused = 0, *nfit = rm.nfit;
+    int s, n0 = out->n, i, u, cap, nused = 0, *nfit = rm.nfit;
     ms_state_t used[MS_MAX_STATES];     /* the states in use: at most all of them */
+    uint16_t used_fits[MS_MAX_STATES];
+    int used_count[MS_MAX_STATES];
     double saved = 0.5 * f->mean_dur, intra_cost = 0.0;
     ms_status_t st = MS_OK;
-    bool have_ev = false, use_intra;
+    bool have_ev = false, use_intra, room = false;
 
     if (!f->cfg.migration || f->cfg.max_moves <= 0 || j->gang > 1 || j->prof < 0 ||
         j->prof >= f->np)
@@ -416,7 +482,24 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         return MS_ENOFIT;
     if (f->none_prof == j->prof && f->none_version == c->version && f->none_ver == f->ver)
         return MS_ENOFIT;   /* nothing to find, as the last time */
-    for (i = 0; i < f->np; i++) {   /* evictions go by the pack ranks */
+    /* the states in use, ascending: as a walk over every state that skips
+     * those no GPU is in; evictions need a GPU with room for some profile
+     * (on a saturated cluster often none: then nothing more is counted) */
+    nused = ms_cluster_states_in_use(c, used);
+    for (u = 0; u < nused; u++) {
+        used_fits[u] = (uint16_t)(f->fits[used[u]] & ((1u << f->np) - 1u));
+        room |= used_fits[u] != 0;
+    }
+    for (i = 0; i < f->np; i++) {
+        nfit[i] = 0;
+        rm.dl[i].built = 0;   /* dest_find sees only the policy's profiles */
+    }
+    for (u = 0; room && u < nused; u++) {
+        used_count[u] = ms_cluster_count_in_state(c, used[u]);
+        for (i = 0; i < f->np; i++)
+            nfit[i] += (used_fits[u] >> i & 1u) ? used_count[u] : 0;
+    }
+    for (i = 0; room && i < f->np; i++) {   /* evictions go by the pack ranks */
         const ms_rank_t *pr;
 
         /* the first build allocates (and may fail): here; new keys on
@@ -424,16 +507,12 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         if (!ms__faplus_rank_made(f, &f->pack[i]) &&
             (st = ms__faplus_rank(f, 1, i, &pr)) != MS_OK)
             return st;
-        nfit[i] = ms_cluster_count_fit(c, i);
     }
-    /* the states in use, ascending: as a walk over every state that skips
-     * those no GPU is in */
-    nused = ms_cluster_states_in_use(c, used);
     intra->gpu = -1;
-    for (i = 0; i < f->np; i++)   /* dest_find sees only the policy's profiles */
-        rm.dl[i].built = 0;
     rm.used = used;
     rm.nused = nused;
+    rm.used_fits = used_fits;
+    rm.used_count = used_count;
     best_ev.gpu = -1;   /* the fields compared (the rest is read only once have_ev) */
     best_ev.n = 0;
     best_ev.cost = 0.0;
@@ -451,12 +530,13 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
                  (r->nmoves == intra->nmoves && r->cost_after < intra->cost_after - 1e-12)))
                 *intra = *r;
         }
-        /* an eviction needs a profile that fits some GPU but h (before
-         * loading h's jobs: on a full cluster there is none) */
-        for (i = 0; i < f->np; i++)
-            if (nfit[i] > (int)(f->fits[s] >> i & 1u))
-                break;
-        if (i < f->np && evict_plan(f, c, h, j->prof, f->cfg.max_moves, &rm, &ev) &&
+        /* an eviction needs a GPU but h with room (before loading h's
+         * jobs), and each job moved takes a GPU of its own: no more jobs
+         * than GPUs other than h with room for any profile */
+        cap = room ? rooms_any(f, &rm, (ms_state_t)s, ~0u) : 0;
+        if (cap > f->cfg.max_moves)
+            cap = f->cfg.max_moves;
+        if (cap > 0 && evict_plan(f, c, h, j->prof, cap, &rm, &ev) &&
             (!have_ev || ev.cost < best_ev.cost - 1e-9 ||
              (ev.cost < best_ev.cost + 1e-9 && ev.n < best_ev.n))) {
             best_ev = ev;

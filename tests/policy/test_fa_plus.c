@@ -210,6 +210,59 @@ static void test_make_room_frees_a_gpu(void **state)
     }
 }
 
+/* make_room sends each evicted job to a GPU of its own. A 7g needs GPU 2
+ * (1g@0, 2g@2) emptied: with GPU 0 (4g@0, room for a 1g or a 2g) the only
+ * GPU with room, no plan (one GPU for two jobs, though each profile alone
+ * has one); with GPU 3 (4g@0, 2g@4: room for a 1g at 6) as well, the 1g
+ * goes there, the 2g to GPU 0, and the 7g fits on GPU 2. */
+static void test_make_room_own_gpus(void **state)
+{
+    int ngpus;
+
+    (void)state;
+    for (ngpus = 3; ngpus <= 4; ngpus++) {
+        fp_t p = fp_new(ngpus, NULL);
+        ms_plan_t plan;
+        ms_job_t big = pt_job(9, pt_prof(p.g, "7g"));
+        ms_status_t st;
+        int q, moves = 0;
+
+        big.duration = 1000.0;
+        p.ops->on_arrival(p.self, &big);   /* mean duration 1000 s: moves pay */
+        pt_run(p.c, 0, "4g", 0, 1);
+        pt_run(p.c, 1, "7g", 0, 2);
+        pt_run(p.c, 2, "1g", 0, 3);
+        pt_run(p.c, 2, "2g", 2, 4);
+        if (ngpus == 4) {
+            pt_run(p.c, 3, "4g", 0, 5);
+            pt_run(p.c, 3, "2g", 4, 6);
+        }
+        ms_plan_init(&plan);
+        assert_int_equal(p.ops->place(p.self, p.c, &big, &plan), MS_ENOFIT);
+        st = p.ops->make_room(p.self, p.c, &big, 0.0, &plan);
+        if (ngpus == 3) {
+            assert_int_equal(st, MS_ENOFIT);
+            assert_int_equal(plan.n, 0);
+        } else {
+            assert_int_equal(st, MS_OK);
+            for (q = 0; q < plan.n; q++) {
+                if (plan.ops[q].kind != MS_OP_MOVE)
+                    continue;
+                moves++;
+                assert_int_equal(plan.ops[q].from_gpu, 2);
+                assert_int_equal(plan.ops[q].gpu, plan.ops[q].job == 3 ? 3 : 0);
+            }
+            assert_int_equal(moves, 2);
+            pt_apply(p.c, &plan);
+            assert_int_equal(p.ops->place(p.self, p.c, &big, &plan), MS_OK);
+            assert_int_equal(plan.ops[plan.n - 1].gpu, 2);
+            pt_apply(p.c, &plan);
+        }
+        ms_plan_fini(&plan);
+        fp_free(&p);
+    }
+}
+
 /* make_room inside one GPU: 1g@1 and 1g@5 leave no room for a 4g (needs
  * slices 0-3) nor a 3g at 4; re-laying one 1g makes room without another GPU. */
 static void test_make_room_intra(void **state)
@@ -331,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_four_jobs),
         cmocka_unit_test(test_small_jobs_keep_empty_gpus),
         cmocka_unit_test(test_make_room_frees_a_gpu),
+        cmocka_unit_test(test_make_room_own_gpus),
         cmocka_unit_test(test_make_room_intra),
         cmocka_unit_test(test_make_room_queue_gate),
         cmocka_unit_test(test_tight_keeps_empty_gpus),
