@@ -248,7 +248,32 @@ typedef struct room {
     int nfit[MS_MAX_PROFILES];       /* GPUs with room for each profile */
     uint16_t *used_fits;             /* [nused] the profiles each state has room for */
     int *used_count;                 /* [nused] its GPUs */
+    bool ready;                      /* nfit counted, dl cleared, pack ranks made */
 } room_t;
+
+/* Before the first eviction is weighed in a make_room (most calls on a
+ * saturated cluster weigh none): the GPUs with room per profile, the
+ * destination lists unbuilt, and the pack ranks made (their first build
+ * allocates, and may fail; new keys come on first use, in dest_find). */
+static ms_status_t room_ready(faplus_t *f, room_t *rm)
+{
+    int i, u;
+
+    for (i = 0; i < f->np; i++) {
+        const ms_rank_t *pr;
+        ms_status_t st;
+
+        rm->nfit[i] = 0;
+        rm->dl[i].built = 0;   /* dest_find sees only the policy's profiles */
+        if (!ms__faplus_rank_made(f, &f->pack[i]) && (st = ms__faplus_rank(f, 1, i, &pr)) != MS_OK)
+            return st;
+    }
+    for (u = 0; u < rm->nused; u++)
+        for (i = 0; i < f->np; i++)
+            rm->nfit[i] += (rm->used_fits[u] >> i & 1u) ? rm->used_count[u] : 0;
+    rm->ready = true;
+    return MS_OK;
+}
 
 /* GPUs other than h with room for some profile in mask. */
 static int rooms_any(const faplus_t *f, const room_t *rm, ms_state_t hs, unsigned mask)
@@ -336,6 +361,32 @@ static double move_cost(const faplus_t *f, const ms_cluster_t *c, int d)
 {
     return f->cfg.migrate_cost_s +
            f->cfg.interference_beta * (double)ms_gpu_running(&c->gpus[d]) * 0.5 * f->mean_dur;
+}
+
+/* The fewest of GPU h's jobs that any placement of k overlaps: a subset
+ * with fewer makes no room for k on h (on a saturated cluster most GPUs
+ * need more moves than there are GPUs with room, and are passed over
+ * without loading their jobs). Counted from h's instances, idle ones
+ * (removed for free) left out: a state number does not say how its slices
+ * are cut into instances, so it is not kept per state. */
+static int min_removals(const faplus_t *f, const ms_cluster_t *c, int h, int k)
+{
+    const ms_geom_t *g = f->geom;
+    const ms_gpu_t *gp = &c->gpus[h];
+    unsigned sub;
+    int best = MS_MAX_INST, i;
+
+    for (sub = ms_geom_profile(g, k)->start_mask; sub != 0 && best > 0; sub &= sub - 1) {
+        uint16_t km = ms_geom_profile_mask(g, k, __builtin_ctz(sub));
+        int n = 0;
+
+        for (i = 0; i < gp->ninst; i++)
+            n += gp->inst[i].start >= 0 && gp->inst[i].job >= 0 &&
+                 (ms_geom_profile_mask(g, gp->inst[i].prof, gp->inst[i].start) & km) != 0;
+        if (n < best)
+            best = n;
+    }
+    return best;
 }
 
 /* Subset sub (n jobs of r, mc compute slices) left GPU h in state s: if
@@ -459,7 +510,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     ms__relayout_t rl[2], *r = &rl[0], *intra = &rl[1];   /* a GPU's jobs; the best intra */
     evict_t ev, best_ev;
     room_t rm;
-    int s, n0 = out->n, i, u, cap, nused = 0, *nfit = rm.nfit;
+    int s, n0 = out->n, i, u, cap, nused = 0;
     ms_state_t used[MS_MAX_STATES];     /* the states in use: at most all of them */
     uint16_t used_fits[MS_MAX_STATES];
     int used_count[MS_MAX_STATES];
@@ -490,53 +541,46 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         used_fits[u] = (uint16_t)(f->fits[used[u]] & ((1u << f->np) - 1u));
         room |= used_fits[u] != 0;
     }
-    for (i = 0; i < f->np; i++) {
-        nfit[i] = 0;
-        rm.dl[i].built = 0;   /* dest_find sees only the policy's profiles */
-    }
-    for (u = 0; room && u < nused; u++) {
+    for (u = 0; room && u < nused; u++)
         used_count[u] = ms_cluster_count_in_state(c, used[u]);
-        for (i = 0; i < f->np; i++)
-            nfit[i] += (used_fits[u] >> i & 1u) ? used_count[u] : 0;
-    }
-    for (i = 0; room && i < f->np; i++) {   /* evictions go by the pack ranks */
-        const ms_rank_t *pr;
-
-        /* the first build allocates (and may fail): here; new keys on
-         * first use (dest_find) */
-        if (!ms__faplus_rank_made(f, &f->pack[i]) &&
-            (st = ms__faplus_rank(f, 1, i, &pr)) != MS_OK)
-            return st;
-    }
     intra->gpu = -1;
     rm.used = used;
     rm.nused = nused;
     rm.used_fits = used_fits;
     rm.used_count = used_count;
+    rm.ready = false;
     best_ev.gpu = -1;   /* the fields compared (the rest is read only once have_ev) */
     best_ev.n = 0;
     best_ev.cost = 0.0;
     for (u = 0; u < nused; u++) {
         int h;
+        bool frag;
 
         s = (int)used[u];
-        if (ms_state_compute(f->geom, (ms_state_t)s) == 0 ||
-            (h = ms_cluster_next_in_state(c, (ms_state_t)s, -1)) < 0)
+        if (ms_state_compute(f->geom, (ms_state_t)s) == 0)
             continue;
-        if (ms_frag_ideal(f->geom, (ms_state_t)s, j->prof) > 0) {
-            ms__relayout_load(c, h, r);
-            if (ms__relayout_best(f->geom, f->negcap, r, j->prof, f->cfg.max_moves) &&
-                (intra->gpu < 0 || r->nmoves < intra->nmoves ||
-                 (r->nmoves == intra->nmoves && r->cost_after < intra->cost_after - 1e-12)))
-                *intra = *r;
-        }
+        /* re-laid in place only if k's slices are free but cut */
+        frag = ms_frag_ideal(f->geom, (ms_state_t)s, j->prof) > 0;
         /* an eviction needs a GPU but h with room (before loading h's
          * jobs), and each job moved takes a GPU of its own: no more jobs
          * than GPUs other than h with room for any profile */
         cap = room ? rooms_any(f, &rm, (ms_state_t)s, ~0u) : 0;
         if (cap > f->cfg.max_moves)
             cap = f->cfg.max_moves;
-        if (cap > 0 && evict_plan(f, c, h, j->prof, cap, &rm, &ev) &&
+        if ((!frag && cap <= 0) || (h = ms_cluster_next_in_state(c, (ms_state_t)s, -1)) < 0)
+            continue;
+        if (frag) {
+            ms__relayout_load(c, h, r);
+            if (ms__relayout_best(f->geom, f->negcap, r, j->prof, f->cfg.max_moves) &&
+                (intra->gpu < 0 || r->nmoves < intra->nmoves ||
+                 (r->nmoves == intra->nmoves && r->cost_after < intra->cost_after - 1e-12)))
+                *intra = *r;
+        }
+        if (cap <= 0 || min_removals(f, c, h, j->prof) > cap)
+            continue;
+        if (!rm.ready && (st = room_ready(f, &rm)) != MS_OK)
+            return st;
+        if (evict_plan(f, c, h, j->prof, cap, &rm, &ev) &&
             (!have_ev || ev.cost < best_ev.cost - 1e-9 ||
              (ev.cost < best_ev.cost + 1e-9 && ev.n < best_ev.n))) {
             best_ev = ev;
