@@ -517,6 +517,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     double saved = 0.5 * f->mean_dur, intra_cost = 0.0;
     ms_status_t st = MS_OK;
     bool have_ev = false, use_intra, room = false;
+    int nroom = 0;                      /* GPUs with room for some profile */
 
     if (!f->cfg.migration || f->cfg.max_moves <= 0 || j->gang > 1 || j->prof < 0 ||
         j->prof >= f->np)
@@ -541,8 +542,10 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         used_fits[u] = (uint16_t)(f->fits[used[u]] & ((1u << f->np) - 1u));
         room |= used_fits[u] != 0;
     }
-    for (u = 0; room && u < nused; u++)
+    for (u = 0; room && u < nused; u++) {
         used_count[u] = ms_cluster_count_in_state(c, used[u]);
+        nroom += used_fits[u] != 0 ? used_count[u] : 0;
+    }
     intra->gpu = -1;
     rm.used = used;
     rm.nused = nused;
@@ -557,14 +560,14 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         bool frag;
 
         s = (int)used[u];
-        if (ms_state_compute(f->geom, (ms_state_t)s) == 0)
+        if (f->busy[s] == 0)   /* (an empty GPU has nothing to move) */
             continue;
         /* re-laid in place only if k's slices are free but cut */
         frag = ms_frag_ideal(f->geom, (ms_state_t)s, j->prof) > 0;
         /* an eviction needs a GPU but h with room (before loading h's
          * jobs), and each job moved takes a GPU of its own: no more jobs
          * than GPUs other than h with room for any profile */
-        cap = room ? rooms_any(f, &rm, (ms_state_t)s, ~0u) : 0;
+        cap = nroom - (used_fits[u] != 0);
         if (cap > f->cfg.max_moves)
             cap = f->cfg.max_moves;
         if ((!frag && cap <= 0) || (h = ms_cluster_next_in_state(c, (ms_state_t)s, -1)) < 0)
