@@ -248,10 +248,67 @@ static void test_never_starved(void **state)
     assert_true(pre > 50);
 }
 
+/* Tenant a (guarantee 14) holds the profiles own[0..nown), c (none) the
+ * rest of the 4 A100s, all started at 0; at 100 (past the 60 s grace) a
+ * asks for a 7g. Its slot. */
+static int32_t straddle_world(world_t *w, const char *const *own, int nown, const char *const *cs,
+                              int ncs)
+{
+    int32_t slot;
+    int i;
+
+    make(w, 60.0);
+    for (i = 0; i < ncs; i++)
+        world_submit(w->s, cs[i], "c", NULL, 0, 1000.0, 0.0);
+    for (i = 0; i < nown; i++)
+        world_submit(w->s, own[i], "a", NULL, 0, 1000.0, 0.0);
+    for (i = 0; i < ncs + nown; i++)
+        assert_int_equal(world_job_state(w->s, i), MS_JOB_RUNNING);
+    assert_int_equal(usage_of(w, 0) + usage_of(w, 2), 28);   /* full: the 7g only by a victim */
+    slot = world_submit(w->s, "7g", "a", NULL, 0, 1000.0, 100.0);
+    assert_int_equal(ms_sched_check(w->s), MS_OK);
+    return slot;
+}
+
+/* A head larger than what its tenant is still owed (reclaim-8xA100:
+ * ret 6 slices short of 28 with only 7g jobs waiting, borrowed work kept
+ * the 6 slices 742 s on seed 4): a at 8 of its 14 asks for a 7g, 15 with
+ * it started, 1 over but nearer its guarantee than 6 under, so it
+ * reclaims c's borrowed 7g at once; at 11 (3 under) a 7g would take it 4
+ * over, farther than it is, so it waits without a preemption. */
+static void test_straddle(void **state)
+{
+    static const char *const near_a[] = { "4g", "3g", "1g" };
+    static const char *const near_c[] = { "7g", "7g", "4g", "2g" };
+    static const char *const far_a[] = { "4g", "4g", "3g" };
+    static const char *const far_c[] = { "7g", "7g", "3g" };
+    world_t w;
+    int32_t slot;
+    int i, stopped = 0;
+
+    (void)state;
+    slot = straddle_world(&w, near_a, 3, near_c, 4);
+    assert_int_equal(world_job_state(w.s, slot), MS_JOB_RUNNING);
+    for (i = 0; i < 4; i++)
+        stopped += world_job_state(w.s, i) == MS_JOB_QUEUED;
+    assert_int_equal(stopped, 1);   /* one of c's 7gs, the fewest victims */
+    assert_int_equal(usage_of(&w, 0), 15);
+    assert_int_equal(usage_of(&w, 2), 13);
+    world_free(&w);
+
+    slot = straddle_world(&w, far_a, 3, far_c, 3);
+    assert_int_equal(world_job_state(w.s, slot), MS_JOB_QUEUED);
+    for (i = 0; i < 6; i++)
+        assert_int_equal(world_job_state(w.s, i), MS_JOB_RUNNING);
+    assert_int_equal(usage_of(&w, 0), 11);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_never_starved),
+        cmocka_unit_test(test_straddle),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
