@@ -24,6 +24,7 @@
 #ifndef MIGSCHED_PLAN_H
 #define MIGSCHED_PLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "migsched/cluster.h"
@@ -69,6 +70,13 @@ ms_status_t ms_plan_add_move_mbb(ms_plan_t *p, int32_t job, int from_gpu, int fr
 /* Break-before-make move (target overlaps the old GI on the same GPU). */
 ms_status_t ms_plan_add_move_bbm(ms_plan_t *p, int32_t job, int gpu, int from_start,
                                  int start, int prof);
+/* Job `job` on the whole of GPU gpu of c (a gang's GPU): its idle GIs
+ * destroyed, a full-size instance created at its first start, and the
+ * job started there; with keep_full, an idle full-size instance already
+ * there is kept and used instead. MS_ESTATE if a job runs on the GPU,
+ * MS_ENOFIT if the model has no full-size profile. */
+ms_status_t ms_plan_add_whole_gpu(ms_plan_t *p, const ms_cluster_t *c, int gpu, int32_t job,
+                                  bool keep_full);
 
 /* Execute every op in order. On an invalid op (overlap, illegal start, wrong
  * job) returns MS_ESTATE with *failed_op set, leaving the ops before it

@@ -97,6 +97,35 @@ ms_status_t ms_plan_add_move_bbm(ms_plan_t *p, int32_t job, int gpu, int from_st
     return ms_plan_add(p, &op);
 }
 
+ms_status_t ms_plan_add_whole_gpu(ms_plan_t *p, const ms_cluster_t *c, int gpu, int32_t job,
+                                  bool keep_full)
+{
+    int full = ms_geom_full_profile(c->geom), s0, i;
+    const ms_gpu_t *gp;
+    bool keep = false;
+    ms_status_t st;
+
+    if (gpu < 0 || gpu >= c->ngpus)
+        return MS_ESTATE;
+    if (full < 0)
+        return MS_ENOFIT;
+    s0 = ms_geom_first_start(c->geom, full);
+    gp = &c->gpus[gpu];
+    for (i = 0; i < gp->ninst; i++) {
+        const ms_inst_t *in = &gp->inst[i];
+
+        if (in->job >= 0)
+            return MS_ESTATE;
+        if (keep_full && in->prof == full && in->start == s0)
+            keep = true;   /* the instance it needs, idle: no destroy and create */
+        else if (in->start >= 0 && (st = ms_plan_add_destroy(p, gpu, in->start)) != MS_OK)
+            return st;
+    }
+    if (!keep && (st = ms_plan_add_create(p, gpu, full, s0)) != MS_OK)
+        return st;
+    return ms_plan_add_start(p, job, gpu, s0, full);
+}
+
 /* --- applying ---------------------------------------------------------- */
 
 static void set_state(ms_cluster_t *c, int g, ms_state_t ns)

@@ -11,12 +11,11 @@
 ms_status_t ms_policy_place_gang(const ms_cluster_t *c, const ms_job_t *j, ms_plan_t *out)
 {
     int per = c->gpus_per_node > 0 ? c->gpus_per_node : c->ngpus;
-    int full = ms_geom_full_profile(c->geom), s0, node, nnodes, n0 = out->n;
+    int full = ms_geom_full_profile(c->geom), node, nnodes, n0 = out->n;
     ms_status_t st = MS_OK;
 
     if (c->share != MS_SHARE_MIG || full < 0 || j->gang < 1 || j->gang > per)
         return MS_ENOFIT;
-    s0 = ms_geom_first_start(c->geom, full);
     nnodes = (c->ngpus + per - 1) / per;
     for (node = 0; node < nnodes; node++) {
         int g, lo = node * per, hi = lo + per, n = 0;
@@ -29,9 +28,10 @@ ms_status_t ms_policy_place_gang(const ms_cluster_t *c, const ms_job_t *j, ms_pl
         for (g = lo, n = 0; g < hi && n < j->gang && st == MS_OK; g++) {
             if (ms_gpu_running(&c->gpus[g]) != 0)
                 continue;
-            if ((st = ms__destroy_idle(c, g, out)) == MS_OK &&
-                (st = ms_plan_add_create(out, g, full, s0)) == MS_OK)
-                st = ms_plan_add_start(out, j->idx, g, s0, full);
+            /* (an idle full-size GI too is destroyed and made again: the
+             * schedules and reconfiguration counts of static and
+             * node-profile layouts depend on it; preemption keeps it) */
+            st = ms_plan_add_whole_gpu(out, c, g, j->idx, false);
             n++;
         }
         if (st != MS_OK)

@@ -336,29 +336,13 @@ ms_status_t ms__preempt_gang_place(ms_sched_t *s, int32_t slot, int gi, const in
                                    double now)
 {
     ms__grp_t *gr = &s->grp[gi];
-    int full = ms_geom_full_profile(gr->geom), s0 = ms_geom_first_start(gr->geom, full), q, i;
+    int q;
     ms_status_t st;
 
     ms_plan_clear(&s->plan);
-    for (q = 0; q < s->jobs[slot].gang; q++) {
-        const ms_gpu_t *gpu = &gr->c->gpus[gpus[q]];
-        bool reuse = false;
-
-        for (i = 0; i < gpu->ninst; i++) {
-            const ms_inst_t *in = &gpu->inst[i];
-
-            if (in->job >= 0)
-                return MS_ESTATE;   /* a victim still there: a bug */
-            if (in->prof == full && in->start == s0)
-                reuse = true;
-            else if ((st = ms_plan_add_destroy(&s->plan, gpus[q], in->start)) != MS_OK)
-                return st;
-        }
-        if (!reuse && (st = ms_plan_add_create(&s->plan, gpus[q], full, s0)) != MS_OK)
+    for (q = 0; q < s->jobs[slot].gang; q++)   /* (MS_ESTATE: a victim still there, a bug) */
+        if ((st = ms_plan_add_whole_gpu(&s->plan, gr->c, gpus[q], slot, true)) != MS_OK)
             return st;
-        if ((st = ms_plan_add_start(&s->plan, slot, gpus[q], s0, full)) != MS_OK)
-            return st;
-    }
     s->placing = slot;
     st = ms__sched_run_plan(s, gi, MS_PK_PLACE, now);
     s->placing = -1;
