@@ -493,10 +493,15 @@ struct svc_dra {
      * annotation) and its status PATCH (the allocation), the same test;
      * hook-stall:PREFIX: the loop sleeps 8 s before it answers the webhook
      * about a pod whose name starts with PREFIX, a stuck loop
-     * (tests/k8s/test_e2e_dra_alloc.sh: the webhook's deadline) */
+     * (tests/k8s/test_e2e_dra_alloc.sh: the webhook's deadline);
+     * stall-before-status:PREFIX: a writer sleeps 5 s between the metadata
+     * and the status PATCH of a claim whose name starts with PREFIX, the
+     * window a test freezes the leader in (kill -STOP) to make it a stale
+     * writer (tests/k8s/test_e2e_dra_split.sh) */
     bool die_before_ungate;
     bool die_between_writes;
     char stall_prefix[32];
+    char stall_status_prefix[32];
     atomic_int synced_kinds;       /* bit per kind: listed once (readers: readyz) */
     /* the loop's */
     dra_tab_t tab[DRA_K_N];

@@ -8,9 +8,10 @@
  * drivers, passes ms_sched's queues, retries failed pods and expires
  * allocations nobody reserved.
  *
- * Only the leader decides and writes: on losing the Lease the schedulers
- * are dropped (a new leader rebuilds everything from the API server), and
- * the writers check leadership before every request.
+ * Only the leader decides and writes: on losing the Lease (seen before
+ * each batch and at each tick) the schedulers are dropped (a new leader
+ * rebuilds everything from the API server), and the writers check
+ * leadership before every request.
  */
 #include <math.h>
 #include <stdio.h>
@@ -111,10 +112,24 @@ static void after(svc_dra_t *x, double now)
     dra_decide_started(x, now);
 }
 
+/* A replica that lost the Lease drops what it decided before it reads
+ * another message: a replica frozen past its Lease (kill -STOP, a long
+ * pause) wakes to the new leader's allocations in its first batch, which
+ * its own stale decisions would report as overlaps. */
+static void follow_lead(svc_dra_t *x, double now)
+{
+    if (x->built && !dra_leading(x, now)) {
+        ms_log("info", "dra: no longer deciding (not the leader)", NULL);
+        dra_sched_drop(x);
+        atomic_store(&x->takeover_us, 0);
+    }
+}
+
 void dra_loop_batch(svc_dra_t *x, svc_qlink_t *batch, double now)
 {
     svc_qlink_t *l, *next;
 
+    follow_lead(x, now);
     for (l = batch; l != NULL; l = next) {
         dra_msg_t *m = SVC_QITEM(l, dra_msg_t, link);
 
@@ -167,11 +182,7 @@ void dra_loop_tick(svc_dra_t *x, double now)
     int32_t i;
     int s;
 
-    if (x->built && !dra_leading(x, now)) {
-        ms_log("info", "dra: no longer deciding (not the leader)", NULL);
-        dra_sched_drop(x);
-        atomic_store(&x->takeover_us, 0);
-    }
+    follow_lead(x, now);
     if (!x->built && x->d->kctl == NULL && !x->d->cfg->leader_elect && all_synced(x) && take_over(x, now) == 0)
         atomic_store(&x->takeover_us, (long long)(now * 1e6));
     if (!x->built)

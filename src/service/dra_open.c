@@ -127,8 +127,9 @@ void svc_dra_cfg_free(svc_cfg_t *c)
 /* --- the state ---------------------------------------------------------------------- */
 
 /* The tests' failpoints (svc_dra_t.die_before_ungate, die_between_writes,
- * stall_prefix) from MIGSCHEDD_DRA_FAIL: "before-ungate", "between-writes",
- * "hook-stall:PREFIX", comma separated; anything else is ignored. */
+ * stall_prefix, stall_status_prefix) from MIGSCHEDD_DRA_FAIL:
+ * "before-ungate", "between-writes", "hook-stall:PREFIX",
+ * "stall-before-status:PREFIX", comma separated; anything else is ignored. */
 static void failpoints(svc_dra_t *x, const char *spec)
 {
     while (spec != NULL && *spec != '\0') {
@@ -140,6 +141,8 @@ static void failpoints(svc_dra_t *x, const char *spec)
             x->die_between_writes = true;
         else if (n > 11 && n - 11 < sizeof(x->stall_prefix) && strncmp(spec, "hook-stall:", 11) == 0)
             snprintf(x->stall_prefix, sizeof(x->stall_prefix), "%.*s", (int)(n - 11), spec + 11);
+        else if (n > 20 && n - 20 < sizeof(x->stall_status_prefix) && strncmp(spec, "stall-before-status:", 20) == 0)
+            snprintf(x->stall_status_prefix, sizeof(x->stall_status_prefix), "%.*s", (int)(n - 20), spec + 20);
         spec += n + (spec[n] == ',');
     }
 }

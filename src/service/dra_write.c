@@ -18,11 +18,14 @@
  * Only the leader writes: leadership is checked before every request.
  * Every request has the API client's deadline (30 s, src/kube/).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "daemon/daemon.h"
 #include "kube/kube.h"
 #include "service/dra_int.h"
 
@@ -35,7 +38,11 @@ static long call(svc_dra_t *x, dra_work_t *w, const char *method, const char *pa
     if (resp != NULL)
         *resp = NULL;
     if (!dra_leading(x, svc_clock_mono(x->d->clock))) {
+        /* a writer that was stalled (or frozen) past the Lease: its
+         * resourceVersion may still be good, so this check alone keeps it
+         * off what the new leader owns; said, since it is the only trace */
         snprintf(w->why, sizeof(w->why), "not the leader");
+        ms_log("warning", "dra: write refused: not the leader", json_pack("{s:s,s:s}", "method", method, "path", path));
         return 0;
     }
     if (ms_kube_request(x->d->kube, method, path, body, &status, &text, err, sizeof(err)) != 0) {
@@ -59,6 +66,24 @@ static long call(svc_dra_t *x, dra_work_t *w, const char *method, const char *pa
 static const char *rv_of(json_t *o)
 {
     return json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+}
+
+/* The failpoint stall-before-status: 5 s between a claim's two writes, to
+ * an absolute deadline on the monotonic clock, so that a process frozen
+ * (kill -STOP) past it goes on at once when continued, as a stale leader. */
+static void stall_before_status(svc_dra_t *x, dra_work_t *w, const dra_wclaim_t *c)
+{
+    const char *pre = x->stall_status_prefix;
+    struct timespec until;
+
+    if (pre[0] == '\0' || strncmp(c->name, pre, strlen(pre)) != 0)
+        return;
+    ms_log("warning", "dra: failpoint stall-before-status: the writer sleeps 5 s",
+           json_pack("{s:s,s:s,s:s}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", c->name));
+    until = ms_clock_after(CLOCK_MONOTONIC, 5.0);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+    ms_log("warning", "dra: failpoint stall-before-status: the writer goes on", json_pack("{s:s}", "claim", c->name));
 }
 
 /* One claim's finalizer and allocation. */
@@ -95,6 +120,7 @@ static void write_claim(svc_dra_t *x, dra_work_t *w, dra_wclaim_t *c)
                json_pack("{s:s,s:s,s:s}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", c->name));
         _exit(137);
     }
+    stall_before_status(x, w, c);
     if (call(x, w, "PATCH", spath, body, &resp) != 200) {
         snprintf(c->why, sizeof(c->why), "%.199s", w->why);
         goto out;

@@ -167,7 +167,9 @@ def webhook(api, url, ca_file):
                       "failurePolicy": "Ignore", "reinvocationPolicy": "Never"}]})
 
 
-def pod(api, name, tmpl=None, claim=None, priority_class=None):
+def pod(api, name, tmpl=None, claim=None, priority_class=None, dry_run=False):
+    """Pod NAME with one claim (from template tmpl, or the claim named claim);
+    with dry_run, as the API server and its webhooks would make it, not made."""
     rc = {"name": "dev"}
     if tmpl:
         rc["resourceClaimTemplateName"] = tmpl
@@ -177,7 +179,7 @@ def pod(api, name, tmpl=None, claim=None, priority_class=None):
                                                     "resources": {"claims": [{"name": "dev"}]}}]}
     if priority_class:
         spec["priorityClassName"] = priority_class
-    return api.call("POST", "/api/v1/namespaces/default/pods", {
+    return api.call("POST", "/api/v1/namespaces/default/pods" + ("?dryRun=All" if dry_run else ""), {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
 
 

@@ -32,22 +32,16 @@ in the end our finalizer and annotation only on allocated claims.
 """
 import json
 import os
-import ssl
 import sys
 import threading
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dra_alloc_e2e import (Api, Unmet, bound, check_all, claim_of, claims, classes, delete_pod, expect, gated,  # noqa: E402
-                           node, pod, pods, profile_request, publish, still_waiting, template, wait, webhook)
+                           node, pods, profile_request, publish, still_waiting, template, wait, webhook)
+from dra_ha_e2e import ANN, FIN, logged, mk, ours_consistent, status, status_writer  # noqa: E402
 
 FILL = ["w1", "w2", "w3", "w4"]
-
-
-def mk(api, want, name, prof):
-    want[name] = prof
-    return pod(api, name, tmpl="t-" + prof.replace(".", ""))
 
 
 def before(api, d, url):
@@ -73,16 +67,6 @@ def before(api, d, url):
     print("q1 (7g.40gb) waits: both GPUs full")
 
 
-def status(url, ca):
-    """The replica's /dra/status, or {} while it does not answer (not started, or gone)."""
-    ctx = ssl.create_default_context(cafile=ca)
-    try:
-        with urllib.request.urlopen(url + "/dra/status", context=ctx, timeout=5) as r:
-            return json.loads(r.read())
-    except (OSError, ValueError):
-        return {}
-
-
 def kept(api, fill):
     """The killed leader's allocations, as it wrote them: same claim, same device, pod bound there."""
     ps, cl = check_all(api, {})
@@ -96,22 +80,6 @@ def kept(api, fill):
         dev = al["devices"]["results"][0]["device"]
         expect(dev == was["device"], "%s's device moved from %s to %s" % (n, was["device"], dev))
         expect(ps[n]["spec"].get("nodeName") == was["node"], "%s no longer bound to %s" % (n, was["node"]))
-
-
-def logged(d, replica, msg):
-    """The first line of replica's log whose msg is msg (a dict), or None."""
-    try:
-        lines = open(os.path.join(d, "migschedd-%s.log" % replica)).read().splitlines()
-    except OSError:
-        return None
-    for ln in lines:
-        try:
-            o = json.loads(ln)
-        except ValueError:
-            continue
-        if o.get("msg") == msg:
-            return o
-    return None
 
 
 def failpoint_hit(d):
@@ -146,35 +114,6 @@ def mid_write(api, d, url3):
     now = what(c)
     expect(now == written, "%s's allocation rewritten: %s, was %s" % (name, now, written))
     print("%s kept the allocation the dead writer made (%s) and was ungated and bound" % (name, now[1]))
-
-
-FIN = "resource.kubernetes.io/delete-protection"
-ANN = "migsched.io/dra-allocator"
-
-
-def ours_consistent(api):
-    """Our finalizer and annotation only on a claim allocated (or going),
-    each at most once; nobody holds a device or a memory slice twice."""
-    _, cl = check_all(api, {})
-    for name, c in cl.items():
-        md = c["metadata"]
-        fins = md.get("finalizers") or []
-        expect(fins.count(FIN) <= 1, "claim %s: the finalizer %d times" % (name, fins.count(FIN)))
-        if md.get("deletionTimestamp"):
-            continue
-        marked = FIN in fins or ANN in (md.get("annotations") or {})
-        expect(not marked or c.get("status", {}).get("allocation"),
-               "claim %s: our finalizer or annotation without an allocation (%s, %s)" % (
-                   name, fins, (md.get("annotations") or {}).get(ANN)))
-    return cl
-
-
-def status_writer(c):
-    """Who wrote status.allocation (managedFields), or None."""
-    for m in c["metadata"].get("managedFields") or []:
-        if m.get("subresource") == "status" and "f:allocation" in (m.get("fieldsV1", {}).get("f:status") or {}):
-            return m.get("manager")
-    return None
 
 
 def snapshot(d, snap):

@@ -160,6 +160,25 @@ ms_dra_allocator_up() {
     MSPID=$!
 }
 
+# The DRA allocator's replicas with leader election (test_e2e_dra_failover.sh,
+# test_e2e_dra_split.sh), on the harness in $D after ms_dra_allocator_identity
+# and `. "$D/env"`. ms_free_port: a free TCP port of 127.0.0.1.
+# ms_dra_replica NAME PORT [ENV=VALUE]: migschedd --dra ($MIGSCHEDD) as
+# POD_NAME migschedd-dra-NAME (its annotation on the claims it writes),
+# --leader-elect on the Lease migsched/migschedd-dra (4 s), listening on
+# PORT with the harness's certificate, its log appended to
+# D/migschedd-NAME.log; its pid in pid_NAME. ms_dra_st PORT: its
+# /dra/status (fails while it does not answer).
+ms_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+ms_dra_replica() {
+    env ${3:-} POD_NAME=migschedd-dra-$1 "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" \
+        --kube-token-file "$D/migschedd.token" --leader-elect --lease migsched/migschedd-dra --lease-duration 4 \
+        --listen "127.0.0.1:$2" --tls-cert "$D/pki/migschedd.crt" --tls-key "$D/pki/migschedd.key" \
+        2>>"$D/migschedd-$1.log" &
+    eval "pid_$1=$!"
+}
+ms_dra_st() { curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$1/dra/status"; }
+
 # The benchmarks' shared steps (bench_dra_scale.sh, bench_ext_kwok.sh).
 # ms_bench_cleanup, their EXIT trap: migschedd ($MSPID) and kwok ($KWPID)
 # stopped where set, the harness in $D stopped and its directory removed

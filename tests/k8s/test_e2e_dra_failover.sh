@@ -66,16 +66,9 @@ t0=$(date +%s)
 MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/harness.sh" start "$D" >"$D/harness.log"
 . "$D/env"
 ms_dra_allocator_identity "$D"
-port_free() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-pa=$(port_free); pb=$(port_free); pc=$(port_free); pd=$(port_free)
-replica() { # replica NAME PORT [ENV=VALUE]: its pid in pid_NAME
-    env ${3:-} POD_NAME=migschedd-dra-$1 "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" \
-        --kube-token-file "$D/migschedd.token" --leader-elect --lease migsched/migschedd-dra --lease-duration 4 \
-        --listen "127.0.0.1:$2" --tls-cert "$D/pki/migschedd.crt" --tls-key "$D/pki/migschedd.key" \
-        2>>"$D/migschedd-$1.log" &
-    eval "pid_$1=$!"
-}
-st() { curl -sf --max-time 5 --cacert "$MS_K8S_CA" "https://127.0.0.1:$1/dra/status"; }
+pa=$(ms_free_port); pb=$(ms_free_port); pc=$(ms_free_port); pd=$(ms_free_port)
+replica() { ms_dra_replica "$@"; }   # NAME PORT [ENV=VALUE]: its pid in pid_NAME (lib.sh)
+st() { ms_dra_st "$@"; }
 replica a "$pa"
 for i in $(seq 1 150); do st "$pa" 2>/dev/null | grep -q '"deciding":true' && break; sleep 0.2; done
 st "$pa" | grep -q '"deciding":true' || fail "replica a never led"
