@@ -26,6 +26,7 @@
 /* ms_policy_ops_t.flags */
 #define MS_POLICY_PURE_PLACE 0x1u   /* see `flags` below */
 #define MS_POLICY_FIT_PLACE  0x2u   /* see `flags` below */
+#define MS_POLICY_FIT_ANY    0x4u   /* see `flags` below */
 
 
 /* Every option of every policy; each policy reads the ones it knows. */
@@ -118,7 +119,13 @@ typedef struct ms_policy_ops {
      * ranked policies: ms_rank_find over the states). A job that did not
      * fit is then offered again only after an op other than a placement
      * leaves some GPU where p would fit so, or a new version(): an end
-     * that frees a 3g re-offers the 1g, 2g and 3g waiting, not the 7g. */
+     * that frees a 3g re-offers the 1g, 2g and 3g waiting, not the 7g.
+     * MS_POLICY_FIT_ANY (with FIT_PLACE) promises more still, whatever
+     * version(): place() answers MS_ENOFIT for a job of one instance
+     * exactly when no GPU has a free legal start for its profile (its GIs
+     * as they are, idle ones included). A new version() then changes which
+     * GPU, never whether: a job that fitted nowhere is not offered again
+     * for a new version() alone (fa+: new demand weights). */
     uint32_t flags;
     /* Optional (NULL: place() depends on the cluster and the job alone): a
      * value that differs whenever place() may answer differently for the

@@ -314,16 +314,22 @@ static bool worth_offering(const ms_sched_t *s, int k, bool passing, double now)
     for (i = 0; i < c->norder; i++) {
         int gi = c->order[i];
         const ms__grp_t *gr = &s->grp[gi];
+        bool fit = (gr->pol->flags & MS_POLICY_FIT_PLACE) && !c->gang &&
+                   gr->c->share == MS_SHARE_MIG && c->prof[gi] >= 0;
         /* capacity freed where it matters: for a policy that places only
          * where the profile fits (MS_POLICY_FIT_PLACE), a GPU it now fits;
          * else anywhere in the group */
-        uint64_t freed = (gr->pol->flags & MS_POLICY_FIT_PLACE) && !c->gang &&
-                                 gr->c->share == MS_SHARE_MIG && c->prof[gi] >= 0
-                             ? gr->fit_at[(int)c->prof[gi]]
-                             : gr->free_at;
+        uint64_t freed = fit ? gr->fit_at[(int)c->prof[gi]] : gr->free_at;
+        /* a new version() could place it elsewhere (past the reservation:
+         * EASY) or admit a GPU it refused, except under MS_POLICY_FIT_ANY,
+         * where a job that fitted nowhere still does not (fa+'s new
+         * demand weights: 1 arrival in 7 of the deep-queue bench re-offered
+         * every class, for the same MS_ENOFIT) */
+        bool reweighed = gr->pol_at > c->blk_at &&
+                         !(fit && (gr->pol->flags & MS_POLICY_FIT_ANY) && c->blk == MS__BLK_NOFIT);
 
-        if (!(gr->pol->flags & MS_POLICY_PURE_PLACE) || freed > c->blk_at ||
-            gr->pol_at > c->blk_at || (c->blk == MS__BLK_EASY && gr->any_at > c->blk_at))
+        if (!(gr->pol->flags & MS_POLICY_PURE_PLACE) || freed > c->blk_at || reweighed ||
+            (c->blk == MS__BLK_EASY && gr->any_at > c->blk_at))
             return true;
     }
     return false;

@@ -6,7 +6,10 @@
  *     whatever hooks ran in between (arrivals, queue lengths), place()
  *     answers the same;
  *   - an MS_ENOFIT stays one while other jobs are placed (the cluster only
- *     loses capacity) and version() is unchanged.
+ *     loses capacity) and version() is unchanged;
+ *   - with MS_POLICY_FIT_ANY, place() answers MS_ENOFIT exactly when no GPU
+ *     has a free legal start for the profile, whatever the version() (new
+ *     demand weights change where, never whether).
  * On random clusters and demand, for every policy with the flag.
  */
 #include "policy_test.h"
@@ -125,6 +128,26 @@ static void check_fit(const ms_policy_ops_t *pol, void *self, ms_cluster_t *c, c
     }
 }
 
+static long g_any_reweighed;   /* FIT_ANY answers checked after a new version() */
+
+/* MS_POLICY_FIT_ANY: MS_ENOFIT exactly when no GPU has a free legal start
+ * for the profile (its GIs as they are: an idle one still takes slices). */
+static void check_any(const ms_policy_ops_t *pol, const ms_cluster_t *c, const ms_job_t *j,
+                      const answer_t *a, uint64_t seed, int step)
+{
+    bool room = false;
+    int g;
+
+    if (!(pol->flags & MS_POLICY_FIT_ANY) || j->gang > 1)
+        return;
+    for (g = 0; g < c->ngpus && !room; g++)
+        room = ms_state_fit(c->geom, c->gpus[g].state, j->prof) != 0;
+    if (room == (a->st == MS_ENOFIT))
+        fail_msg("%s seed %llu step %d: %s while %s GPU has room for the profile", pol->name,
+                 (unsigned long long)seed, step, a->st == MS_ENOFIT ? "no fit" : "placed",
+                 room ? "a" : "no");
+}
+
 static void run(const ms_policy_ops_t *pol, uint64_t seed, long *checked, long *differed)
 {
     ms_geom_t *g = pt_a100();
@@ -163,6 +186,9 @@ static void run(const ms_policy_ops_t *pol, uint64_t seed, long *checked, long *
             poke(pol, self, c, &r, np, &p);
         ask(pol, self, c, &j, &p, &b);
         (*checked)++;
+        check_any(pol, c, &j, &b, seed, step);
+        if ((pol->flags & MS_POLICY_FIT_ANY) && version(pol, self) != v)
+            g_any_reweighed++;
         if (!same(&a, &b)) {
             (*differed)++;
             if (version(pol, self) == v)
@@ -241,7 +267,10 @@ static void test_pure_place(void **state)
     /* the demand-weighted policies do change their answers with the demand */
     if (differed == 0)
         fail_msg("no answer changed in %ld checks: the test tests nothing", checked);
-    print_message("(%ld checks, %ld answers changed with a new version())\n", checked, differed);
+    if (g_any_reweighed == 0)
+        fail_msg("no MS_POLICY_FIT_ANY answer was checked after a new version()");
+    print_message("(%ld checks, %ld answers changed with a new version(), %ld under "
+                  "MS_POLICY_FIT_ANY after one)\n", checked, differed, g_any_reweighed);
 }
 
 int main(void)
