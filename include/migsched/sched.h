@@ -620,11 +620,12 @@ const ms_cluster_t *ms_sched_group_cluster(const ms_sched_t *s, int group);
 ms_node_mode_t ms_sched_group_mode(const ms_sched_t *s, int group);
 /* The GPU itself and its geometry. */
 const ms_gpu_t *ms_sched_gpu(const ms_sched_t *s, int gpu, const ms_geom_t **geom);
-/* The head's reservation under MS_QUEUE_EASY, as the last scheduling pass
- * computed it (when the head did not fit and another job wanted to pass
- * it): the head's slot and the time its placement frees up by the running
- * jobs' estimates. MS_ENOENT when the last pass made none. */
-ms_status_t ms_sched_head_reservation(const ms_sched_t *s, int32_t *slot, double *t);
+/* The head's reservation under MS_QUEUE_EASY, as of the last scheduling
+ * pass (when the head did not fit and another job wanted to pass it): the
+ * head's slot and the time its placement frees up by the running jobs'
+ * estimates. MS_ENOENT when the last pass needed none. (Not const: a pass
+ * that skipped every job behind the head leaves it to be made here.) */
+ms_status_t ms_sched_head_reservation(ms_sched_t *s, int32_t *slot, double *t);
 /* Check every invariant of every group and the job table (tests). */
 ms_status_t ms_sched_check(const ms_sched_t *s);
 

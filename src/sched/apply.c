@@ -98,7 +98,7 @@ ms_status_t ms__sched_cluster_op(ms_sched_t *s, int gi, const ms_op_t *op, bool 
             fit_mark(gr, op->from_gpu, s->stamp);
     }
     if (!consume)
-        gr->free_at = s->stamp;
+        gr->free_at = s->wake_at = s->stamp;
     /* the nodes whose GPUs changed: their kept scores are stale (reserve.c) */
     if (s->node_gen != NULL) {
         s->node_gen[gr->lnode[op->gpu / gr->gpn]] = s->stamp;
@@ -121,7 +121,7 @@ void ms__sched_pol_seen(ms_sched_t *s, int gi)
     v = gr->pol->version(gr->self);
     if (v != gr->pol_ver) {
         gr->pol_ver = v;
-        gr->pol_at = ++s->stamp;
+        gr->pol_at = s->wake_at = ++s->stamp;
     }
 }
 

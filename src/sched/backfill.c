@@ -431,9 +431,22 @@ bool ms__easy_node_ok(const ms_sched_t *s, int32_t slot, int32_t node, double no
     return true;
 }
 
-ms_status_t ms_sched_head_reservation(const ms_sched_t *s, int32_t *slot, double *t)
+ms_status_t ms_sched_head_reservation(ms_sched_t *s, int32_t *slot, double *t)
 {
-    if (s == NULL || s->easy_head < 0)
+    ms_status_t st;
+
+    if (s == NULL)
+        return MS_ENOENT;
+    if (s->easy_head < 0 && s->easy_want >= 0 && s->easy_want < s->njobs &&
+        s->jobs[s->easy_want].state == MS_JOB_QUEUED) {
+        /* the pass skipped it: made now, on the cluster it left (nothing
+         * changed after the skip that did not make it; a job that left the
+         * queue since, without a pass, has none) */
+        if ((st = ms__easy_reserve(s, s->easy_want, s->easy_want_t)) != MS_OK)
+            return st;
+        s->easy_want = -1;
+    }
+    if (s->easy_head < 0)
         return MS_ENOENT;
     if (slot != NULL)
         *slot = s->easy_head;

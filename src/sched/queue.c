@@ -301,6 +301,8 @@ static bool worth_offering(const ms_sched_t *s, int k, bool passing, double now)
 
     if (c->blk == MS__BLK_NONE || c->blk_hgen != c->hgen || s->test_full_passes)
         return true;
+    if (c->blk == MS__BLK_NOFIT && !s->impure && c->blk_at >= s->wake_at)
+        return false;   /* nothing freed, reweighed or lowered anywhere since */
     if (c->blk_lim && ms__tenant_c(s, c->tenant)->dec_at > c->blk_at)
         return true;   /* its tenant's limit kept it off a group, and its usage fell */
     if (c->blk == MS__BLK_EASY &&
@@ -477,6 +479,53 @@ static void pass_order(ms_sched_t *s, int32_t *ord, int *nord, double now)
     *nord = s->npord;
 }
 
+/* The rules for class best passing class head, the queue's head: past
+ * the bound, under EASY only what keeps the head's reservation passes it
+ * (*easy), otherwise nothing (PASS_STOP). A class blocked with no fit
+ * and nothing changed since (the answer needs no reservation), with no
+ * preemption to try, is skipped without making the reservation
+ * (PASS_SKIP: an arrival behind a blocked head, most passes of a deep
+ * queue; ms_sched_head_reservation makes it if asked). Else the
+ * reservation is made if needed and the passing regime noted. *worth:
+ * worth_offering(best) when asked here, else left as is. */
+typedef enum pass_rule { PASS_OFFER, PASS_SKIP, PASS_STOP } pass_rule_t;
+
+static inline pass_rule_t pass_behind(ms_sched_t *s, int best, int head, double now,
+                                      bool may_preempt, bool *easy, int *worth, ms_status_t *st)
+{
+    int32_t h = s->cls[head].qhead;
+
+    *easy = now - s->jobs[h].submit_t > s->cfg.backfill_bound_s &&
+            (!s->ten_on || !ms__preempt_owed(s, best, head));
+    if (*easy && s->cfg.queue != MS_QUEUE_EASY)
+        return PASS_STOP;
+    if (s->cls[best].blk == MS__BLK_NOFIT)
+        *worth = worth_offering(s, best, true, now);
+    if (*worth == 0 && !(s->cfg.preempt && may_preempt && ms__preempt_reclaims(s, best))) {
+        s->st.skipped++;
+        if (*easy && s->easy_head != h && s->ten_on) {
+            /* with tenants a class behind may pass without it (owed),
+             * change the cluster, and the next need it: made here, before,
+             * as a pass that asked this one */
+            s->easy_want = -1;
+            if ((*st = ms__easy_reserve(s, h, now)) != MS_OK)
+                return PASS_STOP;
+        } else if (*easy && s->easy_head != h) {
+            s->easy_head = -1;
+            s->easy_want = h;
+            s->easy_want_t = now;
+        }
+        return PASS_SKIP;
+    }
+    if (*easy && s->easy_head != h) {
+        s->easy_want = -1;
+        if ((*st = ms__easy_reserve(s, h, now)) != MS_OK)
+            return PASS_STOP;
+    }
+    regime_note(s, *easy, now);
+    return PASS_OFFER;
+}
+
 static ms_status_t sched_pass(ms_sched_t *s, double now)
 {
     bool tried_room = false;
@@ -509,11 +558,14 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
     pass_order(s, ord, &nord, now);
     st = MS_OK;
     s->easy_head = -1;
+    s->easy_want = -1;
     s->st.passes++;
     for (;;) {
         int best, head;
         int32_t j;
         bool easy = false, easy_hit = false, lim_hit = false;
+        int worth = -1;   /* worth_offering(best), once asked */
+        pass_rule_t pr;
 
         if (nord == 0)
             break;
@@ -528,26 +580,23 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
         best = ord[first];
         if (best != head) {
             /* this start would pass the overall head */
-            int32_t h = s->cls[head].qhead;
-
             if (s->cfg.queue == MS_QUEUE_FIFO)
                 break;
             if (s->cfg.aging_rate > 0.0 &&
                 head_eff(s, &s->cls[best], now) < head_eff(s, &s->cls[head], now) - 1.0)
                 break;   /* best is the highest of the rest: nothing else passes either */
-            if (now - s->jobs[h].submit_t > s->cfg.backfill_bound_s && !ms__preempt_owed(s, best, head)) {
-                /* past the bound: in EASY mode only what keeps the head's
-                 * reservation passes it, otherwise nothing */
-                if (s->cfg.queue != MS_QUEUE_EASY)
-                    break;
-                if (s->easy_head != h && (st = ms__easy_reserve(s, h, now)) != MS_OK)
-                    break;
-                easy = true;
+            pr = pass_behind(s, best, head, now, npre < maxpre, &easy, &worth, &st);
+            if (pr == PASS_STOP)
+                break;
+            if (pr == PASS_SKIP) {
+                blocked[best] = 1;
+                continue;
             }
-            regime_note(s, easy, now);
         }
         j = s->cls[best].qhead;
-        if (!worth_offering(s, best, best != head, now)) {
+        if (worth < 0)
+            worth = worth_offering(s, best, best != head, now);
+        if (!worth) {
             /* it would not start: nothing that could change that happened
              * since it last did not (the same answer, without asking) */
             s->st.skipped++;

@@ -352,6 +352,8 @@ static ms_status_t create_group(ms_sched_t *s, int k, ms_diag_t *diag)
         ms_diag_set(diag, NULL, 0, "policy", "no timeslice policy for time-sliced nodes");
         return MS_ENOENT;
     }
+    if (!(gr->pol->flags & MS_POLICY_PURE_PLACE))
+        s->impure = true;   /* its classes are offered in every pass */
     if ((gr->ft = ms__salloc(s, sizeof(*gr->ft))) == NULL)
         return MS_ENOMEM;
     for (p = 0; p < ms_geom_nprofiles(gr->geom); p++) {
@@ -405,6 +407,7 @@ ms_status_t ms_sched_create(const ms_sched_cfg_t *cfg, double now, ms_sched_t **
     s->placing = -1;
     s->pf_head = -1;
     s->easy_head = -1;
+    s->easy_want = -1;
     s->rc_head = -1;
     s->next_op = 1;
     ms_plan_init(&s->plan);

@@ -284,6 +284,11 @@ struct ms_sched {
 
     /* EASY: the head's reservation (backfill.c) */
     int32_t easy_head;             /* slot, -1 = none this pass */
+    /* a head whose reservation this pass skipped (every class behind it
+     * that would pass it was blocked and unchanged), made when asked for
+     * (ms_sched_head_reservation) at easy_want_t; -1 = none */
+    int32_t easy_want;
+    double easy_want_t;
     double easy_t;                 /* when its placement frees up */
     int easy_n, easy_cap;          /* reserved GPUs */
     int32_t *easy_gpu;             /* [easy_cap] global */
@@ -292,6 +297,10 @@ struct ms_sched {
 
     /* what blocked classes compare against (queue.c) */
     uint64_t stamp;                /* counts changes: ops, policy versions, regimes */
+    uint64_t wake_at;              /* the last free_at, pol_at or dec_at of
+                                    * any group or tenant: a class blocked
+                                    * with no fit after it sleeps on */
+    bool impure;                   /* a group's policy lacks MS_POLICY_PURE_PLACE */
     uint64_t resv_at;              /* the passing regime (free, or which
                                     * reservation) last changed */
     bool lr_easy;                  /* the last regime: a reservation held */

@@ -197,7 +197,7 @@ ms_status_t ms_sched_tenant_set(ms_sched_t *s, const ms_sched_tenant_t *t, int *
     r->mem_guarantee = t->mem_guarantee_gb;
     reorder = ms__tenant_set_models(r, t, mi);
     /* a raised limit may let a held-back class start: offer it again */
-    r->dec_at = ++s->stamp;
+    r->dec_at = s->wake_at = ++s->stamp;
     if (reorder)   /* its classes try its guaranteed models first (or no more) */
         ms__tenant_reorder(s, k0);
     s->ten_on = true;
@@ -394,7 +394,7 @@ void ms__tenant_uncharge(ms_sched_t *s, int32_t slot, double ran_s)
     ms__preempt_count(s, slot, -1);
     j->charge = 0;
     j->charge_mem = 0.0f;
-    t->dec_at = ++s->stamp;
+    t->dec_at = s->wake_at = ++s->stamp;
 }
 
 void ms__tenant_backlogged(ms_sched_t *s, int32_t t)
