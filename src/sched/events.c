@@ -32,16 +32,8 @@ ms_status_t ms_sched_submit(ms_sched_t *s, const ms_sched_req_t *req, double now
                                                                 : ms_strerror(st));
         return st;
     }
+    ms__sched_job_fill(s, k, cls, req, now - req->waited_s);
     j = &s->jobs[k];
-    j->cls = cls;
-    j->submit_t = now - req->waited_s;
-    j->duration = req->duration_s;
-    j->estimate = req->estimate_s;
-    j->priority = req->priority;
-    j->nopreempt = req->nonpreemptible;
-    j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
-    j->migratable = req->migratable;
-    j->seq = s->seq++;
     c = &s->cls[cls];
     /* rejection: can any candidate group ever host it? */
     for (i = 0; i < c->norder && !ok; i++) {

@@ -78,6 +78,22 @@ ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot)
     return MS_OK;
 }
 
+void ms__sched_job_fill(ms_sched_t *s, int32_t slot, int32_t cls, const ms_sched_req_t *req,
+                        double submit_t)
+{
+    ms__job_t *j = &s->jobs[slot];
+
+    j->cls = cls;
+    j->submit_t = submit_t;
+    j->duration = req->duration_s;
+    j->estimate = req->estimate_s;
+    j->priority = req->priority;
+    j->nopreempt = req->nonpreemptible;
+    j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
+    j->migratable = req->migratable;
+    j->seq = s->seq++;
+}
+
 void ms__sched_job_release(ms_sched_t *s, int32_t slot)
 {
     ms__job_t *j = &s->jobs[slot];

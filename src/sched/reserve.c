@@ -352,16 +352,8 @@ ms_status_t ms_sched_reserve(ms_sched_t *s, const ms_sched_req_t *req,
         ms_diag_set(diag, NULL, 0, "id", "%s", st == MS_EEXIST ? "the id is taken" : ms_strerror(st));
         goto out;
     }
+    ms__sched_job_fill(s, k, cls, req, now);
     j = &s->jobs[k];
-    j->cls = cls;
-    j->submit_t = now;
-    j->estimate = req->estimate_s;
-    j->duration = req->duration_s;
-    j->priority = req->priority;
-    j->nopreempt = req->nonpreemptible;
-    j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);
-    j->migratable = req->migratable;
-    j->seq = s->seq++;
     if (j->gang > 1 && (j->insts = ms__scalloc(s, (size_t)j->gang, sizeof(*j->insts))) == NULL) {
         ms__sched_job_release(s, k);
         st = MS_ENOMEM;

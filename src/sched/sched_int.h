@@ -374,6 +374,10 @@ void ms__sfree(const ms_sched_t *s, void *p);
 /* The id map (set up before anything is submitted) */
 void ms__sched_ids_init(ms_sched_t *s);
 ms_status_t ms__sched_job_alloc(ms_sched_t *s, const char *id, int32_t *slot);
+/* Slot's job from req, of class cls, submitted at submit_t (and the next
+ * sequence number): a submit's and a reservation's new job alike. */
+void ms__sched_job_fill(ms_sched_t *s, int32_t slot, int32_t cls, const ms_sched_req_t *req,
+                        double submit_t);
 void ms__sched_job_release(ms_sched_t *s, int32_t slot);
 ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t *cls,
                               ms_diag_t *diag);
