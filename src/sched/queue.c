@@ -189,7 +189,7 @@ static ms_status_t try_place(ms_sched_t *s, int32_t slot, double now, bool easy,
         ms_job_t v = ms__sched_view(s, slot, gi);
         ms__job_t *j;
 
-        if (s->ten_on && !ms__tenant_fits(s, slot, gi)) {   /* (no tenant: no limit) */
+        if (!ms__tenant_fits(s, slot, gi)) {
             *lim_hit = true;
             continue;
         }

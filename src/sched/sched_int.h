@@ -479,10 +479,15 @@ void ms__tenant_charge(ms_sched_t *s, int32_t slot, int gi);
 void ms__tenant_uncharge(ms_sched_t *s, int32_t slot, double ran_s);
 /* Tenant t has jobs waiting again after none (queue.c). */
 void ms__tenant_backlogged(ms_sched_t *s, int32_t t);
-/* May slot start on group gi without taking its tenant over its limit? */
-bool ms__tenant_fits(const ms_sched_t *s, int32_t slot, int gi);
-/* The same for a job of class cls and gang size gang, queued or not. */
+/* A job of class cls and gang size gang, queued or not: may it start on
+ * group gi without taking its tenant over its limit? */
 bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi);
+/* The same for slot. Inline: without tenants there is no limit, and the
+ * question is asked at every placement offered. */
+static inline bool ms__tenant_fits(const ms_sched_t *s, int32_t slot, int gi)
+{
+    return !s->ten_on || ms__tenant_fits_cls(s, s->jobs[slot].cls, s->jobs[slot].gang, gi);
+}
 /* May class c's head start anywhere without that (false: the pass leaves
  * the class out; it does not block anyone)? */
 bool ms__tenant_eligible(const ms_sched_t *s, const ms__cls_t *c);

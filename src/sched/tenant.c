@@ -431,13 +431,6 @@ static bool mem_ok(const ms__tenant_t *t, double mem)
     return t->mem_limit <= 0.0 || t->mem + mem <= t->mem_limit + 1e-6;
 }
 
-bool ms__tenant_fits(const ms_sched_t *s, int32_t slot, int gi)
-{
-    const ms__job_t *j = &s->jobs[slot];
-
-    return ms__tenant_fits_cls(s, j->cls, j->gang, gi);
-}
-
 bool ms__tenant_fits_cls(const ms_sched_t *s, int32_t cls, int gang, int gi)
 {
     const ms__cls_t *c = &s->cls[cls];
