@@ -494,6 +494,7 @@ static inline pass_rule_t pass_behind(ms_sched_t *s, int best, int head, double 
                                       bool may_preempt, bool *easy, int *worth, ms_status_t *st)
 {
     int32_t h = s->cls[head].qhead;
+    bool skip;
 
     *easy = now - s->jobs[h].submit_t > s->cfg.backfill_bound_s &&
             (!s->ten_on || !ms__preempt_owed(s, best, head));
@@ -501,27 +502,26 @@ static inline pass_rule_t pass_behind(ms_sched_t *s, int best, int head, double 
         return PASS_STOP;
     if (s->cls[best].blk == MS__BLK_NOFIT)
         *worth = worth_offering(s, best, true, now);
-    if (*worth == 0 && !(s->cfg.preempt && may_preempt && ms__preempt_reclaims(s, best))) {
+    skip = *worth == 0 && !(s->cfg.preempt && may_preempt && ms__preempt_reclaims(s, best));
+    if (skip)
         s->st.skipped++;
-        if (*easy && s->easy_head != h && s->ten_on) {
-            /* with tenants a class behind may pass without it (owed),
-             * change the cluster, and the next need it: made here, before,
-             * as a pass that asked this one */
-            s->easy_want = -1;
-            if ((*st = ms__easy_reserve(s, h, now)) != MS_OK)
-                return PASS_STOP;
-        } else if (*easy && s->easy_head != h) {
+    if (*easy && s->easy_head != h) {
+        if (skip && !s->ten_on) {
+            /* left to ms_sched_head_reservation (with tenants a class
+             * behind may pass without it, owed, and change the cluster
+             * before the next needs it: made here, as a pass that asked
+             * this one) */
             s->easy_head = -1;
             s->easy_want = h;
             s->easy_want_t = now;
+        } else {
+            s->easy_want = -1;
+            if ((*st = ms__easy_reserve(s, h, now)) != MS_OK)
+                return PASS_STOP;
         }
+    }
+    if (skip)
         return PASS_SKIP;
-    }
-    if (*easy && s->easy_head != h) {
-        s->easy_want = -1;
-        if ((*st = ms__easy_reserve(s, h, now)) != MS_OK)
-            return PASS_STOP;
-    }
     regime_note(s, *easy, now);
     return PASS_OFFER;
 }
