@@ -6,16 +6,19 @@
  *      created the instance and started the job on it (the sim backend
  *      plays the node agents in-process), at most BIND_WAIT_S by the
  *      daemon's clock;
- *   3. PATCH the pod (JSON merge patch; metadata.uid in it makes the API
- *      server refuse a recreated pod of the same name) with what it got:
+ *   3. POST .../pods/NAME/binding with the pod's UID (a recreated pod of
+ *      the same name is refused) and, in the Binding's metadata, what it
+ *      got as annotations, which the API server writes into the pod in the
+ *      same update as spec.nodeName (BindingREST's setPodNodeAndMetadata):
  *        migsched.io/instance-uuid, migsched.io/profile,
  *        migsched.io/placement ("node/gpu/start"), migsched.io/gpu-uuid,
- *        cdi.k8s.io/migsched: migsched.io/mig=<instance uuid>
- *      (the CDI device reference the container runtime resolves from the
- *      spec file the node agent writes; a time-sliced slot names its GPU);
- *   4. POST .../pods/NAME/binding with the pod's UID;
- *   5. any failure: the annotations are removed (best effort), the
- *      instance is released, and the reply is {"Error": why}.
+ *        migsched.io/job, cdi.k8s.io/migsched: migsched.io/mig=<instance
+ *      uuid> (the CDI device reference; a time-sliced slot names its GPU).
+ *      One write: no pod is ever seen annotated and not bound, or bound
+ *      without its annotations, and a failed bind leaves nothing to undo
+ *      (a PATCH before the Binding cost the API server a second write);
+ *   4. any failure: the instance is released, and the reply is
+ *      {"Error": why}.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,15 +141,12 @@ static ext_msg_t *wait_running(svc_t *d, const svc_ext_bind_t *b, const char *jo
     }
 }
 
-/* 3. The annotations on the pod; 0, or -1 with why. */
-static int annotate(svc_t *d, const svc_ext_bind_t *b, const char *job_id, const ext_msg_t *q, char *why,
-                    size_t len)
+/* The pod's annotations: what its instance is (NULL: out of memory). */
+static json_t *bind_annotations(const char *job_id, const ext_msg_t *q)
 {
-    char place[SVC_NODE_NAME_MAX + 32], cdi[96], path[1200], err[256], *body = NULL, *resp = NULL;
+    char place[SVC_NODE_NAME_MAX + 32], cdi[96];
     const char *dev = q->inst_uuid[0] ? q->inst_uuid : q->gpu_uuid;
-    json_t *ann, *patch = NULL;
-    long hs = 0;
-    int rc = -1;
+    json_t *ann;
 
     snprintf(place, sizeof(place), "%s/%d/%d", q->node, q->gpu, q->start);
     snprintf(cdi, sizeof(cdi), "migsched.io/mig=%s", dev);
@@ -158,31 +158,27 @@ static int annotate(svc_t *d, const svc_ext_bind_t *b, const char *job_id, const
 
         /* annotation values are strings (a number is refused: 422) */
         snprintf(n, sizeof(n), "%d", q->ninst);
-        json_object_set_new(ann, "migsched.io/gpus", json_string(n));
-        /* a gang's every GPU, so that a new leader adopts all of them */
-        json_object_set_new(ann, "migsched.io/placements", json_string(q->places));
+        if (json_object_set_new(ann, "migsched.io/gpus", json_string(n)) != 0 ||
+            /* a gang's every GPU, so that a new leader adopts all of them */
+            json_object_set_new(ann, "migsched.io/placements", json_string(q->places)) != 0) {
+            json_decref(ann);
+            return NULL;
+        }
     }
-    patch = ann != NULL ? json_pack("{s:{s:s,s:O}}", "metadata", "uid", b->uid, "annotations", ann) : NULL;
-    body = patch != NULL ? json_dumps(patch, JSON_COMPACT) : NULL;
-    if (body == NULL || !svc_ext_pod_path(b->ns, b->name, "", path, sizeof(path)))
-        snprintf(why, len, "migsched: out of memory");
-    else if (ms_kube_request(d->kube, "PATCH", path, body, &hs, &resp, err, sizeof(err)) != 0 || hs != 200)
-        api_why("annotating the pod", hs, resp, err, why, len);
-    else
-        rc = 0;
-    json_decref(ann);
-    json_decref(patch);
-    free(body);
-    free(resp);
-    return rc;
+    return ann;
 }
 
-/* 4. The Binding; 0, or -1 with why. */
-static int post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, char *why, size_t len)
+/* 3. The Binding, carrying the annotations (the API server writes them
+ * with spec.nodeName in one update of the pod); 0, or -1 with why. */
+static int post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, const ext_msg_t *q, char *why,
+                        size_t len)
 {
-    json_t *bo = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind", "Binding",
-                           "metadata", "name", b->name, "namespace", b->ns, "uid", b->uid, "target", "apiVersion",
-                           "v1", "kind", "Node", "name", b->node);
+    json_t *ann = bind_annotations(job_id, q);
+    json_t *bo = ann != NULL ? json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:o},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
+                                         "Binding", "metadata", "name", b->name, "namespace", b->ns, "uid", b->uid,
+                                         "annotations", ann, "target", "apiVersion", "v1", "kind", "Node", "name",
+                                         b->node)
+                             : NULL;
     char *body = bo != NULL ? json_dumps(bo, JSON_COMPACT) : NULL, path[1200], err[256], *resp = NULL;
     long hs = 0;
     int rc = 0;
@@ -205,23 +201,6 @@ static int post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, c
     free(body);
     free(resp);
     return rc;
-}
-
-/* 5. Remove the annotations we wrote (merge patch: null removes). */
-static void unannotate(svc_t *d, const svc_ext_bind_t *b)
-{
-    json_t *un = json_pack("{s:{s:{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}}}", "metadata", "annotations",
-                           "migsched.io/instance-uuid", "migsched.io/profile", "migsched.io/placement",
-                           "migsched.io/gpu-uuid", "migsched.io/job", "cdi.k8s.io/migsched", "migsched.io/gpus",
-                           "migsched.io/placements");
-    char *ub = un != NULL ? json_dumps(un, JSON_COMPACT) : NULL, path[1200], err[256], *r2 = NULL;
-    long s2;
-
-    if (ub != NULL && svc_ext_pod_path(b->ns, b->name, "", path, sizeof(path)))
-        (void)ms_kube_request(d->kube, "PATCH", path, ub, &s2, &r2, err, sizeof(err));
-    free(ub);
-    free(r2);
-    json_decref(un);
 }
 
 /* 1. The loop's bind; the job's id, or false with the answer in *status,
@@ -254,7 +233,6 @@ void svc_ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **out)
     char job_id[160], why[512];
     double t0 = svc_clock_mono(d->clock);
     ext_msg_t *q = NULL;
-    bool patched = false;
 
     memset(&e->bind, 0, sizeof(e->bind));
     if (!loop_bind(d, e, &b, job_id, sizeof(job_id), status, out)) {
@@ -262,12 +240,9 @@ void svc_ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **out)
         return;
     }
     if ((q = wait_running(d, &b, job_id, why, sizeof(why))) == NULL ||
-        annotate(d, &b, job_id, q, why, sizeof(why)) != 0 || !(patched = true) ||
-        post_binding(d, &b, job_id, why, sizeof(why)) != 0) {
+        post_binding(d, &b, job_id, q, why, sizeof(why)) != 0) {
         ms_log("warn", "bind failed; rolled back",
                json_pack("{s:s,s:s,s:s,s:s}", "pod", b.name, "namespace", b.ns, "node", b.node, "why", why));
-        if (patched)
-            unannotate(d, &b);
         rollback(d, b.uid, job_id);
         *status = 200;
         *out = svc_ext_bind_reply(why);

@@ -336,7 +336,7 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
              "bound_per_s": round(len(b) / span, 1) if span > 0 else 0,
              "create_to_bound": pct([bound[p] - created[p] for p in b if p in created])}
         if k == "mig":
-            # the annotation is written before the binding: the final list has it
+            # the annotations come with the binding: the final list has them
             pods = api.call("GET", "/api/v1/namespaces/%s/pods?labelSelector=bench%%3Dmig" % NS)["items"]
             seen, dup, wrong, missing = {}, [], [], 0
             for p in pods:
