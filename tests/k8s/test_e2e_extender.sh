@@ -36,9 +36,11 @@ ms_e2e_tools show
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-ext.XXXXXX")
 MSPID=
+WPID=
 cleanup() {
     rc=$?
     if [ -n "$MSPID" ]; then kill -TERM "$MSPID" 2>/dev/null || true; wait "$MSPID" 2>/dev/null || true; fi
+    [ -z "$WPID" ] || kill "$WPID" 2>/dev/null || true
     bash "$here/harness.sh" stop "$D" || true
     if [ $rc -ne 0 ]; then
         for f in kube-scheduler migschedd; do echo "--- $f.log (tail)"; tail -n 30 "$D/$f.log" 2>/dev/null || true; done
@@ -55,6 +57,12 @@ NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-
 # shellcheck disable=SC2086
 ms_e2e_extender_up "$port" $NODES
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
+# A watch of the pods: every write to a pod is one event, so it shows
+# whether a bind's instance (its annotations) came in the same write as
+# its node (the Binding's annotations), checked at the end.
+curl -sSN --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
+    "$MS_K8S_API/api/v1/namespaces/default/pods?watch=1" >"$D/watch.jsonl" 2>"$D/watch.err" &
+WPID=$!
 
 api() { ms_e2e_api "$@"; }
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -197,6 +205,29 @@ done
 [ "$n" = 0 ] || fail "$n jobs still run after every pod was deleted"
 total=$(grep -c '"msg":"pod bound"' "$D/migschedd.log" || true)
 echo "all pods deleted: no instance left; $total binds in all"
+kill "$WPID" 2>/dev/null || true
+wait "$WPID" 2>/dev/null || true
+WPID=
+python3 - "$D/watch.jsonl" <<'EOF' || fail "a pod was seen bound without its instance, or with it and unbound"
+import json, sys
+bound, bad = set(), []
+for line in open(sys.argv[1]):
+    o = json.loads(line)["object"]
+    md, spec = o["metadata"], o["spec"]
+    ann, node = md.get("annotations") or {}, spec.get("nodeName")
+    if spec.get("schedulerName") != "migsched":
+        continue
+    if node and "migsched.io/job" not in ann:
+        bad.append("%s bound to %s without its annotations" % (md["name"], node))
+    if not node and "migsched.io/placement" in ann:
+        bad.append("%s annotated with %s and not bound" % (md["name"], ann["migsched.io/placement"]))
+    if node:
+        bound.add(md["uid"])
+print("watch: %d pods seen bound; %d writes of a pod bound without its instance or annotated unbound%s"
+      % (len(bound), len(bad), "".join("\n  " + b for b in bad[:5])))
+# the three rounds bind about 160 distinct pods (a watch that saw few broke)
+sys.exit(0 if not bad and len(bound) >= 100 else 1)
+EOF
 kill -TERM "$MSPID"; wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
 MSPID=
 echo "k8s extender e2e: passed in $(( $(date +%s) - t0 )) s"
