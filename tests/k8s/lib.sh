@@ -113,6 +113,15 @@ ms_e2e_pick() {
     if [ -x "$root/build-asan/$1" ]; then echo "$root/build-asan/$1"; else echo "$root/build/$1"; fi
 }
 
+# ms_e2e_bin VAR NAME: VAR as the environment sets it, else this tree's
+# NAME (ms_e2e_pick); fails (after ms_e2e_begin) unless it is executable.
+ms_e2e_bin() {
+    local v=${!1:-}
+    [ -n "$v" ] || v=$(ms_e2e_pick "$2")
+    [ -x "$v" ] || fail "no $2 at $v (make all)"
+    printf -v "$1" '%s' "$v"
+}
+
 ms_e2e_tools() {
     local out
     out=$(bash "$MS_K8S_DIR/build-tools.sh") || { echo "$out"; fail "build-tools.sh failed"; }

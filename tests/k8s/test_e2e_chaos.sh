@@ -24,9 +24,8 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 ms_e2e_begin "chaos"
-MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
-AGENT=${AGENT:-$(ms_e2e_pick migsched-agent)}
-[ -x "$MIGSCHEDD" ] && [ -x "$AGENT" ] || fail "no migschedd or migsched-agent (make all)"
+ms_e2e_bin MIGSCHEDD migschedd
+ms_e2e_bin AGENT migsched-agent
 ms_e2e_tools
 
 SEED=${MS_CHAOS_SEED:-$(( $(date +%s) % 100000 ))}

@@ -40,8 +40,7 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 ms_e2e_begin "dra" yaml
-AGENT=${AGENT:-$(ms_e2e_pick migsched-agent)}
-[ -x "$AGENT" ] || fail "no migsched-agent in build-asan/ or build/ (make all)"
+ms_e2e_bin AGENT migsched-agent
 
 ms_e2e_tools
 ms_e2e_node

@@ -43,8 +43,7 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 ms_e2e_begin "dra failover" yaml
-MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
-[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
+ms_e2e_bin MIGSCHEDD migschedd
 
 ms_e2e_tools
 

@@ -27,8 +27,7 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 ms_e2e_begin "failover"
-MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
-[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
+ms_e2e_bin MIGSCHEDD migschedd
 ms_e2e_tools
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-failover.XXXXXX")

@@ -21,11 +21,10 @@ export PYTHONDONTWRITEBYTECODE=1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 root=$(cd "$here/../.." && pwd)
-MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
 case "${MIGSCHED:-}" in /*) ;; "") MIGSCHED=$(ms_e2e_pick migsched) ;; *) MIGSCHED=$root/$MIGSCHED ;; esac
 
 ms_e2e_begin "nodecfg"
-[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD"
+ms_e2e_bin MIGSCHEDD migschedd
 ms_e2e_tools
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-nodecfg.XXXXXX")

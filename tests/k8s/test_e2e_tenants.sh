@@ -31,8 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 ms_e2e_begin "tenants"
-MIGSCHEDD=${MIGSCHEDD:-$(ms_e2e_pick migschedd)}
-[ -x "$MIGSCHEDD" ] || fail "no migschedd at $MIGSCHEDD (make all)"
+ms_e2e_bin MIGSCHEDD migschedd
 
 ms_e2e_tools show
 
