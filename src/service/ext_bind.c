@@ -17,8 +17,10 @@
  *      One write: no pod is ever seen annotated and not bound, or bound
  *      without its annotations, and a failed bind leaves nothing to undo
  *      (a PATCH before the Binding cost the API server a second write);
- *   4. any failure: the instance is released, and the reply is
- *      {"Error": why}.
+ *   4. a refusal (or an instance that never ran): the instance is
+ *      released, and the reply is {"Error": why}; an outcome it cannot
+ *      know (no answer, a 5xx, and the pod not bound by us when asked)
+ *      keeps the instance for kube-scheduler's retry (post_binding).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,10 +170,21 @@ static json_t *bind_annotations(const char *job_id, const ext_msg_t *q)
     return ann;
 }
 
+/* What a Binding's POST came to. */
+typedef enum { BIND_DONE, BIND_REFUSED, BIND_UNKNOWN } bind_outcome_t;
+
 /* 3. The Binding, carrying the annotations (the API server writes them
- * with spec.nodeName in one update of the pod); 0, or -1 with why. */
-static int post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, const ext_msg_t *q, char *why,
-                        size_t len)
+ * with spec.nodeName in one update of the pod); why is set unless DONE.
+ * An answer that does not say the write failed (none at all: a timeout or
+ * a lost connection; or a 5xx, which the API server also gives when etcd
+ * committed late) is checked against the pod itself: bound by us is
+ * success. Otherwise the outcome is UNKNOWN, and the caller keeps the
+ * instance: a Binding that landed after all must not find it gone (the
+ * pod would be bound to nothing); kube-scheduler retries the pod, whose
+ * filter then passes only this node and whose bind finds it bound or
+ * binds it (a deleted pod's instance goes with the pod watch). */
+static bind_outcome_t post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, const ext_msg_t *q,
+                                   char *why, size_t len)
 {
     json_t *ann = bind_annotations(job_id, q);
     json_t *bo = ann != NULL ? json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:o},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
@@ -181,22 +194,25 @@ static int post_binding(svc_t *d, const svc_ext_bind_t *b, const char *job_id, c
                              : NULL;
     char *body = bo != NULL ? json_dumps(bo, JSON_COMPACT) : NULL, path[1200], err[256], *resp = NULL;
     long hs = 0;
-    int rc = 0;
+    bind_outcome_t rc = BIND_DONE;
 
     json_decref(bo);
     if (body == NULL || !svc_ext_pod_path(b->ns, b->name, "/binding", path, sizeof(path))) {
         snprintf(why, len, "migsched: out of memory");
         free(body);
-        return -1;
+        return BIND_REFUSED;
     }
-    if (ms_kube_request(d->kube, "POST", path, body, &hs, &resp, err, sizeof(err)) != 0 ||
-        (hs != 200 && hs != 201 && hs != 202)) {
+    if (ms_kube_request(d->kube, "POST", path, body, &hs, &resp, err, sizeof(err)) != 0)
+        hs = 0;   /* no answer */
+    if (hs != 200 && hs != 201 && hs != 202) {
         api_why("binding the pod", hs, resp, err, why, len);
         /* 409: bound already. By an earlier attempt of ours whose answer
          * kube-scheduler did not wait for (its httpTimeout)? Then this is
          * success: rolling back would take the running pod's instance. */
-        if (hs != 409 || !bound_to(d, b, job_id))
-            rc = -1;
+        if ((hs == 409 || hs == 0 || hs >= 500) && bound_to(d, b, job_id))
+            rc = BIND_DONE;
+        else
+            rc = hs == 0 || hs >= 500 ? BIND_UNKNOWN : BIND_REFUSED;
     }
     free(body);
     free(resp);
@@ -233,25 +249,31 @@ void svc_ext_kube_bind(svc_t *d, ext_msg_t *e, int *status, char **out)
     char job_id[160], why[512];
     double t0 = svc_clock_mono(d->clock);
     ext_msg_t *q = NULL;
+    bind_outcome_t bo = BIND_REFUSED;
 
     memset(&e->bind, 0, sizeof(e->bind));
     if (!loop_bind(d, e, &b, job_id, sizeof(job_id), status, out)) {
         svc_ext_bind_free(&b);
         return;
     }
-    if ((q = wait_running(d, &b, job_id, why, sizeof(why))) == NULL ||
-        post_binding(d, &b, job_id, q, why, sizeof(why)) != 0) {
-        ms_log("warn", "bind failed; rolled back",
-               json_pack("{s:s,s:s,s:s,s:s}", "pod", b.name, "namespace", b.ns, "node", b.node, "why", why));
-        rollback(d, b.uid, job_id);
-        *status = 200;
-        *out = svc_ext_bind_reply(why);
-    } else {
+    if ((q = wait_running(d, &b, job_id, why, sizeof(why))) != NULL)
+        bo = post_binding(d, &b, job_id, q, why, sizeof(why));
+    *status = 200;
+    if (bo == BIND_DONE) {
         ms_log("info", "pod bound",
                json_pack("{s:s,s:s,s:s,s:s,s:s,s:f}", "pod", b.name, "namespace", b.ns, "node", b.node, "job",
                          job_id, "instance", q->inst_uuid, "seconds", svc_clock_mono(d->clock) - t0));
-        *status = 200;
         *out = svc_ext_bind_reply(NULL);
+    } else if (bo == BIND_UNKNOWN) {
+        ms_log("warn", "bind's outcome unknown; the instance is kept for the retry",
+               json_pack("{s:s,s:s,s:s,s:s,s:s}", "pod", b.name, "namespace", b.ns, "node", b.node, "job", job_id,
+                         "why", why));
+        *out = svc_ext_bind_reply(why);
+    } else {
+        ms_log("warn", "bind failed; rolled back",
+               json_pack("{s:s,s:s,s:s,s:s}", "pod", b.name, "namespace", b.ns, "node", b.node, "why", why));
+        rollback(d, b.uid, job_id);
+        *out = svc_ext_bind_reply(why);
     }
     svc_ext_msg_free(q);
     svc_ext_bind_free(&b);

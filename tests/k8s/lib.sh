@@ -214,7 +214,7 @@ ms_e2e_extender_up() {
     local port=$1 i
     shift
     "$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/migschedd" --backend sim --op-delay 0.001 "$@" \
-        --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
+        --kube-api "${MS_E2E_KUBE_API:-$MS_K8S_API}" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
         --extender-ttl 10 2>"$D/migschedd.log" &
     MSPID=$!
     for i in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && return 0; sleep 0.1; done

@@ -40,6 +40,7 @@ cleanup() {
     rc=$?
     if [ -n "$MSPID" ]; then kill -TERM "$MSPID" 2>/dev/null || true; wait "$MSPID" 2>/dev/null || true; fi
     [ -z "$WPID" ] || kill "$WPID" 2>/dev/null || true
+    [ -z "${PPID_PROXY:-}" ] || kill "$PPID_PROXY" 2>/dev/null || true
     bash "$here/harness.sh" stop "$D" || true
     if [ $rc -ne 0 ]; then
         for f in kube-scheduler migschedd; do echo "--- $f.log (tail)"; tail -n 30 "$D/$f.log" 2>/dev/null || true; done
@@ -53,8 +54,18 @@ MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender bash "$here/harness.sh" star
 . "$D/env"
 NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-40GB --node node-3=2xA100-40GB
        --node node-ts=2xA100-40GB:timeslice=4"
+# migschedd reaches the API server through api_fault_proxy.py: the replies
+# to its first two Bindings are lost (the writes land), its next two
+# Bindings are refused with a 503 (nothing lands). Neither kind may cost a
+# pod its instance: a lost reply is checked against the pod (bound by us:
+# success), a 503 keeps the instance for kube-scheduler's retry.
+pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 "$here/api_fault_proxy.py" --listen "$pport" --api "$MS_K8S_API" --ca "$MS_K8S_CA" --lose 2 --refuse 2 \
+    >"$D/proxy.log" 2>&1 &
+PPID_PROXY=$!
+for i in $(seq 1 50); do grep -q listening "$D/proxy.log" && break; sleep 0.1; done
 # shellcheck disable=SC2086
-ms_e2e_extender_up "$port" $NODES
+MS_E2E_KUBE_API=http://127.0.0.1:$pport ms_e2e_extender_up "$port" $NODES
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
 # A watch of the pods: every write to a pod is one event, so it shows
 # whether a bind's instance (its annotations) came in the same write as
@@ -110,8 +121,9 @@ settle() {
         fi
         sleep 0.5
     done
-    cat "$D/check.err"
-    fail "$1: scheduling did not settle with the checks holding within 120 s"
+    # on stderr: a caller's $(settle ...) would swallow stdout
+    cat "$D/check.err" >&2
+    fail "$1: scheduling did not settle with the checks holding within 120 s" >&2
 }
 bound_names() { python3 -c 'import json,sys
 for p in json.load(open(sys.argv[1]))["items"]:
@@ -207,9 +219,9 @@ echo "all pods deleted: no instance left; $total binds in all"
 kill "$WPID" 2>/dev/null || true
 wait "$WPID" 2>/dev/null || true
 WPID=
-python3 - "$D/watch.jsonl" <<'EOF' || fail "a pod was seen bound without its instance, or with it and unbound"
+python3 - "$D/watch.jsonl" "$D/proxy.log" <<'EOF' || fail "a pod was seen bound without its instance, or with it and unbound"
 import json, sys
-bound, bad = set(), []
+bound, bad, names = set(), [], set()
 for line in open(sys.argv[1]):
     o = json.loads(line)["object"]
     md, spec = o["metadata"], o["spec"]
@@ -222,10 +234,15 @@ for line in open(sys.argv[1]):
         bad.append("%s annotated with %s and not bound" % (md["name"], ann["migsched.io/placement"]))
     if node:
         bound.add(md["uid"])
+        names.add("%s/%s" % (md["namespace"], md["name"]))
 print("watch: %d pods seen bound; %d writes of a pod bound without its instance or annotated unbound%s"
       % (len(bound), len(bad), "".join("\n  " + b for b in bad[:5])))
+faults = [l.split() for l in open(sys.argv[2]) if l.startswith(("lose ", "refuse "))]
+unbound = [" ".join(f) for f in faults if f[1] not in names]
+print("faults on Bindings: %s; the pods of every one bound: %s" % (" ".join("%s %s" % (f[0], f[1]) for f in faults),
+                                                                 "yes" if not unbound else "no, " + ", ".join(unbound)))
 # the three rounds bind about 160 distinct pods (a watch that saw few broke)
-sys.exit(0 if not bad and len(bound) >= 100 else 1)
+sys.exit(0 if not bad and len(bound) >= 100 and len(faults) == 4 and not unbound else 1)
 EOF
 kill -TERM "$MSPID"; wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
 MSPID=
