@@ -181,6 +181,7 @@ class Watch(threading.Thread):
         super().__init__(daemon=True)
         self.d, self.rv = d, rv
         self.bound, self.running, self.node, self.placement = {}, {}, {}, {}
+        self.bare = set()     # MIG pods seen bound without their placement
         self.stop = False
         self.errors = 0
 
@@ -220,10 +221,12 @@ class Watch(threading.Thread):
         now = time.time()
         name = o["metadata"]["name"]
         node = o["spec"].get("nodeName")
+        pl = (o["metadata"].get("annotations") or {}).get("migsched.io/placement")
         if node and name not in self.bound:
             self.bound[name] = now
             self.node[name] = node
-        pl = (o["metadata"].get("annotations") or {}).get("migsched.io/placement")
+            if o["spec"].get("schedulerName") == "migsched" and not pl:
+                self.bare.add(name)   # the Binding carries it: never
         if pl:
             self.placement[name] = pl
         if (o.get("status") or {}).get("phase") == "Running" and name not in self.running:
@@ -353,6 +356,7 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
                 if pl.split("/")[0] != nd:
                     wrong.append("%s: %s on %s" % (nm, pl, nd))
             o["placements"] = len(seen)
+            o["bound_without_placement"] = len([p for p in list(w.bare) if p in kind])
             o["placement_missing"] = missing
             o["placement_duplicates"] = dup[:5]
             o["placement_duplicate_count"] = len(dup)
@@ -400,6 +404,8 @@ def failures(o):
                 continue
             if p[k]["bound"] < p[k]["created"]:
                 f.append("%s: %d of %d %s pods not bound" % (ph, p[k]["created"] - p[k]["bound"], p[k]["created"], k))
+            if k == "mig" and p[k].get("bound_without_placement"):
+                f.append("%s: %d MIG pods seen bound without their placement" % (ph, p[k]["bound_without_placement"]))
             if k == "mig" and (p[k]["placement_duplicate_count"] or p[k]["placement_other_node_count"]
                                or p[k]["placement_missing"]):
                 f.append("%s: placements duplicated %d (%s), on another node %d (%s), missing %d"
