@@ -221,6 +221,22 @@ ms_e2e_extender_up() {
     fail "migschedd did not come up"
 }
 
+# ms_e2e_fake_node NAME [RES=N...]: a Ready Node object with no kubelet
+# behind it (cpu 64, memory 256Gi, 250 pods, label kubernetes.io/hostname)
+# whose capacity and allocatable hold each migsched.io/RES (mig-1g.5gb=14,
+# gpu-share=8), as the harness's admin.
+ms_e2e_fake_node() {
+    local name=$1 res='"cpu":"64","memory":"256Gi","pods":"250"' r now
+    shift
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    for r in "$@"; do res="$res,\"migsched.io/${r%%=*}\":\"${r#*=}\""; done
+    ms_e2e_api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
+      \"metadata\":{\"name\":\"$name\",\"labels\":{\"kubernetes.io/hostname\":\"$name\"}},
+      \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
+        \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
+          \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+}
+
 # api METHOD PATH [BODY [CONTENT-TYPE]]: a request as the harness's admin.
 ms_e2e_api() {
     curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \

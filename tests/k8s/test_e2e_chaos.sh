@@ -59,10 +59,7 @@ MS_K8S_EXTENDER_URL=http://127.0.0.1:$pe/extender bash "$here/harness.sh" start 
 . "$D/env"
 python3 "$here/leader_proxy.py" --listen "$pe" --backend "$pa" --backend "$pb" >"$D/proxy.log" 2>&1 &
 PID[proxy]=$!
-api() { # api METHOD PATH [BODY]
-    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
-        -H 'Content-Type: application/json' -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
-}
+api() { ms_e2e_api "$@"; }
 wait_until() { # wait_until SECONDS CMD...: true once CMD succeeds
     local end=$(( $(date +%s) + $1 )); shift
     while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.2; done
@@ -101,15 +98,7 @@ replica b
 wait_until 30 curl -sf "http://127.0.0.1:$pb/healthz" || fail "replica b did not start"
 ready "$pb" && fail "the standby is ready"
 
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-for n in 0 1 2; do
-    res='"cpu":"64","memory":"256Gi","pods":"250","migsched.io/mig-1g.5gb":"14","migsched.io/mig-2g.10gb":"6","migsched.io/mig-3g.20gb":"4","migsched.io/mig-7g.40gb":"2"'
-    api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-      \"metadata\":{\"name\":\"node-$n\",\"labels\":{\"kubernetes.io/hostname\":\"node-$n\"}},
-      \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
-        \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
-          \"message\":\"API object only\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
-done
+for n in 0 1 2; do ms_e2e_fake_node "node-$n" mig-1g.5gb=14 mig-2g.10gb=6 mig-3g.20gb=4 mig-7g.40gb=2; done
 PROFILES=(1g.5gb 1g.5gb 2g.10gb 3g.20gb 7g.40gb)
 npod=0
 pod() { # pod PROFILE COUNT

@@ -75,19 +75,8 @@ curl -sSN --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
 WPID=$!
 
 api() { ms_e2e_api "$@"; }
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-node() { # node NAME RES=N...
-    local name=$1 res='"cpu":"64","memory":"256Gi","pods":"250"'
-    shift
-    for r in "$@"; do res="$res,\"migsched.io/${r%%=*}\":\"${r#*=}\""; done
-    api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-      \"metadata\":{\"name\":\"$name\",\"labels\":{\"kubernetes.io/hostname\":\"$name\"}},
-      \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
-        \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
-          \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
-}
-for n in 0 1 2 3; do node "node-$n" mig-1g.5gb=14 mig-2g.10gb=6 mig-3g.20gb=4; done
-node node-ts gpu-share=8
+for n in 0 1 2 3; do ms_e2e_fake_node "node-$n" mig-1g.5gb=14 mig-2g.10gb=6 mig-3g.20gb=4; done
+ms_e2e_fake_node node-ts gpu-share=8
 
 pod() { # pod NAME RESOURCE
     api POST /api/v1/namespaces/default/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",

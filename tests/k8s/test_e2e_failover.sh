@@ -52,10 +52,7 @@ MS_K8S_EXTENDER_URL=http://127.0.0.1:$pe/extender bash "$here/harness.sh" start 
 . "$D/env"
 python3 "$here/leader_proxy.py" --listen "$pe" --backend "$pa" --backend "$pb" >"$D/proxy.log" 2>&1 &
 pids+=($!)
-api() { # api METHOD PATH [BODY]
-    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
-        -H 'Content-Type: application/json' -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
-}
+api() { ms_e2e_api "$@"; }
 NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-40GB --node node-3=2xA100-40GB"
 replica() { # replica NAME PORT
     # shellcheck disable=SC2086
@@ -77,15 +74,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -XPOST -d '{}' "http://127.0.0.1:$
 [ "$code" = 503 ] || fail "the standby served the extender ($code)"
 echo "replica a leads, b stands by (503)"
 
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-for n in 0 1 2 3; do
-    res='"cpu":"64","memory":"256Gi","pods":"250","migsched.io/mig-1g.5gb":"14","migsched.io/mig-2g.10gb":"6","migsched.io/mig-3g.20gb":"4","migsched.io/mig-7g.40gb":"2"'
-    api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-      \"metadata\":{\"name\":\"node-$n\",\"labels\":{\"kubernetes.io/hostname\":\"node-$n\"}},
-      \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
-        \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
-          \"message\":\"API object only\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
-done
+for n in 0 1 2 3; do ms_e2e_fake_node "node-$n" mig-1g.5gb=14 mig-2g.10gb=6 mig-3g.20gb=4 mig-7g.40gb=2; done
 pod() { # pod NAME RESOURCE
     api POST /api/v1/namespaces/default/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",
       \"metadata\":{\"name\":\"$1\"},

@@ -74,13 +74,7 @@ api() { ms_e2e_api "$@"; }
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # one A100-40GB: the migsched.io resources' capacity (kube-scheduler
 # ignores them; the extender counts)
-res='"cpu":"64","memory":"256Gi","pods":"250","migsched.io/mig-1g.5gb":"7","migsched.io/mig-2g.10gb":"3",
-     "migsched.io/mig-3g.20gb":"2","migsched.io/mig-4g.20gb":"1","migsched.io/mig-7g.40gb":"1"'
-api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-  \"metadata\":{\"name\":\"node-0\",\"labels\":{\"kubernetes.io/hostname\":\"node-0\"}},
-  \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
-    \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
-      \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+ms_e2e_fake_node node-0 mig-1g.5gb=7 mig-2g.10gb=3 mig-3g.20gb=2 mig-4g.20gb=1 mig-7g.40gb=1
 for pc in '"name":"high"},"value":1000' '"name":"high-never"},"value":1000,"preemptionPolicy":"Never"'; do
     api POST /apis/scheduling.k8s.io/v1/priorityclasses \
         "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{$pc}" >/dev/null

@@ -47,31 +47,17 @@ bash "$here/harness.sh" standin "$D" --fail-first-bind mig-3g.20gb-1
 . "$D/env"
 echo "control plane up in $(( $(date +%s) - t0 )) s"
 
-api() { # api METHOD PATH [BODY]
-    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
-        -H 'Content-Type: application/json' -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
-}
+api() { ms_e2e_api "$@"; }
 
 # The extender's identity has only what it needs: it may bind, not delete.
 curl -s --max-time 30 -o /dev/null -w '%{http_code}' --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_EXT_TOKEN" \
     -X DELETE "$MS_K8S_API/api/v1/nodes/none" | grep -qx 403 || fail "extender token is not restricted by RBAC"
 
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-node() { # node NAME RES=N...
-    local name=$1 res='"cpu":"64","memory":"256Gi","pods":"110"'
-    shift
-    for r in "$@"; do res="$res,\"migsched.io/${r%%=*}\":\"${r#*=}\""; done
-    api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-      \"metadata\":{\"name\":\"$name\",\"labels\":{\"kubernetes.io/hostname\":\"$name\"}},
-      \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
-        \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
-          \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
-}
 # 21 units: 10 of 1g.5gb, 3 of 3g.20gb, 1 of 7g.40gb, 3 of 2g.10gb, 4 shares.
-node node-a mig-1g.5gb=7
-node node-b mig-1g.5gb=3 mig-3g.20gb=1
-node node-c mig-7g.40gb=1 mig-2g.10gb=3
-node node-d mig-3g.20gb=2 gpu-share=4
+ms_e2e_fake_node node-a mig-1g.5gb=7
+ms_e2e_fake_node node-b mig-1g.5gb=3 mig-3g.20gb=1
+ms_e2e_fake_node node-c mig-7g.40gb=1 mig-2g.10gb=3
+ms_e2e_fake_node node-d mig-3g.20gb=2 gpu-share=4
 api GET /api/v1/nodes/node-a | grep -q '"migsched.io/mig-1g.5gb": "7"' || fail "node status.allocatable not kept on create"
 
 pod() { # pod NAME SCHEDULER [RES]

@@ -57,13 +57,7 @@ ms_e2e_extender_up "$port" --node node-0=2xA100-40GB --tenant team-a:limit=3 --t
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
 
 api() { ms_e2e_api "$@"; }
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-res='"cpu":"64","memory":"256Gi","pods":"250","migsched.io/mig-1g.5gb":"14","migsched.io/mig-2g.10gb":"6","migsched.io/mig-3g.20gb":"4"'
-api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-  \"metadata\":{\"name\":\"node-0\",\"labels\":{\"kubernetes.io/hostname\":\"node-0\"}},
-  \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
-    \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
-      \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
+ms_e2e_fake_node node-0 mig-1g.5gb=14 mig-2g.10gb=6 mig-3g.20gb=4
 for ns in team-a team-b team-c; do
     api POST /api/v1/namespaces "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$ns\"}}" >/dev/null
 done
