@@ -33,6 +33,7 @@ import json
 import math
 import os
 import queue
+import re
 import ssl
 import sys
 import threading
@@ -93,6 +94,39 @@ class Api:
             if r.status >= 300:
                 raise RuntimeError("%s %s: %d %s" % (method, path, r.status, raw[:300].decode(errors="replace")))
             return json.loads(raw or b"null")
+
+    def text(self, path):
+        """A GET's body as text (the API server's /metrics)."""
+        c = self.connect()
+        try:
+            c.request("GET", path, headers={"Authorization": "Bearer " + self.token})
+            r = c.getresponse()
+            raw = r.read()
+        finally:
+            c.close()
+        if r.status != 200:
+            raise RuntimeError("GET %s: %d" % (path, r.status))
+        return raw.decode(errors="replace")
+
+
+WRITE_RX = re.compile(r'^apiserver_request_total\{([^}]*)\} ([0-9.e+]+)$', re.M)
+
+
+def api_writes(api):
+    """kube-apiserver's own count of the writes to pods and events so far
+    (apiserver_request_total, every code), by "VERB resource[/sub]"."""
+    out = {}
+    try:
+        text = api.text("/metrics")
+    except (OSError, http.client.HTTPException, RuntimeError):
+        return None
+    for labels, n in WRITE_RX.findall(text):
+        lab = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+        if lab.get("resource") not in ("pods", "events") or lab.get("verb") not in ("POST", "PUT", "PATCH", "APPLY"):
+            continue
+        k = "%s %s%s" % (lab["verb"], lab["resource"], "/" + lab["subresource"] if lab.get("subresource") else "")
+        out[k] = out.get(k, 0) + float(n)
+    return out
 
 
 def parallel(d, items, fn, workers):
@@ -299,6 +333,7 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
             todo.append(("%s-%s-%05d" % (name, k, i), k))
     kind = dict(todo)
     created = {}
+    writes0 = api_writes(api)
     t0 = time.time()
 
     def one(a, it):
@@ -366,6 +401,13 @@ def phase(d, url, name, kinds, npods, workers, stall_s):
             o["migschedd_bind"] = binds(d, set(mine))
         out[k] = o
     out["watch_reconnects"] = w.errors
+    writes1 = api_writes(api)
+    if writes0 is not None and writes1 is not None and todo:
+        # per pod of the phase, from the first create to the last bind and
+        # KWOK's Running (a MIG pod costs what a plain pod does since the
+        # Binding carries its annotations: no PATCH pods)
+        out["api_writes_per_pod"] = {k: round((writes1[k] - writes0.get(k, 0)) / len(todo), 2)
+                                     for k in sorted(writes1) if writes1[k] - writes0.get(k, 0) > 0}
     try:   # for a look afterwards (MS_K8S_KEEP): the loop's and HTTP's counters
         with urllib.request.urlopen(url + "/metrics", timeout=10) as r, \
                 open(os.path.join(d, "metrics-%s.txt" % name), "wb") as f:
@@ -438,6 +480,10 @@ def table(o):
         r.append("MIG placements unique: %s (%d duplicate)" % ("yes" if not any(x["placement_duplicate_count"] for x in m)
                                                                else "NO", sum(x["placement_duplicate_count"] for x in m)))
     print("; ".join(r))
+    for ph, p in ps.items():
+        if p.get("api_writes_per_pod"):
+            print("API server writes to pods and events per pod (%s): %s"
+                  % (ph, ", ".join("%s %.2f" % kv for kv in p["api_writes_per_pod"].items())))
     for ph, p in ps.items():
         b = p.get("mig", {}).get("migschedd_bind")
         if b and b.get("count"):
