@@ -62,7 +62,7 @@ trap ms_bench_cleanup EXIT
 echo "kwok extender benchmark: $NODES nodes, $PODS pods per kind, phases $PHASES; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 t=$(ms_now)
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-k8s-kwok.XXXXXX")
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(ms_free_port)
 MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender bash "$here/harness.sh" start "$D" >"$D/harness.log" 2>&1 ||
     { tail -n 30 "$D/harness.log" >&2; fail "control plane ($D/harness.log)"; }
 . "$D/env"

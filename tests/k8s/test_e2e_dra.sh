@@ -92,7 +92,7 @@ for x in $NODES; do
     mkdir -p "$f"
     mknod "$f/nvidia0" c 195 0; mknod "$f/nvidiactl" c 195 255
     mknod "$f/nvidia-uvm" c 511 0; mknod "$f/nvidia-uvm-tools" c 511 1
-    APORT[$n]=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    APORT[$n]=$(ms_free_port)
     agent_start "$n"
 done
 echo "control plane, 3 nodes and their DRA drivers up in $(( $(date +%s) - t0 )) s"

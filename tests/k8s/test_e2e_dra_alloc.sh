@@ -75,7 +75,7 @@ MS_K8S_KCM=resourceclaim-controller,garbage-collector-controller bash "$here/har
 export MIGSCHEDD_DRA_FAIL=hook-stall:slow-
 # migschedd's serving certificate and identity (lib.sh)
 ms_dra_allocator_identity "$D"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(ms_free_port)
 start_ms() {
     "$MIGSCHEDD" --dra --kube-api "$MS_K8S_API" --kube-ca "$MS_K8S_CA" --kube-token-file "$D/migschedd.token" \
         --listen "127.0.0.1:$port" \

@@ -56,7 +56,7 @@ cleanup() {
 }
 trap cleanup EXIT
 t0=$(date +%s)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(ms_free_port)
 MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender bash "$here/harness.sh" start "$D"
 . "$D/env"
 NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-40GB --node node-3=2xA100-40GB
@@ -66,7 +66,7 @@ NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-
 # Bindings are refused with a 503 (nothing lands). Neither kind may cost a
 # pod its instance: a lost reply is checked against the pod (bound by us:
 # success), a 503 keeps the instance for kube-scheduler's retry.
-pport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pport=$(ms_free_port)
 python3 "$here/api_fault_proxy.py" --listen "$pport" --api "$MS_K8S_API" --ca "$MS_K8S_CA" --lose 2 --refuse 2 \
     >"$D/proxy.log" 2>&1 &
 PXPID=$!

@@ -55,7 +55,7 @@ cleanup() {
 }
 trap cleanup EXIT
 t0=$(date +%s)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(ms_free_port)
 MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender MS_K8S_IGNORED_BY_SCHEDULER=false \
     bash "$here/harness.sh" start "$D" >"$D/harness.log"
 . "$D/env"
@@ -83,7 +83,7 @@ for x in $NODES; do
     mkdir -p "$f"
     mknod "$f/nvidia0" c 195 0; mknod "$f/nvidiactl" c 195 255
     mknod "$f/nvidia-uvm" c 511 0; mknod "$f/nvidia-uvm-tools" c 511 1
-    APORT[$n]=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    APORT[$n]=$(ms_free_port)
     agent_start "$n"
     MSNODES="$MSNODES --node $n=${x#*=} --agent $n=http://127.0.0.1:${APORT[$n]}"
 done

@@ -94,7 +94,7 @@ python3 "$here/fake_mig_manager.py" --api "$MS_K8S_API" --token "$MS_K8S_TOKEN" 
     --layouts "$D/layouts.json" --delay 1 --fail gpu-1:training --log "$D/mig.jsonl" \
     >"$D/mig-manager.log" 2>&1 &
 pids+=($!)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(ms_free_port)
 "$MIGSCHEDD" --listen 127.0.0.1:$port --state-dir "$D/state" --backend sim --node x=1xA100-40GB \
     --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
     --k8s-policy "$D/policy.yaml" --leader-elect --lease migsched/migschedd --lease-duration 6 \

@@ -61,7 +61,7 @@ cleanup() {
 }
 trap cleanup EXIT
 t0=$(date +%s)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(ms_free_port)
 # the disruption controller computes the PDB's status (its role bound to the
 # controller-manager's identity)
 MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender MS_K8S_KCM=disruption MS_K8S_KCM_ROLES=disruption-controller \

@@ -49,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 t0=$(date +%s)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(ms_free_port)
 MS=http://127.0.0.1:$port
 MS_K8S_EXTENDER_URL=$MS/extender bash "$here/harness.sh" start "$D"
 . "$D/env"
