@@ -206,9 +206,10 @@ static bind_outcome_t post_binding(svc_t *d, const svc_ext_bind_t *b, const char
         hs = 0;   /* no answer */
     if (hs != 200 && hs != 201 && hs != 202) {
         api_why("binding the pod", hs, resp, err, why, len);
-        /* 409: bound already. By an earlier attempt of ours whose answer
-         * kube-scheduler did not wait for (its httpTimeout)? Then this is
-         * success: rolling back would take the running pod's instance. */
+        /* 409 (bound already: by an earlier attempt of ours whose answer
+         * kube-scheduler did not wait for, its httpTimeout?), no answer
+         * or a 5xx (this write may have landed): bound by us is success,
+         * and rolling back would take the running pod's instance */
         if ((hs == 409 || hs == 0 || hs >= 500) && bound_to(d, b, job_id))
             rc = BIND_DONE;
         else
