@@ -22,6 +22,11 @@ svc_start "$SVC_TMP/log" --state-dir "$SVC_TMP/s" --node a=2xA100-40GB --op-dela
     --max-conns 64
 curl -sf -o /dev/null -XPOST "$B/v1/jobs" -d '{"id":"seed","profile":"1g.5gb","duration_s":3600}' ||
     fail "seed POST"
+# the POST's 201 comes at its commit; the job's "running" event comes later,
+# from the placement, and would end the long polls below if it came after
+# they start
+wait_for sh -c "curl -s '$B/v1/events?since=0&timeout=0' | jq -e 'any(.events[]; .state == \"running\")' >/dev/null" ||
+    fail "seed never runs"
 next=$(curl -s "$B/v1/events?since=0&timeout=0&limit=10000" | jq .next)
 
 # 1. 8 long polls and 2 event streams wait for events that have not happened;
