@@ -119,6 +119,9 @@ ms_e2e_bin() {
     local v=${!1:-}
     [ -n "$v" ] || v=$(ms_e2e_pick "$2")
     [ -x "$v" ] || fail "no $2 at $v (make all)"
+    # absolute: the node and DRA tests start it from other directories
+    # (a relative AGENT=build/migsched-agent failed there)
+    case $v in /*) ;; *) v=$(cd "$(dirname "$v")" && pwd)/$(basename "$v") ;; esac
     printf -v "$1" '%s' "$v"
 }
 
