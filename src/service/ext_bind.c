@@ -5,7 +5,8 @@
  *   2. wait until the scheduler reports the job running: the backend has
  *      created the instance and started the job on it (the sim backend
  *      plays the node agents in-process), at most BIND_WAIT_S by the
- *      daemon's clock;
+ *      daemon's clock; asked again each time the loop says a job left
+ *      STARTING (ext_runs.c), not after naps;
  *   3. POST .../pods/NAME/binding with the pod's UID (a recreated pod of
  *      the same name is refused) and, in the Binding's metadata, what it
  *      got as annotations, which the API server writes into the pod in the
@@ -25,19 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kube/kube.h"
 #include "service/extender_int.h"
 
 #define BIND_WAIT_S 8.0
-
-static void sleep_s(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-
-    nanosleep(&ts, NULL);
-}
 
 /* Release the pod's job if it is still job_id (rollback of a bind). */
 static void rollback(svc_t *d, const char *uid, const char *job_id)
@@ -107,13 +100,20 @@ static bool bound_to(svc_t *d, const svc_ext_bind_t *b, const char *job_id)
 }
 
 /* 2. Until the job runs: its state with the instance (NULL, why set, when
- * it will not run or not in time). */
-static ext_msg_t *wait_running(svc_t *d, const svc_ext_bind_t *b, const char *job_id, char *why, size_t len)
+ * it will not run or not in time). The state is asked of the loop again
+ * when the loop says a job left STARTING (ext_runs.c), or after RUNS_MAX_S
+ * at the latest; the generation is taken before each question, so a
+ * change between the answer and the wait ends the wait at once. */
+#define RUNS_MAX_S 1.0
+
+static ext_msg_t *ask_running(svc_t *d, svc_ext_runs_t *runs, const svc_ext_bind_t *b, const char *job_id,
+                              char *why, size_t len)
 {
-    double t0 = svc_clock_mono(d->clock), nap = 0.002;
+    double t0 = svc_clock_mono(d->clock);
 
     for (;;) {
         ext_msg_t *q = svc_ext_msg_new(EXT_STATE);
+        uint64_t gen = svc_ext_runs_gen(runs);
         char *body = NULL;
         int status, st;
 
@@ -138,9 +138,19 @@ static ext_msg_t *wait_running(svc_t *d, const svc_ext_bind_t *b, const char *jo
             snprintf(why, len, "migsched: the instance was not ready within %.0f s", BIND_WAIT_S);
             return NULL;
         }
-        sleep_s(nap);
-        nap = nap * 2 > 0.05 ? 0.05 : nap * 2;
+        svc_ext_runs_wait(runs, gen, RUNS_MAX_S);
     }
+}
+
+static ext_msg_t *wait_running(svc_t *d, const svc_ext_bind_t *b, const char *job_id, char *why, size_t len)
+{
+    svc_ext_runs_t *runs = &d->ext->runs;
+    ext_msg_t *q;
+
+    svc_ext_runs_enter(runs);   /* (the loop signals only while a bind waits) */
+    q = ask_running(d, runs, b, job_id, why, len);
+    svc_ext_runs_leave(runs);
+    return q;
 }
 
 /* The pod's annotations: what its instance is (NULL: out of memory). */

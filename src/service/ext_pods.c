@@ -106,6 +106,12 @@ int svc_ext_init(svc_t *d)
         d->ext = NULL;
         return -1;
     }
+    if (svc_ext_runs_init(&d->ext->runs) != 0) {
+        svc_ext_nudges_free(d->ext);
+        free(d->ext);
+        d->ext = NULL;
+        return -1;
+    }
     d->ext->ttl_s = d->cfg->ext_ttl_s > 0 ? d->cfg->ext_ttl_s : 30.0;
     return 0;
 }
@@ -122,8 +128,15 @@ void svc_ext_free(svc_t *d)
     free(d->ext->slots);
     svc_ext_nudges_free(d->ext);
     svc_ext_scores_free(d->ext);
+    svc_ext_runs_free(&d->ext->runs);
     free(d->ext);
     d->ext = NULL;
+}
+
+void svc_ext_job_moved(svc_t *d)
+{
+    if (d->ext != NULL)
+        svc_ext_runs_moved(&d->ext->runs);
 }
 
 /* The pod's job's node name ("" none). */

@@ -147,6 +147,9 @@ void svc_ext_tick(svc_t *d, double now);
 /* ext_pods.c (main): the pod map. */
 int svc_ext_init(svc_t *d);
 void svc_ext_free(svc_t *d);
+/* ext_pods.c (loop, svc_job_sync): a job left STARTING; the binds waiting
+ * for their instances ask again (ext_runs.c). No extender: nothing. */
+void svc_ext_job_moved(svc_t *d);
 /* ext_msg.c (any thread) */
 void svc_ext_msg_free(void *ext);
 /* May this replica serve the extender (the leader, or no election)? */

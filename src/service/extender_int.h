@@ -3,6 +3,10 @@
 #ifndef MIGSCHED_SVC_EXTENDER_INT_H
 #define MIGSCHED_SVC_EXTENDER_INT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "service/extender.h"
 
 #define SVC_EXT_UID_MAX 128        /* a pod's uid as a victim keeps it (the API server's: 36) */
@@ -33,6 +37,15 @@ typedef struct ext_pod {
 #define EXT_TOMB ((ext_pod_t *)1)
 
 /* The pod map (ext_pods.c): the loop thread's. */
+/* Binds waiting for their instances (ext_runs.c): the loop moves gen when
+ * a job leaves STARTING, while waiters > 0. */
+typedef struct svc_ext_runs {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;             /* CLOCK_MONOTONIC */
+    uint64_t gen;                  /* under mu */
+    atomic_int waiters;
+} svc_ext_runs_t;
+
 typedef struct svc_ext {
     ext_pod_t **slots;             /* open addressing by uid */
     size_t cap, used, n;
@@ -43,6 +56,7 @@ typedef struct svc_ext {
     struct { char uid[SVC_EXT_UID_MAX]; double until; } refused[SVC_EXT_REFUSED];
     int nrefused, refused_next;
     svc_queue_t nudges;            /* ext_nudge.c's, any thread (made with the map) */
+    svc_ext_runs_t runs;           /* binds waiting for instances (made with the map) */
 } svc_ext_t;
 
 enum { EXT_FILTER = 1, EXT_PRIORITIZE, EXT_BIND, EXT_STATE, EXT_RELEASE, EXT_RESYNC, EXT_ADOPT, EXT_EVICTED };
@@ -195,6 +209,16 @@ void svc_ext_nudges_free(svc_ext_t *x);
  * of n victims (labels[i], NULL unknown) the budgets `items` (one
  * namespace's PodDisruptionBudgetList items) cannot all give now: refuse[i]
  * set, by[i] the budget's name; returns how many were newly set. */
+/* ext_runs.c: a bind's wait for its instance. init/free: the main thread
+ * (svc_ext_init, svc_ext_free); moved: the loop (svc_ext_job_moved);
+ * enter, gen, wait, leave: the workers (ext_bind.c). */
+int svc_ext_runs_init(svc_ext_runs_t *r);
+void svc_ext_runs_free(svc_ext_runs_t *r);
+void svc_ext_runs_moved(svc_ext_runs_t *r);
+void svc_ext_runs_enter(svc_ext_runs_t *r);
+void svc_ext_runs_leave(svc_ext_runs_t *r);
+uint64_t svc_ext_runs_gen(svc_ext_runs_t *r);
+void svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s);
 bool svc_ext_selector_matches(json_t *sel, json_t *labels);
 int svc_ext_pdb_refuse(json_t *items, json_t *const *labels, int n, bool *refuse, const char **by);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "service/extender.h"
 #include "service/svc.h"
 
 #define FINISH_GAP_S 0.005   /* the loop wakes for sim job ends at most this often */
@@ -218,6 +219,8 @@ void svc_job_sync(svc_t *d, svc_job_t *j, double now)
         svc_event_add(d, j->id, "preempted", j->by, now);
     if (j->state != old)
         svc_event_add(d, j->id, ms_job_state_name((ms_job_state_t)j->state), NULL, now);
+    if (old == MS_JOB_STARTING && j->state != old)
+        svc_ext_job_moved(d);   /* a bind waiting for its instance asks again */
     if (old == MS_JOB_QUEUED && j->state != MS_JOB_QUEUED && !j->counted_wait && j->start_t > 0) {
         svc_hist_add(&d->met.wait, j->start_t - j->submit_t);
         j->counted_wait = true;
