@@ -1,12 +1,14 @@
 /* ext_runs.c - a bind's wait for its instance (ext_bind.c), without naps:
- * the loop thread says when a job left STARTING (svc_ext_runs_moved, from
- * svc_job_sync), and the workers whose binds wait (svc_ext_runs_wait) ask
- * the loop again at once instead of after a nap of 2 to 50 ms. The wait
- * reads the job's state through the loop as before (the answer still
- * comes once what it shows is durable); this only says when to ask. A
- * generation counter under a mutex: a worker takes it before it asks, and
- * waits only while it has not moved, so a change between its question and
- * its wait is not missed. The loop signals only while some bind waits.
+ * the loop thread says when a job left STARTING (svc_job_sync ->
+ * svc_ext_job_moved -> svc_ext_runs_moved), and the workers whose binds
+ * wait (svc_ext_runs_wait) ask the loop again at once instead of after a
+ * nap of 2 to 50 ms. The wait reads the job's state through the loop as
+ * before (the answer still comes once what it shows is durable); this
+ * only says when to ask. A generation counter under a mutex: a worker
+ * takes it before it asks, and waits only while it has not moved, so a
+ * change between its question and its wait is not missed. The loop
+ * signals only while some bind waits, and wakes every waiting bind (a
+ * bind pool's worth at most), each of which asks about its own job.
  * Made and freed on the main thread (svc_ext_init, svc_ext_free).
  */
 #include <errno.h>
