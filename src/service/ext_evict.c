@@ -13,7 +13,8 @@
  *      at the first refused: each dry run was checked against the budget
  *      as it stood, so a PDB that allows fewer disruptions than the set
  *      takes from it refuses one of them now; the ones evicted before it
- *      are gone (their PDBs allowed it), the rest are kept;
+ *      are gone (their PDBs allowed it), the rest are kept. An eviction
+ *      not answered (or a 5xx) is settled by the pod's state (settle);
  *   3. the outcomes to the loop (EXT_EVICTED), which notes the refusals
  *      and the preemptions.
  * Only the leader evicts: the worker checks before each step.
@@ -63,6 +64,39 @@ static json_t *get_json(svc_t *d, const char *path)
         o = json_loads(resp, 0, NULL);
     free(resp);
     return o;
+}
+
+/* A real eviction's outcome that was not told (no answer, a 5xx): the
+ * pod's own state says whether it landed. Gone, replaced by a pod of
+ * another UID, or being deleted: landed (200; an eviction deletes the pod,
+ * and one was just sent); there and not being deleted: it did not (code
+ * kept); the pod unread: unknown (code kept). Without this a lost reply
+ * gave the preemptor's set up and searched again while its victim was
+ * going, and the preemption went uncounted. */
+static long settle(svc_t *d, const ext_victim_t *v, long code)
+{
+    char path[1200], err[256], *resp = NULL;
+    long status = 0;
+    json_t *o, *md;
+    const char *uid;
+
+    if ((code != 0 && code < 500) || !svc_ext_pod_path(v->ns, v->name, "", path, sizeof(path)) ||
+        ms_kube_request_within(d->kube, "GET", path, NULL, CALL_MS, &status, &resp, err, sizeof(err)) != 0) {
+        free(resp);
+        return code;
+    }
+    if (status == 404) {
+        free(resp);
+        return 200;
+    }
+    o = status == 200 && resp != NULL ? json_loads(resp, 0, NULL) : NULL;
+    free(resp);
+    md = json_object_get(o, "metadata");
+    uid = json_string_value(json_object_get(md, "uid"));
+    if (uid != NULL && (strcmp(uid, v->uid) != 0 || json_is_string(json_object_get(md, "deletionTimestamp"))))
+        code = 200;   /* replaced, or being deleted */
+    json_decref(o);
+    return code;
 }
 
 /* Step 0: true when the budgets refuse the set (the refused victims get
@@ -155,7 +189,8 @@ void svc_ext_evict(svc_t *d, ext_msg_t *e)
             e->evict[i].dry_refused = true;
     else
         for (i = 0; i < e->nevict; i++) {
-            long c = e->evict[i].code = svc_ext_serving(d) ? evict_one(d, &e->evict[i], false) : 0;
+            long c = e->evict[i].code =
+                svc_ext_serving(d) ? settle(d, &e->evict[i], evict_one(d, &e->evict[i], false)) : 0;
 
             if (c != 200 && c != 201 && c != 404) {
                 for (i++; i < e->nevict; i++)

@@ -11,10 +11,23 @@ The pods' Binding POSTs (.../pods/NAME/binding) meet the faults, in order:
   --refuse N   then the next N get a 503 and are not passed on (nothing
                landed; the client cannot know that either).
 
-Each fault is printed as one line, "lose NAMESPACE/NAME" or "refuse
-NAMESPACE/NAME", so a test can count them and find the pods.
+The pods' Evictions (.../pods/NAME/eviction, dry runs excepted) meet
+
+  --lose-evict N  the next N are passed on and their answers cut inside
+                  the body (the headers promise 4096 bytes, one comes):
+                  the connection is lost mid-reply, so the client cannot
+                  read the outcome, nor send the request again on its own
+                  (libcurl resends a request whose reused connection
+                  closed before a whole header of the answer: the resent
+                  Eviction of a pod evicted already says 404, and a bare
+                  status line at the close reads as a whole answer).
+
+Each fault is printed as one line, "lose NAMESPACE/NAME", "refuse
+NAMESPACE/NAME" or "lose-evict NAMESPACE/NAME", so a test can count them
+and find the pods.
 
   api_fault_proxy.py --listen PORT --api https://HOST:PORT --ca FILE [--lose N] [--refuse N]
+                     [--lose-evict N]
 """
 import argparse
 import http.client
@@ -28,19 +41,26 @@ import threading
 import urllib.parse
 
 BINDING = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/?]+)/binding(\?.*)?$")
+EVICTION = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/?]+)/eviction(\?.*)?$")
 HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "proxy-connection"}
 
 
 class Faults:
-    def __init__(self, lose, refuse):
-        self.lose, self.refuse = lose, refuse
+    def __init__(self, lose, refuse, lose_evict):
+        self.lose, self.refuse, self.lose_evict = lose, refuse, lose_evict
         self.mu = threading.Lock()
 
     def take(self, method, path):
         m = BINDING.match(path)
-        if method != "POST" or m is None:
+        e = EVICTION.match(path)
+        if method != "POST" or (m is None and e is None):
             return None, None
         with self.mu:
+            if e is not None:
+                if self.lose_evict > 0 and "dryRun" not in (e.group(3) or ""):
+                    self.lose_evict -= 1
+                    return "lose-evict", "%s/%s" % (e.group(1), e.group(2))
+                return None, None
             if self.lose > 0:
                 self.lose -= 1
                 return "lose", "%s/%s" % (m.group(1), m.group(2))
@@ -77,11 +97,15 @@ def handler(api, ctx, faults):
             hdrs = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
             up.request(self.command, self.path, body=body, headers=hdrs)
             r = up.getresponse()
-            if fault == "lose":
+            if fault in ("lose", "lose-evict"):
                 r.read()
                 up.close()
-                print("lose %s" % who, flush=True)
-                self.close_connection = True   # no reply at all
+                if fault == "lose-evict":   # cut inside the body
+                    self.wfile.write(b"HTTP/1.1 %d Lost\r\nContent-Type: application/json\r\n"
+                                     b"Content-Length: 4096\r\n\r\n{" % r.status)
+                    self.wfile.flush()
+                print("%s %s" % (fault, who), flush=True)
+                self.close_connection = True   # no (whole) reply
                 return
             self.send_response(r.status)
             for k, v in r.getheaders():
@@ -117,9 +141,10 @@ def main():
     ap.add_argument("--ca", required=True)
     ap.add_argument("--lose", type=int, default=0)
     ap.add_argument("--refuse", type=int, default=0)
+    ap.add_argument("--lose-evict", type=int, default=0)
     a = ap.parse_args()
     ctx = ssl.create_default_context(cafile=a.ca)
-    srv = Server(("127.0.0.1", a.listen), handler(a.api, ctx, Faults(a.lose, a.refuse)))
+    srv = Server(("127.0.0.1", a.listen), handler(a.api, ctx, Faults(a.lose, a.refuse, a.lose_evict)))
     print("listening on %d" % a.listen, flush=True)
     try:
         srv.serve_forever()

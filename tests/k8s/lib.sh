@@ -224,6 +224,22 @@ ms_e2e_extender_up() {
     fail "migschedd did not come up"
 }
 
+# ms_e2e_fault_proxy ARGS...: api_fault_proxy.py (ARGS: its faults) in
+# front of the harness's API server, its log $D/proxy.log, its pid PXPID
+# (the caller's cleanup kills it); MS_E2E_KUBE_API points
+# ms_e2e_extender_up's migschedd at it. Fails the test if it does not
+# listen within 5 s.
+ms_e2e_fault_proxy() {
+    local pport i
+    pport=$(ms_free_port)
+    python3 "$MS_K8S_DIR/api_fault_proxy.py" --listen "$pport" --api "$MS_K8S_API" --ca "$MS_K8S_CA" "$@" \
+        >"$D/proxy.log" 2>&1 &
+    PXPID=$!
+    for i in $(seq 1 50); do grep -q listening "$D/proxy.log" && break; sleep 0.1; done
+    grep -q listening "$D/proxy.log" || fail "api_fault_proxy.py did not start: $(cat "$D/proxy.log")"
+    MS_E2E_KUBE_API=http://127.0.0.1:$pport
+}
+
 # ms_e2e_fake_node NAME [RES=N...]: a Ready Node object with no kubelet
 # behind it (cpu 64, memory 256Gi, 250 pods, label kubernetes.io/hostname)
 # whose capacity and allocatable hold each migsched.io/RES (mig-1g.5gb=14,

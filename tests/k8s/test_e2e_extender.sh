@@ -66,14 +66,9 @@ NODES="--node node-0=2xA100-40GB --node node-1=2xA100-40GB --node node-2=2xA100-
 # Bindings are refused with a 503 (nothing lands). Neither kind may cost a
 # pod its instance: a lost reply is checked against the pod (bound by us:
 # success), a 503 keeps the instance for kube-scheduler's retry.
-pport=$(ms_free_port)
-python3 "$here/api_fault_proxy.py" --listen "$pport" --api "$MS_K8S_API" --ca "$MS_K8S_CA" --lose 2 --refuse 2 \
-    >"$D/proxy.log" 2>&1 &
-PXPID=$!
-for i in $(seq 1 50); do grep -q listening "$D/proxy.log" && break; sleep 0.1; done
-grep -q listening "$D/proxy.log" || fail "api_fault_proxy.py did not start: $(cat "$D/proxy.log")"
+ms_e2e_fault_proxy --lose 2 --refuse 2
 # shellcheck disable=SC2086
-MS_E2E_KUBE_API=http://127.0.0.1:$pport ms_e2e_extender_up "$port" $NODES
+ms_e2e_extender_up "$port" $NODES
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
 # A watch of the pods: every write to a pod is one event, so it shows
 # whether a bind's instance (its annotations) came in the same write as

@@ -17,7 +17,9 @@
 #    dry run (429, logged) and the next filter takes a free one; the
 #    preemptor's placement annotation is the victim's,
 #    migsched_preemptions_total{tenant="default"} is 1 and /v1/events has
-#    one "preempted" event for the victim's job, by the preemptor's job;
+#    one "preempted" event for the victim's job, by the preemptor's job,
+#    though the answer to that eviction never reached migschedd
+#    (api_fault_proxy.py --lose-evict 1: the pod's state settles it);
 #    kube-scheduler's FailedScheduling event for it carries the filter's
 #    reason meanwhile, "migsched: ... evicting 1 pod(s) ..."; h1 carries
 #    migsched.io/preempt-retry, the nudge that made kube-scheduler try it
@@ -53,6 +55,7 @@ MSPID=
 cleanup() {
     rc=$?
     if [ -n "$MSPID" ]; then kill -TERM "$MSPID" 2>/dev/null || true; wait "$MSPID" 2>/dev/null || true; fi
+    [ -z "${PXPID:-}" ] || kill "$PXPID" 2>/dev/null || true
     bash "$here/harness.sh" stop "$D" >/dev/null || true
     if [ $rc -ne 0 ]; then
         for f in kube-scheduler migschedd; do echo "--- $f.log (tail)"; tail -n 30 "$D/$f.log" 2>/dev/null || true; done
@@ -67,6 +70,10 @@ port=$(ms_free_port)
 MS_K8S_EXTENDER_URL=http://127.0.0.1:$port/extender MS_K8S_KCM=disruption MS_K8S_KCM_ROLES=disruption-controller \
     bash "$here/harness.sh" start "$D" >"$D/harness.log" 2>&1 || { tail -n 30 "$D/harness.log"; fail "harness.sh start failed"; }
 . "$D/env"
+# migschedd reaches the API server through api_fault_proxy.py, which
+# throws away the answer to its first Eviction (the pod is evicted; the
+# daemon is not told): the pod's state must settle it (ext_evict.c)
+ms_e2e_fault_proxy --lose-evict 1
 ms_e2e_extender_up "$port" --node node-0=1xA100-40GB --preempt --preempt-grace 0
 echo "control plane and migschedd up in $(( $(date +%s) - t0 )) s"
 
@@ -179,6 +186,8 @@ case $retry in "eviction refused at "*|"victims gone at "*) ;;
 hplace=$(podq "ann('h1', 'placement')")
 [ -n "$hplace" ] && [ "$hplace" = "$vplace" ] || fail "h1's placement $hplace is not the one $gone had ($vplace)"
 [ "$(preemptions)" = 1 ] || fail "migsched_preemptions_total{tenant=\"default\"} is $(preemptions) after h1, not 1"
+[ "$(grep -c "^lose-evict default/$gone\$" "$D/proxy.log")" = 1 ] ||
+    fail "the answer to $gone's eviction was not the one thrown away: $(cat "$D/proxy.log")"
 h1job=$(podq "ann('h1', 'job')")
 curl -sf "http://127.0.0.1:$port/v1/events?since=0&timeout=0" >"$D/events.json"
 python3 - "$D/events.json" "$vjob" "$h1job" <<'EOF' || fail "the preempted event"
