@@ -76,7 +76,7 @@ uint64_t svc_ext_runs_gen(svc_ext_runs_t *r)
 }
 
 /* Until the generation moves past gen, or max_s seconds (a bound: a state
- * the loop changed without svc_job_sync is still seen, as late as a nap). */
+ * the loop changed without svc_job_sync is still seen, max_s late). */
 void svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s)
 {
     struct timespec until;

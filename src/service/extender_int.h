@@ -36,7 +36,6 @@ typedef struct ext_pod {
 
 #define EXT_TOMB ((ext_pod_t *)1)
 
-/* The pod map (ext_pods.c): the loop thread's. */
 /* Binds waiting for their instances (ext_runs.c): the loop moves gen when
  * a job leaves STARTING, while waiters > 0. */
 typedef struct svc_ext_runs {
@@ -46,6 +45,7 @@ typedef struct svc_ext_runs {
     atomic_int waiters;
 } svc_ext_runs_t;
 
+/* The pod map (ext_pods.c): the loop thread's. */
 typedef struct svc_ext {
     ext_pod_t **slots;             /* open addressing by uid */
     size_t cap, used, n;
@@ -204,11 +204,6 @@ void svc_ext_room_freed(svc_t *d, const ext_pod_t *gone);
 int svc_ext_nudger_start(svc_t *d);
 void svc_ext_nudger_stop(svc_t *d);
 void svc_ext_nudges_free(svc_ext_t *x);
-/* ext_pdb.c (any thread, pure): does a label selector (policy/v1: an
- * object; NULL or not an object matches nothing) match labels? And which
- * of n victims (labels[i], NULL unknown) the budgets `items` (one
- * namespace's PodDisruptionBudgetList items) cannot all give now: refuse[i]
- * set, by[i] the budget's name; returns how many were newly set. */
 /* ext_runs.c: a bind's wait for its instance. init/free: the main thread
  * (svc_ext_init, svc_ext_free); moved: the loop (svc_ext_job_moved);
  * enter, gen, wait, leave: the workers (ext_bind.c). */
@@ -219,6 +214,11 @@ void svc_ext_runs_enter(svc_ext_runs_t *r);
 void svc_ext_runs_leave(svc_ext_runs_t *r);
 uint64_t svc_ext_runs_gen(svc_ext_runs_t *r);
 void svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s);
+/* ext_pdb.c (any thread, pure): does a label selector (policy/v1: an
+ * object; NULL or not an object matches nothing) match labels? And which
+ * of n victims (labels[i], NULL unknown) the budgets `items` (one
+ * namespace's PodDisruptionBudgetList items) cannot all give now: refuse[i]
+ * set, by[i] the budget's name; returns how many were newly set. */
 bool svc_ext_selector_matches(json_t *sel, json_t *labels);
 int svc_ext_pdb_refuse(json_t *items, json_t *const *labels, int n, bool *refuse, const char **by);
 
