@@ -52,6 +52,16 @@ $(PDB_TEST): tests/service/test_ext_pdb.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_
 	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
 	    $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
 
+# A bind's wait for its instance (tests/service/test_ext_runs.c): the same
+# objects, cmocka.
+RUNS_TEST := $(BUILD)/tests/service/test_ext_runs
+OWN_TEST_SRC += tests/service/test_ext_runs.c
+EXTRA_TESTS += $(RUNS_TEST)
+$(RUNS_TEST): tests/service/test_ext_runs.c $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -D_DEFAULT_SOURCE -Itests $(CFLAGS_ALL) -MMD -MP -o $@ $< $(SVC_FUZZ_OBJ) \
+	    $(BACKEND_LIBS) $(LIB) $(SVC_LIBS) $(KUBE_LIBS) -lcmocka $(LDLIBS)
+
 # The extender's wire-format parser under libFuzzer (make fuzz).
 $(BUILD)/fuzz/fuzz_extender: fuzz/fuzz_extender.c fuzz/fuzz.h $(SVC_FUZZ_OBJ) $(BACKEND_LIB) $(NVML_LIB) $(DAEMON_LIB) $(LIB) $(KUBE_LIB) $(K8SCONF_LIB)
 	@mkdir -p $(dir $@)

@@ -138,7 +138,7 @@ static ext_msg_t *ask_running(svc_t *d, svc_ext_runs_t *runs, const svc_ext_bind
             snprintf(why, len, "migsched: the instance was not ready within %.0f s", BIND_WAIT_S);
             return NULL;
         }
-        svc_ext_runs_wait(runs, gen, RUNS_MAX_S);
+        (void)svc_ext_runs_wait(runs, gen, RUNS_MAX_S);
     }
 }
 

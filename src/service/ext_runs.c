@@ -75,11 +75,14 @@ uint64_t svc_ext_runs_gen(svc_ext_runs_t *r)
     return g;
 }
 
-/* Until the generation moves past gen, or max_s seconds (a bound: a state
- * the loop changed without svc_job_sync is still seen, max_s late). */
-void svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s)
+/* Until the generation moves past gen (true: moved already, or woken by
+ * the move), or max_s seconds (false; a bound: a state the loop changed
+ * without svc_job_sync is still seen, max_s late). */
+bool svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s)
 {
     struct timespec until;
+    bool moved;
+    int rc = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += (time_t)max_s;
@@ -89,8 +92,9 @@ void svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s)
         until.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&r->mu);
-    while (r->gen == gen)
-        if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT)
-            break;
+    while (r->gen == gen && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&r->cv, &r->mu, &until);
+    moved = r->gen != gen && rc != ETIMEDOUT;
     pthread_mutex_unlock(&r->mu);
+    return moved;
 }

@@ -213,7 +213,7 @@ void svc_ext_runs_moved(svc_ext_runs_t *r);
 void svc_ext_runs_enter(svc_ext_runs_t *r);
 void svc_ext_runs_leave(svc_ext_runs_t *r);
 uint64_t svc_ext_runs_gen(svc_ext_runs_t *r);
-void svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s);
+bool svc_ext_runs_wait(svc_ext_runs_t *r, uint64_t gen, double max_s);
 /* ext_pdb.c (any thread, pure): does a label selector (policy/v1: an
  * object; NULL or not an object matches nothing) match labels? And which
  * of n victims (labels[i], NULL unknown) the budgets `items` (one
