@@ -52,17 +52,21 @@ static long evict_one(svc_t *d, const ext_victim_t *v, bool dry)
     return status;
 }
 
-/* GET path within CALL_MS: the parsed answer of a 200, else NULL. */
-static json_t *get_json(svc_t *d, const char *path)
+/* GET path within CALL_MS: the parsed answer of a 200, else NULL; *status
+ * (when asked) the HTTP status, 0 for no answer. */
+static json_t *get_json(svc_t *d, const char *path, long *status)
 {
     char err[256], *resp = NULL;
-    long status = 0;
+    long hs = 0;
     json_t *o = NULL;
 
-    if (ms_kube_request_within(d->kube, "GET", path, NULL, CALL_MS, &status, &resp, err, sizeof(err)) == 0 &&
-        status == 200 && resp != NULL)
+    if (ms_kube_request_within(d->kube, "GET", path, NULL, CALL_MS, &hs, &resp, err, sizeof(err)) != 0)
+        hs = 0;
+    else if (hs == 200 && resp != NULL)
         o = json_loads(resp, 0, NULL);
     free(resp);
+    if (status != NULL)
+        *status = hs;
     return o;
 }
 
@@ -75,22 +79,15 @@ static json_t *get_json(svc_t *d, const char *path)
  * going, and the preemption went uncounted. */
 static long settle(svc_t *d, const ext_victim_t *v, long code)
 {
-    char path[1200], err[256], *resp = NULL;
-    long status = 0;
+    char path[1200];
+    long status;
     json_t *o, *md;
     const char *uid;
 
-    if ((code != 0 && code < 500) || !svc_ext_pod_path(v->ns, v->name, "", path, sizeof(path)) ||
-        ms_kube_request_within(d->kube, "GET", path, NULL, CALL_MS, &status, &resp, err, sizeof(err)) != 0) {
-        free(resp);
+    if ((code != 0 && code < 500) || !svc_ext_pod_path(v->ns, v->name, "", path, sizeof(path)))
         return code;
-    }
-    if (status == 404) {
-        free(resp);
-        return 200;
-    }
-    o = status == 200 && resp != NULL ? json_loads(resp, 0, NULL) : NULL;
-    free(resp);
+    if ((o = get_json(d, path, &status)) == NULL)
+        return status == 404 ? 200 : code;
     md = json_object_get(o, "metadata");
     uid = json_string_value(json_object_get(md, "uid"));
     if (uid != NULL && (strcmp(uid, v->uid) != 0 || json_is_string(json_object_get(md, "deletionTimestamp"))))
@@ -114,7 +111,7 @@ static bool budgets_refuse(svc_t *d, ext_msg_t *e)
         goto out;
     for (i = 0; i < e->nevict; i++)
         if (svc_ext_pod_path(e->evict[i].ns, e->evict[i].name, "", path, sizeof(path)) &&
-            (pods[i] = get_json(d, path)) != NULL)
+            (pods[i] = get_json(d, path, NULL)) != NULL)
             labels[i] = json_object_get(json_object_get(pods[i], "metadata"), "labels");
     /* one list per namespace, counted over that namespace's victims */
     for (i = 0; i < e->nevict; i++) {
@@ -134,7 +131,7 @@ static bool budgets_refuse(svc_t *d, ext_msg_t *e)
                 b[n++] = NULL;
             }
         snprintf(path, sizeof(path), "/apis/policy/v1/namespaces/%s/poddisruptionbudgets", ens);
-        if ((pdbs[i] = get_json(d, path)) == NULL)
+        if ((pdbs[i] = get_json(d, path, NULL)) == NULL)
             continue;   /* unread: the dry runs decide */
         if (svc_ext_pdb_refuse(json_object_get(pdbs[i], "items"), sub, n, r, b) > 0)
             for (k = 0; k < n; k++)

@@ -20,10 +20,9 @@ set -eu
 export PYTHONDONTWRITEBYTECODE=1
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-root=$(cd "$here/../.." && pwd)
-case "${MIGSCHED:-}" in /*) ;; "") MIGSCHED=$(ms_e2e_pick migsched) ;; *) MIGSCHED=$root/$MIGSCHED ;; esac
 
 ms_e2e_begin "nodecfg"
+ms_e2e_bin MIGSCHED migsched
 ms_e2e_bin MIGSCHEDD migschedd
 ms_e2e_tools
 
