@@ -5,6 +5,7 @@
 #include "kube/kube_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -271,6 +272,31 @@ int ms_kube_request(ms_kube_t *k, const char *method, const char *path, const ch
 int ms_kube_request_within(ms_kube_t *k, const char *method, const char *path, const char *body, long timeout_ms,
                            long *status, char **resp, char *err, size_t errlen)
 {
+    struct timespec now;
+
+    if (timeout_ms < 1)
+        timeout_ms = 1;   /* a caller's 0 is the shortest wait, not "already late" */
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return ms_kube_request_by(k, method, path, body,
+                              (double)now.tv_sec + (double)now.tv_nsec * 1e-9 + (double)timeout_ms * 1e-3, status,
+                              resp, err, errlen);
+}
+
+/* Milliseconds left before deadline (CLOCK_MONOTONIC seconds); <= 0 when
+ * it has passed. */
+static long ms_left(double deadline)
+{
+    struct timespec now;
+    double left;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    left = (deadline - ((double)now.tv_sec + (double)now.tv_nsec * 1e-9)) * 1e3;
+    return left <= 0 ? 0 : left >= 86400e3 ? 86400000L : (long)ceil(left);
+}
+
+int ms_kube_request_by(ms_kube_t *k, const char *method, const char *path, const char *body, double deadline,
+                       long *status, char **resp, char *err, size_t errlen)
+{
     struct curl_slist *hdrs = NULL;
     const char *ctype = strcmp(method, "PATCH") == 0 ? "application/merge-patch+json"
                         : body != NULL              ? "application/json"
@@ -278,6 +304,7 @@ int ms_kube_request_within(ms_kube_t *k, const char *method, const char *path, c
     CURL *h = handle(k, path, ctype, &hdrs, err, errlen);
     buf_t b = { NULL, 0, 0, false };
     CURLcode rc;
+    long timeout_ms;
 
     *status = 0;
     if (resp != NULL)
@@ -291,8 +318,15 @@ int ms_kube_request_within(ms_kube_t *k, const char *method, const char *path, c
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    if (timeout_ms < 1)
-        timeout_ms = 1;   /* 0 would be curl's "no limit" */
+    /* read last, just before the transfer: a caller held up after it chose
+     * the deadline (a thread descheduled, a process stopped) sends nothing
+     * late; inside the transfer curl's own clock (monotonic too) ends it */
+    if ((timeout_ms = ms_left(deadline)) <= 0) {
+        ms__kube_set_err(err, errlen, "%s: its deadline passed before it was sent", method);
+        curl_easy_cleanup(h);
+        curl_slist_free_all(hdrs);
+        return MS_KUBE_LATE;
+    }
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
     rc = curl_easy_perform(h);

@@ -53,6 +53,14 @@ int ms_kube_request(ms_kube_t *k, const char *method, const char *path, const ch
  * 10 s of it). */
 int ms_kube_request_within(ms_kube_t *k, const char *method, const char *path, const char *body, long timeout_ms,
                            long *status, char **resp, char *err, size_t errlen);
+/* The same, answered by deadline (seconds of CLOCK_MONOTONIC, as
+ * ms_clock_mono gives) or not at all: a write that must not land after
+ * this replica's leadership ends (src/service/kctl_api.c). The time left
+ * is read just before the transfer starts; when none is, nothing is sent
+ * and MS_KUBE_LATE is returned (err says so). */
+#define MS_KUBE_LATE (-2)
+int ms_kube_request_by(ms_kube_t *k, const char *method, const char *path, const char *body, double deadline,
+                       long *status, char **resp, char *err, size_t errlen);
 
 /* Called for the list's items (type "LIST", once per object, then once
  * with type "SYNCED" and obj NULL) and for every watch event ("ADDED",

@@ -494,10 +494,11 @@ struct svc_dra {
      * hook-stall:PREFIX: the loop sleeps 8 s before it answers the webhook
      * about a pod whose name starts with PREFIX, a stuck loop
      * (tests/k8s/test_e2e_dra_alloc.sh: the webhook's deadline);
-     * stall-before-status:PREFIX: a writer sleeps 5 s between the metadata
-     * and the status PATCH of a claim whose name starts with PREFIX, the
-     * window a test freezes the leader in (kill -STOP) to make it a stale
-     * writer (tests/k8s/test_e2e_dra_split.sh) */
+     * stall-before-status:PREFIX: a writer sleeps 5 s between the
+     * leadership check of the status PATCH (the allocation) of a claim
+     * whose name starts with PREFIX and its request, the window a test
+     * freezes the leader in (kill -STOP) to make it a stale writer whose
+     * check passed (tests/k8s/test_e2e_dra_split.sh) */
     bool die_before_ungate;
     bool die_between_writes;
     char stall_prefix[32];
@@ -653,6 +654,9 @@ void *dra_loop_main(void *arg);
 void dra_loop_batch(svc_dra_t *x, svc_qlink_t *batch, double now);
 void dra_loop_tick(svc_dra_t *x, double now);
 bool dra_leading(svc_dra_t *x, double now);
+/* Until when (the daemon's monotonic clock) it leads: INFINITY without an
+ * election; what a write's deadline is made of (dra_write.c). */
+double dra_lead_until(svc_dra_t *x);
 /* Hand a write to the writers (the loop). */
 void dra_write_push(svc_dra_t *x, dra_work_t *w);
 void dra_work_free(dra_work_t *w);

@@ -4,6 +4,7 @@
  * the loop, which frees it when it gets to it), a write handed to the
  * writers, and whether this replica leads.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +14,25 @@
 #include "service/dra_int.h"
 #include "service/kctl.h"
 
-bool dra_leading(svc_dra_t *x, double now)
+double dra_lead_until(svc_dra_t *x)
 {
     long long t = atomic_load(&x->takeover_us);
     const svc_kctl_t *c = atomic_load(&x->d->kctl);
+    double until;
 
     if (c == NULL)
-        return !x->d->cfg->leader_elect;
-    /* kctl marks itself the leader only after the takeover returned */
-    return svc_kctl_is_leader(c) || (t > 0 && now - (double)t * 1e-6 < 3.0);
+        return x->d->cfg->leader_elect ? 0 : INFINITY;
+    until = svc_kctl_leader_until(c);
+    /* kctl marks itself the leader only after the takeover returned: the
+     * 3 s after it (or less: never past the Lease) count as leading */
+    if (t > 0)
+        until = fmax(until, fmin((double)t * 1e-6 + 3.0, svc_kctl_lease_until(c)));
+    return until;
+}
+
+bool dra_leading(svc_dra_t *x, double now)
+{
+    return now < dra_lead_until(x);
 }
 
 void dra_msg_free(dra_msg_t *m)

@@ -15,8 +15,9 @@
  *            annotation removed;
  *   RULE     a DeviceTaintRule (AlreadyExists is fine);
  *   EVENT    an event on a pod.
- * Only the leader writes: leadership is checked before every request.
- * Every request has the API client's deadline (30 s, src/kube/).
+ * Only the leader writes: leadership is checked before every request, and
+ * the request must be sent and answered before the leadership ends (at
+ * most 30 s): call().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,23 +30,69 @@
 #include "kube/kube.h"
 #include "service/dra_int.h"
 
-/* One request; the answer parsed into *resp when it is JSON. */
+/* The failpoint stall-before-status: 5 s between the leadership check of
+ * a claim's status write and its request, to an absolute deadline on the
+ * monotonic clock, so that a process frozen (kill -STOP) past it goes on
+ * at once when continued, as a stale leader whose check passed. */
+static void stall_before_status(svc_dra_t *x, dra_work_t *w, const char *path)
+{
+    const char *pre = x->stall_status_prefix, *name = strstr(path, "/resourceclaims/"), *end;
+    struct timespec until;
+    size_t n;
+
+    if (pre[0] == '\0' || name == NULL)
+        return;
+    name += strlen("/resourceclaims/");
+    end = strchr(name, '/');
+    n = strlen(pre);
+    if (end == NULL || strcmp(end, "/status") != 0 || strncmp(name, pre, n) != 0 || (size_t)(end - name) < n)
+        return;
+    ms_log("warning", "dra: failpoint stall-before-status: the writer sleeps 5 s",
+           json_pack("{s:s,s:s,s:s#}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", name, (int)(end - name)));
+    until = ms_clock_after(CLOCK_MONOTONIC, 5.0);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+    ms_log("warning", "dra: failpoint stall-before-status: the writer goes on",
+           json_pack("{s:s#}", "claim", name, (int)(end - name)));
+}
+
+/* Said when a write is refused for want of the leadership, since it is the
+ * only trace of a stale writer stopped. */
+static void not_leader(dra_work_t *w, const char *method, const char *path, const char *when)
+{
+    snprintf(w->why, sizeof(w->why), "not the leader");
+    ms_log("warning", "dra: write refused: not the leader",
+           json_pack("{s:s,s:s,s:s}", "method", method, "path", path, "when", when));
+}
+
+/* One request; the answer parsed into *resp when it is JSON. It must be
+ * sent while this replica leads: checked first, then carried to the API
+ * client as the request's deadline, which it reads again just before the
+ * transfer (and curl during it). A writer held up between the check and
+ * the request (descheduled, frozen past its Lease) then sends nothing,
+ * although its resourceVersion may still be good: the new leader may
+ * have given the device to another claim. */
 static long call(svc_dra_t *x, dra_work_t *w, const char *method, const char *path, const char *body, json_t **resp)
 {
     char err[256], *text = NULL;
     long status = 0;
+    double now = svc_clock_mono(x->d->clock), until = dra_lead_until(x), deadline;
+    int rc;
 
     if (resp != NULL)
         *resp = NULL;
-    if (!dra_leading(x, svc_clock_mono(x->d->clock))) {
-        /* a writer that was stalled (or frozen) past the Lease: its
-         * resourceVersion may still be good, so this check alone keeps it
-         * off what the new leader owns; said, since it is the only trace */
-        snprintf(w->why, sizeof(w->why), "not the leader");
-        ms_log("warning", "dra: write refused: not the leader", json_pack("{s:s,s:s}", "method", method, "path", path));
+    if (now >= until) {
+        not_leader(w, method, path, "before the request");
         return 0;
     }
-    if (ms_kube_request(x->d->kube, method, path, body, &status, &text, err, sizeof(err)) != 0) {
+    deadline = svc_clock_real_deadline(x->d->clock, until, 30.0);
+    stall_before_status(x, w, path);
+    rc = ms_kube_request_by(x->d->kube, method, path, body, deadline, &status, &text, err, sizeof(err));
+    if (rc == MS_KUBE_LATE) {
+        not_leader(w, method, path, "the leadership ended before the request was sent");
+        return 0;
+    }
+    if (rc != 0) {
         snprintf(w->why, sizeof(w->why), "%s %s: %s", method, path, err);
         return 0;
     }
@@ -66,24 +113,6 @@ static long call(svc_dra_t *x, dra_work_t *w, const char *method, const char *pa
 static const char *rv_of(json_t *o)
 {
     return json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
-}
-
-/* The failpoint stall-before-status: 5 s between a claim's two writes, to
- * an absolute deadline on the monotonic clock, so that a process frozen
- * (kill -STOP) past it goes on at once when continued, as a stale leader. */
-static void stall_before_status(svc_dra_t *x, dra_work_t *w, const dra_wclaim_t *c)
-{
-    const char *pre = x->stall_status_prefix;
-    struct timespec until;
-
-    if (pre[0] == '\0' || strncmp(c->name, pre, strlen(pre)) != 0)
-        return;
-    ms_log("warning", "dra: failpoint stall-before-status: the writer sleeps 5 s",
-           json_pack("{s:s,s:s,s:s}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", c->name));
-    until = ms_clock_after(CLOCK_MONOTONIC, 5.0);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
-    ms_log("warning", "dra: failpoint stall-before-status: the writer goes on", json_pack("{s:s}", "claim", c->name));
 }
 
 /* One claim's finalizer and allocation. */
@@ -120,7 +149,6 @@ static void write_claim(svc_dra_t *x, dra_work_t *w, dra_wclaim_t *c)
                json_pack("{s:s,s:s,s:s}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", c->name));
         _exit(137);
     }
-    stall_before_status(x, w, c);
     if (call(x, w, "PATCH", spath, body, &resp) != 200) {
         snprintf(c->why, sizeof(c->why), "%.199s", w->why);
         goto out;

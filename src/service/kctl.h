@@ -88,6 +88,12 @@ bool svc_kctl_is_leader(const svc_kctl_t *c);
 /* True while this replica holds the Lease, whether or not it serves yet:
  * the only time it may act on the backend (any thread). */
 bool svc_kctl_may_act(const svc_kctl_t *c);
+/* The monotonic times (c's clock) until which is_leader and may_act hold:
+ * INFINITY without an election, <= now when they do not (any thread). A
+ * write carries the first as its deadline (svc_clock_real_deadline): one
+ * started just before the leadership ends is not sent after it. */
+double svc_kctl_leader_until(const svc_kctl_t *c);
+double svc_kctl_lease_until(const svc_kctl_t *c);
 const char *svc_kctl_identity(const svc_kctl_t *c);
 
 /* migschedd's use: from its settings (--leader-elect, --lease,

@@ -124,6 +124,16 @@ bool svc_kctl_is_leader(const svc_kctl_t *c)
     return svc_clock_mono(c->clock) < atomic_load(&c->leader_until);
 }
 
+double svc_kctl_leader_until(const svc_kctl_t *c)
+{
+    return !c || !c->cfg.elect ? INFINITY : atomic_load(&c->leader_until);
+}
+
+double svc_kctl_lease_until(const svc_kctl_t *c)
+{
+    return !c || !c->cfg.elect ? INFINITY : atomic_load(&c->lease_until);
+}
+
 bool svc_kctl_may_act(const svc_kctl_t *c)
 {
     if (!c || !c->cfg.elect)

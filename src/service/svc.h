@@ -116,6 +116,10 @@ extern const svc_clock_t svc_clock_real;
 
 static inline double svc_clock_wall(const svc_clock_t *c) { return c->wall(c->ctx); }
 static inline double svc_clock_mono(const svc_clock_t *c) { return c->mono(c->ctx); }
+/* When `until` (c's monotonic time) falls on the real monotonic clock
+ * (ms_clock_mono, what ms_kube_request_by takes), at most max_s from now:
+ * a deadline a request can carry past a pause of its thread. Any thread. */
+double svc_clock_real_deadline(const svc_clock_t *c, double until, double max_s);
 
 /* --- jobs (jobs.c): the table the loop writes and readers look up -------- */
 
@@ -555,6 +559,11 @@ typedef struct svc {
     struct svc_kctl *_Atomic kctl; /* kctl.h; NULL none; stored whole by main, read by all */
     struct svc_ext_watch *watch;   /* the pod watch (ext_kube.c); NULL none */
     struct svc_ext_workers *workers;   /* the extender's worker pool (ext_worker.c) */
+    /* a test's failpoint, MIGSCHEDD_EXT_FAIL=stall-before-binding:PREFIX
+     * (set by main at start-up, read by the workers): a bind of a pod
+     * whose name starts with PREFIX sleeps 5 s between choosing its
+     * Binding's deadline and sending it (tests/k8s/test_e2e_stale_bind.sh) */
+    char ext_stall_bind[32];
     svc_ghealth_t *health;         /* [GPUs] the loop's (gpuhealth.c); NULL: all healthy */
     long unhealthy;                /* GPUs unhealthy now (the loop's) */
     struct svc_dra *dra;           /* --dra mode (dra.h); NULL otherwise */

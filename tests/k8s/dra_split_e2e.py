@@ -18,13 +18,15 @@ DIR/migschedd-NAME.log, their identity migschedd-dra-NAME.
 stale: one node, one GPU (one 7g.40gb device). A runs with the failpoint
 MIGSCHEDD_DRA_FAIL=stall-before-status:stale-: placing the pod s1 (its
 claim stale-x made by hand, so that it outlives s1) A writes the claim's
-metadata (our finalizer, its annotation) and stalls 5 s before the status
-(the allocation); A is frozen there (SIGSTOP). s1 is deleted and s2 (a
-7g.40gb pod) created; A's Lease expires, B takes over and places s2 on
-the one 7g.40gb device; nobody writes stale-x meanwhile, so the
-resourceVersion A's status write carries is still good: only A's
-leadership check keeps it off. A is continued (SIGCONT): it must refuse
-the write (logged), say that it no longer leads and decides, before it
+metadata (our finalizer, its annotation), checks that it leads for the
+status write (the allocation) and stalls 5 s before its request; A is
+frozen there (SIGSTOP). s1 is deleted and s2 (a 7g.40gb pod) created; A's
+Lease expires, B takes over and places s2 on the one 7g.40gb device;
+nobody writes stale-x meanwhile, so the resourceVersion A's status write
+carries is still good and A's leadership check has passed: only the
+request's deadline (the end of A's leadership, read again by the API
+client before it sends) keeps it off. A is continued (SIGCONT): it must
+refuse the write (logged), say that it no longer leads and decides, before it
 reads B's allocation (which its stale decision would take for an
 overlap), and live on as a standby; stale-x stays as A left it (no
 allocation), s2's claim as B wrote it (B's annotation, one finalizer,

@@ -7,13 +7,15 @@
 # (4 s) as the ServiceAccount of deploy/kubernetes/dra/allocator/rbac.yaml
 # (lib.sh's ms_dra_replica). dra_split_e2e.py checks:
 #  - a stale leader: a leads, with the failpoint
-#    MIGSCHEDD_DRA_FAIL=stall-before-status:stale- (5 s between a claim's
-#    metadata and status writes); placing s1 (claim stale-x, made by hand)
-#    it writes the metadata, stalls and is frozen there (kill -STOP); s1 is
+#    MIGSCHEDD_DRA_FAIL=stall-before-status:stale- (5 s between the
+#    leadership check of a claim's status write and its request); placing
+#    s1 (claim stale-x, made by hand) it writes the metadata, checks that
+#    it leads, stalls and is frozen there (kill -STOP); s1 is
 #    deleted, s2 (7g.40gb) created; b takes over and places s2 on the one
 #    7g.40gb device of the cluster; nobody writes stale-x meanwhile, so the
 #    resourceVersion of a's pending status write is still good; a is
-#    continued (kill -CONT): it refuses the write ("dra: write refused: not
+#    continued (kill -CONT): its write's deadline (the end of its lead) has
+#    passed, so it refuses the write ("dra: write refused: not
 #    the leader"), logs "no longer the leader" and "dra: no longer deciding
 #    (not the leader)" before it reads b's allocation (no false "a device
 #    in use overlaps another" from its own stale decision), and lives on as

@@ -4,8 +4,9 @@
  * wrong), and list+watch against a fake API server in this process: the
  * relist after 410 Gone, as an ERROR event in the stream and as the HTTP
  * status, which a real API server does only once its history is
- * compacted. Requests and list+watch also run against the real API server
- * in tests/k8s/test_e2e_extender.sh. */
+ * compacted; a request with a deadline (ms_kube_request_by): none sent
+ * once it passed, an answer slower than it cut. Requests and list+watch
+ * also run against the real API server in tests/k8s/test_e2e_extender.sh. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -367,6 +369,121 @@ static void test_watch_relists_after_410(void **state)
     pthread_mutex_destroy(&f.mu);
 }
 
+/* A fake API server for requests: counts what reaches it, answers after
+ * delay_ms. */
+typedef struct slow {
+    pthread_mutex_t mu;
+    int requests;
+    int delay_ms;
+} slow_t;
+
+static enum MHD_Result slow_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                    const char *version, const char *upload, size_t *upload_len, void **con_cls)
+{
+    slow_t *f = cls;
+    static const char body[] = "{\"kind\":\"Binding\"}";
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    int delay;
+
+    (void)url;
+    (void)method;
+    (void)version;
+    (void)upload;
+    if (*con_cls == NULL) {   /* the headers: the body comes next */
+        *con_cls = f;
+        return MHD_YES;
+    }
+    if (*upload_len > 0) {
+        *upload_len = 0;
+        return MHD_YES;
+    }
+    pthread_mutex_lock(&f->mu);
+    f->requests++;
+    delay = f->delay_ms;
+    pthread_mutex_unlock(&f->mu);
+    if (delay > 0)
+        usleep((useconds_t)delay * 1000);
+    r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    ret = MHD_queue_response(c, 201, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A write by a leader whose leadership ended before it was sent never
+ * reaches the server (src/service/dra_write.c, ext_bind.c, ext_evict.c
+ * rely on it); within its deadline it is answered; an answer later than
+ * the deadline is not waited for. */
+static void test_request_by_deadline(void **state)
+{
+    slow_t f;
+    struct MHD_Daemon *d;
+    const union MHD_DaemonInfo *info;
+    struct sockaddr_in sa;
+    ms_kube_cfg_t c;
+    ms_kube_t *k = NULL;
+    char err[512], url[64], *resp = NULL;
+    long status = -1;
+
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    pthread_mutex_init(&f.mu, NULL);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL,
+                         slow_handler, &f, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+    assert_non_null(d);
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    assert_non_null(info);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)info->port);
+    memset(&c, 0, sizeof(c));
+    c.api = url;
+    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), 0);
+    alarm(30);
+
+    /* passed already (by a millisecond, and by an hour): nothing sent */
+    err[0] = '\0';
+    assert_int_equal(ms_kube_request_by(k, "POST", "/x", "{}", mono_now() - 0.001, &status, &resp, err, sizeof(err)),
+                     MS_KUBE_LATE);
+    assert_int_equal(status, 0);
+    assert_null(resp);
+    assert_non_null(strstr(err, "deadline passed before it was sent"));
+    assert_int_equal(ms_kube_request_by(k, "POST", "/x", "{}", mono_now() - 3600, &status, &resp, err, sizeof(err)),
+                     MS_KUBE_LATE);
+    assert_int_equal(f.requests, 0);
+
+    /* in time: answered */
+    assert_int_equal(ms_kube_request_by(k, "POST", "/x", "{}", mono_now() + 20, &status, &resp, err, sizeof(err)), 0);
+    assert_int_equal(status, 201);
+    assert_non_null(resp);
+    assert_non_null(strstr(resp, "Binding"));
+    free(resp);
+    resp = NULL;
+    assert_int_equal(f.requests, 1);
+
+    /* the server answers in 1.5 s, the deadline is 0.2 s away: no answer */
+    f.delay_ms = 1500;
+    assert_int_equal(ms_kube_request_by(k, "POST", "/x", "{}", mono_now() + 0.2, &status, &resp, err, sizeof(err)), -1);
+    assert_int_equal(status, 0);
+    assert_null(resp);
+    alarm(0);
+    ms_kube_close(k);
+    MHD_stop_daemon(d);   /* waits for the slow answer's thread */
+    assert_int_equal(f.requests, 2);
+    pthread_mutex_destroy(&f.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_hostile_files),
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_watch_relists_after_410),
+        cmocka_unit_test(test_request_by_deadline),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
