@@ -23,10 +23,13 @@
  *      know (no answer, a 5xx, and the pod not bound by us when asked)
  *      keeps the instance for kube-scheduler's retry (post_binding).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "daemon/daemon.h"
 #include "kube/kube.h"
 #include "service/extender_int.h"
 
@@ -183,6 +186,22 @@ static json_t *bind_annotations(const char *job_id, const ext_msg_t *q)
 /* What a Binding's POST came to. */
 typedef enum { BIND_DONE, BIND_REFUSED, BIND_UNKNOWN } bind_outcome_t;
 
+/* The failpoint stall-before-binding (svc_t.ext_stall_bind): 5 s to an
+ * absolute time on the monotonic clock, so that a replica frozen (kill
+ * -STOP) in it goes on at once when continued, as a stale leader. */
+static void stall_before_binding(const svc_t *d, const svc_ext_bind_t *b)
+{
+    struct timespec until;
+
+    if (d->ext_stall_bind[0] == '\0' || strncmp(b->name, d->ext_stall_bind, strlen(d->ext_stall_bind)) != 0)
+        return;
+    ms_log("warning", "failpoint stall-before-binding: the bind sleeps 5 s",
+           json_pack("{s:s,s:s}", "pod", b->name, "namespace", b->ns));
+    until = ms_clock_after(CLOCK_MONOTONIC, 5.0);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+}
+
 /* 3. The Binding, carrying the annotations (the API server writes them
  * with spec.nodeName in one update of the pod); why is set unless DONE.
  * An answer that does not say the write failed (none at all: a timeout or
@@ -204,6 +223,8 @@ static bind_outcome_t post_binding(svc_t *d, const svc_ext_bind_t *b, const char
                              : NULL;
     char *body = bo != NULL ? json_dumps(bo, JSON_COMPACT) : NULL, path[1200], err[256], *resp = NULL;
     long hs = 0;
+    int rq;
+    double deadline;
     bind_outcome_t rc = BIND_DONE;
 
     json_decref(bo);
@@ -212,9 +233,19 @@ static bind_outcome_t post_binding(svc_t *d, const svc_ext_bind_t *b, const char
         free(body);
         return BIND_REFUSED;
     }
-    if (ms_kube_request(d->kube, "POST", path, body, &hs, &resp, err, sizeof(err)) != 0)
+    /* sent only while this replica leads (its wait for the instance may
+     * have outlasted the leadership checked when the bind came in), even
+     * if this thread is held up from here to the transfer */
+    deadline = svc_ext_write_deadline(d, 30.0);
+    stall_before_binding(d, b);
+    if ((rq = ms_kube_request_by(d->kube, "POST", path, body, deadline, &hs, &resp, err, sizeof(err))) != 0)
         hs = 0;   /* no answer */
-    if (hs != 200 && hs != 201 && hs != 202) {
+    if (rq == MS_KUBE_LATE) {
+        /* nothing sent, so nothing can have landed: the pod is the next
+         * leader's to place (kube-scheduler retries it) */
+        snprintf(why, len, "migsched: this replica's leadership ended before the binding was sent");
+        rc = BIND_REFUSED;
+    } else if (hs != 200 && hs != 201 && hs != 202) {
         api_why("binding the pod", hs, resp, err, why, len);
         /* 409 (bound already: by an earlier attempt of ours whose answer
          * kube-scheduler did not wait for, its httpTimeout?), no answer

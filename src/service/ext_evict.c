@@ -45,7 +45,9 @@ static long evict_one(svc_t *d, const ext_victim_t *v, bool dry)
     json_decref(o);
     if (body == NULL)
         return 0;
-    if (ms_kube_request_within(d->kube, "POST", path, body, CALL_MS, &status, &resp, err, sizeof(err)) != 0)
+    /* not sent once this replica's leadership has ended (as 0: no answer) */
+    if (ms_kube_request_by(d->kube, "POST", path, body, svc_ext_write_deadline(d, CALL_MS * 1e-3), &status, &resp,
+                           err, sizeof(err)) != 0)
         status = 0;
     free(resp);
     free(body);

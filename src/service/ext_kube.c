@@ -17,6 +17,12 @@ int svc_ext_kube_open(svc_t *d)
 
     if (!d->cfg->kube)
         return 0;
+    {
+        const char *fail = getenv("MIGSCHEDD_EXT_FAIL"), *pre = "stall-before-binding:";
+
+        if (fail != NULL && strncmp(fail, pre, strlen(pre)) == 0)
+            snprintf(d->ext_stall_bind, sizeof(d->ext_stall_bind), "%s", fail + strlen(pre));
+    }
     memset(&kc, 0, sizeof(kc));
     kc.api = d->cfg->kube_api;
     kc.token_file = d->cfg->kube_token_file;

@@ -2,6 +2,7 @@
  * apart, answered (by the loop's handlers); and whether this replica serves
  * the extender at all.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,14 @@ void svc_ext_refuse(svc_msg_t *m, const char *why)
     svc_err_set(&err, 503, "", "%s", why);
     m->status = 503;
     m->body = svc_err_body(&err);
+}
+
+double svc_ext_write_deadline(const svc_t *d, double max_s)
+{
+    const svc_kctl_t *c = atomic_load(&d->kctl);
+    double until = c != NULL ? svc_kctl_leader_until(c) : d->cfg->leader_elect ? 0 : INFINITY;
+
+    return svc_clock_real_deadline(d->clock, until, max_s);
 }
 
 bool svc_ext_serving(const svc_t *d)

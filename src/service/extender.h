@@ -154,6 +154,11 @@ void svc_ext_job_moved(svc_t *d);
 void svc_ext_msg_free(void *ext);
 /* May this replica serve the extender (the leader, or no election)? */
 bool svc_ext_serving(const svc_t *d);
+/* The deadline (ms_clock_mono's clock) of a write this replica makes as
+ * the leader (a Binding, an Eviction): when its leadership ends, at most
+ * max_s from now; now when it does not lead (ms_kube_request_by then
+ * sends nothing). */
+double svc_ext_write_deadline(const svc_t *d, double max_s);
 /* Is m an extender read (answered before the batch's writes)? */
 bool svc_ext_is_read(const svc_msg_t *m);
 /* Would m place a pod anew (filter, bind: refused while the store cannot
