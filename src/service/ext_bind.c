@@ -75,20 +75,17 @@ static void api_why(const char *what, long status, const char *resp, const char 
     json_decref(o);
 }
 
-/* Is the pod bound to b->node, by us (its job annotation is job_id)? */
+/* Is the pod bound to b->node, by us (its job annotation is job_id)? Read
+ * within 5 s: the shipped kube-scheduler waits 10 s for the bind (its
+ * httpTimeout, deploy/kubernetes/scheduler/). */
 static bool bound_to(svc_t *d, const svc_ext_bind_t *b, const char *job_id)
 {
-    char path[1200], err[256], *resp = NULL;
-    long hs = 0;
-    json_t *o;
+    char path[1200];
+    json_t *o = NULL;
     bool yes = false;
 
-    if (!svc_ext_pod_path(b->ns, b->name, "", path, sizeof(path)) ||
-        ms_kube_request(d->kube, "GET", path, NULL, &hs, &resp, err, sizeof(err)) != 0 || hs != 200) {
-        free(resp);
-        return false;
-    }
-    if ((o = json_loads(resp, 0, NULL)) != NULL) {
+    if (svc_ext_pod_path(b->ns, b->name, "", path, sizeof(path)) &&
+        (o = svc_ext_get_json(d, path, 5000L, NULL)) != NULL) {
         const char *node = json_string_value(json_object_get(json_object_get(o, "spec"), "nodeName"));
         const char *uid = json_string_value(json_object_get(json_object_get(o, "metadata"), "uid"));
         const char *job = json_string_value(
@@ -98,7 +95,6 @@ static bool bound_to(svc_t *d, const svc_ext_bind_t *b, const char *job_id)
               job != NULL && strcmp(job, job_id) == 0;
     }
     json_decref(o);
-    free(resp);
     return yes;
 }
 

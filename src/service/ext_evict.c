@@ -54,24 +54,6 @@ static long evict_one(svc_t *d, const ext_victim_t *v, bool dry)
     return status;
 }
 
-/* GET path within CALL_MS: the parsed answer of a 200, else NULL; *status
- * (when asked) the HTTP status, 0 for no answer. */
-static json_t *get_json(svc_t *d, const char *path, long *status)
-{
-    char err[256], *resp = NULL;
-    long hs = 0;
-    json_t *o = NULL;
-
-    if (ms_kube_request_within(d->kube, "GET", path, NULL, CALL_MS, &hs, &resp, err, sizeof(err)) != 0)
-        hs = 0;
-    else if (hs == 200 && resp != NULL)
-        o = json_loads(resp, 0, NULL);
-    free(resp);
-    if (status != NULL)
-        *status = hs;
-    return o;
-}
-
 /* A real eviction's outcome that was not told (no answer, a 5xx): the
  * pod's own state says whether it landed. Gone, replaced by a pod of
  * another UID, or being deleted: landed (200; an eviction deletes the pod,
@@ -88,7 +70,7 @@ static long settle(svc_t *d, const ext_victim_t *v, long code)
 
     if ((code != 0 && code < 500) || !svc_ext_pod_path(v->ns, v->name, "", path, sizeof(path)))
         return code;
-    if ((o = get_json(d, path, &status)) == NULL)
+    if ((o = svc_ext_get_json(d, path, CALL_MS, &status)) == NULL)
         return status == 404 ? 200 : code;
     md = json_object_get(o, "metadata");
     uid = json_string_value(json_object_get(md, "uid"));
@@ -113,7 +95,7 @@ static bool budgets_refuse(svc_t *d, ext_msg_t *e)
         goto out;
     for (i = 0; i < e->nevict; i++)
         if (svc_ext_pod_path(e->evict[i].ns, e->evict[i].name, "", path, sizeof(path)) &&
-            (pods[i] = get_json(d, path, NULL)) != NULL)
+            (pods[i] = svc_ext_get_json(d, path, CALL_MS, NULL)) != NULL)
             labels[i] = json_object_get(json_object_get(pods[i], "metadata"), "labels");
     /* one list per namespace, counted over that namespace's victims */
     for (i = 0; i < e->nevict; i++) {
@@ -133,7 +115,7 @@ static bool budgets_refuse(svc_t *d, ext_msg_t *e)
                 b[n++] = NULL;
             }
         snprintf(path, sizeof(path), "/apis/policy/v1/namespaces/%s/poddisruptionbudgets", ens);
-        if ((pdbs[i] = get_json(d, path, NULL)) == NULL)
+        if ((pdbs[i] = svc_ext_get_json(d, path, CALL_MS, NULL)) == NULL)
             continue;   /* unread: the dry runs decide */
         if (svc_ext_pdb_refuse(json_object_get(pdbs[i], "items"), sub, n, r, b) > 0)
             for (k = 0; k < n; k++)

@@ -127,6 +127,9 @@ void svc_ext_job_id(const char *uid, const char *tag, int gen, char *buf, size_t
 /* ext_call.c (any thread but the loop's): post e to the loop and wait;
  * returns e (with its replies; the caller frees it) or NULL. */
 ext_msg_t *svc_ext_call(svc_t *d, ext_msg_t *e, int *status, char **body);
+/* GET path of the API server within timeout_ms: the parsed answer of a
+ * 200, else NULL; *status (when asked) the HTTP status, 0 for no answer. */
+json_t *svc_ext_get_json(svc_t *d, const char *path, long timeout_ms, long *status);
 
 /* ext_bind.c (any thread): the API path of pod ns/name with sub ("",
  * "/binding", "/eviction?..."), names percent-encoded; false if it does
