@@ -37,7 +37,7 @@ static bool lease_read(svc_kctl_t *c, ms_lease_record_t *r)
 
     memset(r, 0, sizeof(*r));
     lease_path(c, true, path, sizeof(path));
-    j = svc_kctl_api_json(c, "GET", path, NULL, &status);
+    j = svc_kctl_api_json(c, "GET", path, NULL, INFINITY, &status);
     if (status == 404) {
         json_decref(j);
         c->rv[0] = '\0';
@@ -89,7 +89,7 @@ bool svc_kctl_lease_write(svc_kctl_t *c, ms_lease_do_t what, const ms_lease_reco
         body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion", c->rv, "spec", lease_spec(w));
     if (!body)
         return false;
-    ok = svc_kctl_api_write(c, what == MS_LEASE_CREATE ? "POST" : "PATCH", path, body, "lease write refused",
+    ok = svc_kctl_api_write(c, what == MS_LEASE_CREATE ? "POST" : "PATCH", path, body, "lease write refused", false,
                    c->rv, sizeof(c->rv));
     json_decref(body);
     return ok;

@@ -72,16 +72,24 @@ void svc_kctl_time_format(double t, char *buf, size_t len)
 
 /* A request whose JSON answer is parsed; *status the HTTP status. NULL when
  * no answer came or it is not JSON. */
-json_t *svc_kctl_api_json(svc_kctl_t *c, const char *method, const char *path, json_t *body,
-                        long *status)
+json_t *svc_kctl_api_json(svc_kctl_t *c, const char *method, const char *path, json_t *body, double until,
+                          long *status)
 {
     char err[256], *resp = NULL, *b = NULL;
     json_t *j = NULL;
+    int rc;
 
     *status = 0;
     if (body && !(b = json_dumps(body, JSON_COMPACT)))
         return NULL;
-    if (ms_kube_request(c->kube, method, path, b, status, &resp, err, sizeof(err)) != 0) {
+    rc = ms_kube_request_by(c->kube, method, path, b, svc_clock_real_deadline(c->clock, until, 30.0), status, &resp,
+                            err, sizeof(err));
+    if (rc == MS_KUBE_LATE) {
+        /* a round held up past the leadership (the process paused) */
+        ms_log("warn", "write refused: not the leader",
+               json_pack("{s:s, s:s, s:s}", "method", method, "path", path, "when",
+                         "the leadership ended before the request was sent"));
+    } else if (rc != 0) {
         ms_log("warn", "kube request failed",
                 json_pack("{s:s, s:s, s:s}", "method", method, "path", path, "error", err));
     } else if (resp) {
@@ -95,10 +103,11 @@ json_t *svc_kctl_api_json(svc_kctl_t *c, const char *method, const char *path, j
 /* A write; true on a 2xx. When rv is given, the object's new
  * resourceVersion goes there (the next update's precondition). */
 bool svc_kctl_api_write(svc_kctl_t *c, const char *method, const char *path, json_t *body,
-                      const char *what, char *rv, size_t rvlen)
+                      const char *what, bool as_leader, char *rv, size_t rvlen)
 {
     long status;
-    json_t *r = svc_kctl_api_json(c, method, path, body, &status);
+    json_t *r = svc_kctl_api_json(c, method, path, body, as_leader ? svc_kctl_leader_until(c) : INFINITY,
+                                  &status);
     bool ok = status >= 200 && status < 300;
     const char *v = json_string_value(json_object_get(json_object_get(r, "metadata"), "resourceVersion"));
 

@@ -37,11 +37,16 @@ struct svc_kctl {
 };
 
 /* kctl_api.c: a request whose JSON answer is parsed (*status the HTTP
- * status; NULL when no answer came or it is not JSON), and a write (true on
- * a 2xx; the object's new resourceVersion into rv when given). */
-json_t *svc_kctl_api_json(svc_kctl_t *c, const char *method, const char *path, json_t *body, long *status);
+ * status; NULL when no answer came or it is not JSON), sent and answered
+ * before until (c's monotonic clock; INFINITY: the client's 30 s) or not
+ * sent at all; and a write (true on a 2xx; the object's new
+ * resourceVersion into rv when given): as_leader, a write only the leader
+ * makes (a node's cordon or layout, an eviction), carries the end of the
+ * leadership (svc_kctl_leader_until); the Lease's own writes do not. */
+json_t *svc_kctl_api_json(svc_kctl_t *c, const char *method, const char *path, json_t *body, double until,
+                          long *status);
 bool svc_kctl_api_write(svc_kctl_t *c, const char *method, const char *path, json_t *body, const char *what,
-                        char *rv, size_t rvlen);
+                        bool as_leader, char *rv, size_t rvlen);
 /* kctl.c: write the Lease (create or update); the thread's body. */
 bool svc_kctl_lease_write(svc_kctl_t *c, ms_lease_do_t what, const ms_lease_record_t *w);
 void *svc_kctl_main(void *c);

@@ -7,6 +7,7 @@
  * patch, evict through the Eviction API when told, uncordon.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +159,7 @@ static void evict_gpu_pods(svc_kctl_t *c, json_t *pods, const char *node)
         body = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "policy/v1", "kind", "Eviction",
                          "metadata", "name", name, "namespace", ns);
         if (body)
-            (void)svc_kctl_api_write(c, "POST", path, body, "eviction refused", NULL, 0);
+            (void)svc_kctl_api_write(c, "POST", path, body, "eviction refused", true, NULL, 0);
         json_decref(body);
     }
 }
@@ -173,11 +174,11 @@ void svc_kctl_nodes_round(svc_kctl_t *c)
     int nacts = 0, i;
     size_t k;
 
-    nodes = svc_kctl_api_json(c, "GET", "/api/v1/nodes", NULL, &status);
+    nodes = svc_kctl_api_json(c, "GET", "/api/v1/nodes", NULL, INFINITY, &status);
     if (status != 200 || !nodes)
         goto out;
     pods = svc_kctl_api_json(c, "GET", "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed",
-                    NULL, &status);
+                    NULL, INFINITY, &status);
     if (status != 200 || !pods)
         goto out;
     if (!(gpu_pods = calloc((size_t)c->cfg.nnodes, sizeof(*gpu_pods))))
@@ -234,7 +235,7 @@ void svc_kctl_nodes_round(svc_kctl_t *c)
         if (!ms_kube_escape(a->node, en, sizeof(en)) || !(body = node_patch(a)))
             continue;
         snprintf(path, sizeof(path), "/api/v1/nodes/%s", en);
-        (void)svc_kctl_api_write(c, "PATCH", path, body, "node patch refused", NULL, 0);
+        (void)svc_kctl_api_write(c, "PATCH", path, body, "node patch refused", true, NULL, 0);
         json_decref(body);
     }
 out:
