@@ -53,6 +53,17 @@ def expect(cond, msg):
         raise Unmet(msg)
 
 
+def checked(run):
+    """A checker's exit status: 0 when run() returns, 1 (with "FAIL: why"
+    printed) when it raises Unmet."""
+    try:
+        run()
+    except Unmet as e:
+        print("FAIL: %s" % e)
+        return 1
+    return 0
+
+
 class Api:
     def __init__(self, d):
         env = {}
@@ -540,16 +551,14 @@ def main():
     if sys.argv[1] == "webhook":
         webhook(api, url, api.ca)
         return 0
-    try:
+
+    def run():
         if sys.argv[1] in ("run", "run1"):
             scenario(api, url, api.ca)
         if sys.argv[1] in ("run", "run2"):
             scenario2(api)
             reference(api)
-    except Unmet as e:
-        print("FAIL: %s" % e)
-        return 1
-    return 0
+    return checked(run)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dra_alloc_e2e import (Api, Unmet, bound, check_all, claim_of, claims, classes, delete_pod, expect, gated,  # noqa: E402
-                           node, pods, profile_request, publish, still_waiting, template, wait, webhook)
+from dra_alloc_e2e import (Api, Unmet, bound, check_all, checked, claim_of, claims, classes, delete_pod,  # noqa: E402
+                           expect, gated, node, pods, profile_request, publish, still_waiting, template, wait,
+                           webhook)
 from dra_ha_e2e import ANN, FIN, logged, mk, ours_consistent, status, status_writer  # noqa: E402
 
 FILL = ["w1", "w2", "w3", "w4"]
@@ -270,15 +271,9 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     api = Api(sys.argv[2])
-    try:
-        if sys.argv[1] == "before":
-            before(api, sys.argv[2], sys.argv[3])
-        else:
-            after(api, sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
-    except Unmet as e:
-        print("FAIL: %s" % e)
-        return 1
-    return 0
+    if sys.argv[1] == "before":
+        return checked(lambda: before(api, sys.argv[2], sys.argv[3]))
+    return checked(lambda: after(api, sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]))
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dra_alloc_e2e import (Api, Unmet, bound, check_all, claim_of, classes, delete_pod,  # noqa: E402
+from dra_alloc_e2e import (Api, Unmet, bound, check_all, checked, claim_of, classes, delete_pod,  # noqa: E402
                            expect, gated, node, pod, pods, profile_request, publish, template, wait, webhook)
 from dra_ha_e2e import ANN, FIN, logged, mk, ours_consistent, status, status_writer  # noqa: E402
 
@@ -267,17 +267,11 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     api = Api(sys.argv[2])
-    try:
-        if sys.argv[1] == "stale":
-            stale(api, sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
-        elif sys.argv[1] == "hook":
-            hook(api, sys.argv[3])
-        else:
-            stream(api, sys.argv[2], sys.argv[3])
-    except Unmet as e:
-        print("FAIL: %s" % e)
-        return 1
-    return 0
+    if sys.argv[1] == "stale":
+        return checked(lambda: stale(api, sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]))
+    if sys.argv[1] == "hook":
+        return checked(lambda: hook(api, sys.argv[3]))
+    return checked(lambda: stream(api, sys.argv[2], sys.argv[3]))
 
 
 if __name__ == "__main__":
