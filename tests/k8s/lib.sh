@@ -240,17 +240,25 @@ ms_e2e_fault_proxy() {
     MS_E2E_KUBE_API=http://127.0.0.1:$pport
 }
 
-# ms_e2e_fake_node NAME [RES=N...]: a Ready Node object with no kubelet
-# behind it (cpu 64, memory 256Gi, 250 pods, label kubernetes.io/hostname)
-# whose capacity and allocatable hold each migsched.io/RES (mig-1g.5gb=14,
-# gpu-share=8), as the harness's admin.
+# ms_e2e_fake_node NAME [RES=N | label:KEY=VALUE ...]: a Ready Node object
+# with no kubelet behind it (cpu 64, memory 256Gi, 250 pods, label
+# kubernetes.io/hostname and each label:) whose capacity and allocatable
+# hold each RES (mig-1g.5gb=14, gpu-share=8: migsched.io/RES; a name with a
+# slash as it is: nvidia.com/mig-1g.5gb=56), as the harness's admin.
 ms_e2e_fake_node() {
-    local name=$1 res='"cpu":"64","memory":"256Gi","pods":"250"' r now
+    local name=$1 res='"cpu":"64","memory":"256Gi","pods":"250"' labels r now
     shift
     now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-    for r in "$@"; do res="$res,\"migsched.io/${r%%=*}\":\"${r#*=}\""; done
+    labels="\"kubernetes.io/hostname\":\"$name\""
+    for r in "$@"; do
+        case $r in
+        label:*) r=${r#label:}; labels="$labels,\"${r%%=*}\":\"${r#*=}\"" ;;
+        */*) res="$res,\"${r%%=*}\":\"${r#*=}\"" ;;
+        *) res="$res,\"migsched.io/${r%%=*}\":\"${r#*=}\"" ;;
+        esac
+    done
     ms_e2e_api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-      \"metadata\":{\"name\":\"$name\",\"labels\":{\"kubernetes.io/hostname\":\"$name\"}},
+      \"metadata\":{\"name\":\"$name\",\"labels\":{$labels}},
       \"status\":{\"capacity\":{$res},\"allocatable\":{$res},
         \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
           \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null

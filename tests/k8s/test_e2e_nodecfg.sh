@@ -43,22 +43,12 @@ t0=$(date +%s)
 bash "$here/harness.sh" start "$D" >/dev/null
 . "$D/env"
 
-api() { # api METHOD PATH [BODY [CONTENT-TYPE]]
-    curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \
-        -H "Content-Type: ${4:-application/json}" -X "$1" "$MS_K8S_API$2" ${3:+--data-binary "$3"}
-}
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-node() { # node NAME: 8 A100-40GB in inference-peak (7 x 1g.5gb each)
-    api POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",
-      \"metadata\":{\"name\":\"$1\",\"labels\":{\"kubernetes.io/hostname\":\"$1\",
-        \"nvidia.com/gpu.count\":\"8\",\"nvidia.com/mig.config\":\"inference-peak\",
-        \"nvidia.com/mig.config.state\":\"success\"}},
-      \"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\",\"nvidia.com/mig-1g.5gb\":\"56\"},
-        \"allocatable\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\",\"nvidia.com/mig-1g.5gb\":\"56\"},
-        \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",
-          \"message\":\"API object only\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
-}
-for n in gpu-0 gpu-1 gpu-2; do node $n; done
+api() { ms_e2e_api "$@"; }
+# 8 A100-40GB each, in inference-peak (7 x 1g.5gb a GPU)
+for n in gpu-0 gpu-1 gpu-2; do
+    ms_e2e_fake_node "$n" nvidia.com/mig-1g.5gb=56 label:nvidia.com/gpu.count=8 \
+        label:nvidia.com/mig.config=inference-peak label:nvidia.com/mig.config.state=success
+done
 
 # The cluster policy: the three nodes are GPU Operator nodes of 8 A100-40GB.
 cat >"$D/policy.yaml" <<'EOF'
