@@ -92,6 +92,10 @@ typedef struct ms_sched_req {
                              * "" = the default tenant */
     bool nonpreemptible;    /* never a preemption's victim (cfg.preempt); by
                              * default every job may be one */
+    double checkpoint_s;    /* the job saves its progress every checkpoint_s
+                             * of its run (0 = never): a preemption loses only
+                             * the run since its last checkpoint, and its next
+                             * run is estimated that much shorter */
 } ms_sched_req_t;
 
 /* What a request resolves to on this cluster (ms_sched_resolve_req): per
@@ -229,7 +233,9 @@ typedef struct ms_sched_cfg {
      * one GPU whose removal gives it a legal placement (ms_victims_gpu),
      * or, for a gang of q, that empties q GPUs of one node, and start it
      * there; the victims go back to the queue at their old place and run
-     * their full duration again. A victim has a strictly lower priority
+     * again from their last checkpoint (req.checkpoint_s; from the start
+     * without one). Victims are the fewest jobs, then the least work lost
+     * (each one's run since its last checkpoint). A victim has a strictly lower priority
      * (or, for a tenant below its guarantee, a priority not above the
      * head's and a tenant over its guarantee), is preemptible (a gang is a
      * victim as one job), and has run for preempt_grace_s at least; no
@@ -251,9 +257,10 @@ typedef struct ms_sched_cfg {
                                       * long (seen at the next pass); default 0 */
     int preempt_rate;                /* at most N preemptions in any 60 s; 0 = no limit
                                       * (default 10) */
-    double preempt_max_lost_s;       /* a job that has run longer than this is no
-                                      * victim: the work one preemption loses is
-                                      * bounded; 0 (default): no bound */
+    double preempt_max_lost_s;       /* a job that has run longer than this since
+                                      * its last checkpoint is no victim: the work
+                                      * one preemption loses is bounded; 0
+                                      * (default): no bound */
     /* Tenants' virtual times decay with this half-life (Slurm's decayed
      * usage; docs/tenants.md): past service counts less as it ages, and
      * counts even across a time without demand. 0 (default): no decay,

@@ -2,7 +2,7 @@
  *
  * Format (header required, columns in any order, extra columns ignored):
  *   job_id,arrival_s,profile,duration_s[,gpus][,mem_gb][,model][,isolation][,priority]
- *   [,tenant]
+ *   [,tenant][,checkpoint_s]
  * job_id is any non-empty token without commas; profile is a product
  * ("3g.20gb") or generic ("3g") name of the trace's model; gpus (or gang;
  * optional, default 1) asks for a gang of whole GPUs on one node. A row
@@ -13,7 +13,9 @@
  * constraints, kept in ms_trace_t.req when the header has such a column.
  * tenant (1..63 of [A-Za-z0-9._-]; empty: the default tenant) names the
  * team a job belongs to (sched.h, tenants); a trace names at most
- * MS_TRACE_MAX_TENANTS.
+ * MS_TRACE_MAX_TENANTS. checkpoint_s (seconds in [0, MS_TRACE_MAX_S];
+ * empty or 0: never) is how often the job saves its progress: preempted,
+ * it loses only the work since its last checkpoint (sched.h).
  * Rows need not be sorted; the trace is sorted by (arrival, row) after
  * reading.
  *
@@ -43,6 +45,8 @@ typedef struct ms_job_req {
     int32_t priority;          /* higher first */
     uint16_t tenant;           /* 0: none (the default tenant), else 1 + its
                                 * index in ms_trace_t.tenants */
+    double checkpoint_s;       /* its progress saved every checkpoint_s of its
+                                * run; 0 never (a preempted job starts over) */
 } ms_job_req_t;
 
 #define MS_TRACE_MAX_TENANTS 1000

@@ -17,11 +17,11 @@
 #include <strings.h>
 
 enum { COL_ID, COL_ARR, COL_PROF, COL_DUR, COL_GPUS, COL_MEM, COL_MODEL, COL_ISO, COL_PRIO,
-       COL_GANG, COL_TENANT, NCOLS };
+       COL_GANG, COL_TENANT, COL_CKPT, NCOLS };
 
 static const char *const COL_NAME[NCOLS] = {
     "job_id", "arrival_s", "profile", "duration_s", "gpus", "mem_gb", "model", "isolation",
-    "priority", "gang", "tenant"
+    "priority", "gang", "tenant", "checkpoint_s"
 };
 #define COL_REQUIRED COL_GPUS   /* columns before it are required (profile or mem_gb) */
 
@@ -454,6 +454,50 @@ static ms_status_t read_header(char **fields, size_t nf, const char *name, long 
     return MS_OK;
 }
 
+/* The row's optional columns beyond its size (model, isolation, priority,
+ * tenant, checkpoint_s) into *rq. MS_OK or MS_EPARSE with diag filled. */
+static ms_status_t read_extras(builder_t *b, char **fields, size_t nf, const int *col, const char *name,
+                               long lineno, ms_job_req_t *rq, ms_diag_t *diag)
+{
+    const char *why;
+
+    if (col[COL_MODEL] >= 0 && (size_t)col[COL_MODEL] < nf && fields[col[COL_MODEL]][0] != '\0' &&
+        (rq->model = ms_model_find(fields[col[COL_MODEL]])) == NULL) {
+        ms_diag_set(diag, name, lineno, "model", "unknown GPU model '%s'", fields[col[COL_MODEL]]);
+        return MS_EPARSE;
+    }
+    if (col[COL_ISO] >= 0 && (size_t)col[COL_ISO] < nf && fields[col[COL_ISO]][0] != '\0') {
+        if (strcmp(fields[col[COL_ISO]], "mig") == 0)
+            rq->isolation = 1;
+        else if (strcmp(fields[col[COL_ISO]], "any") != 0) {
+            ms_diag_set(diag, name, lineno, "isolation", "'%s' is not any or mig",
+                        fields[col[COL_ISO]]);
+            return MS_EPARSE;
+        }
+    }
+    if (col[COL_PRIO] >= 0 && (size_t)col[COL_PRIO] < nf && fields[col[COL_PRIO]][0] != '\0') {
+        int64_t v;
+
+        if (ms_number_int(fields[col[COL_PRIO]], -1000000, 1000000, &v) != MS_OK) {
+            ms_diag_set(diag, name, lineno, "priority",
+                        "'%s' is not a whole number in -1000000..1000000", fields[col[COL_PRIO]]);
+            return MS_EPARSE;
+        }
+        rq->priority = (int32_t)v;
+    }
+    if (col[COL_TENANT] >= 0 && (size_t)col[COL_TENANT] < nf && fields[col[COL_TENANT]][0] != '\0' &&
+        (why = tenant_of(b, fields[col[COL_TENANT]], &rq->tenant)) != NULL) {
+        ms_diag_set(diag, name, lineno, "tenant", "'%.64s' %s", fields[col[COL_TENANT]], why);
+        return MS_EPARSE;
+    }
+    if (col[COL_CKPT] >= 0 && (size_t)col[COL_CKPT] < nf && fields[col[COL_CKPT]][0] != '\0' &&
+        (why = parse_time(fields[col[COL_CKPT]], &rq->checkpoint_s)) != NULL) {
+        ms_diag_set(diag, name, lineno, "checkpoint_s", "'%.64s' %s", fields[col[COL_CKPT]], why);
+        return MS_EPARSE;
+    }
+    return MS_OK;
+}
+
 /* One data row (nf fields, the header had maxf) into b. */
 static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
                             const int *col, const ms_geom_t *g, const char *name,
@@ -536,35 +580,8 @@ static ms_status_t read_row(builder_t *b, char **fields, size_t nf, size_t maxf,
                         m->name);
         return MS_EPARSE;
     }
-    if (col[COL_MODEL] >= 0 && (size_t)col[COL_MODEL] < nf && fields[col[COL_MODEL]][0] != '\0' &&
-        (rq.model = ms_model_find(fields[col[COL_MODEL]])) == NULL) {
-        ms_diag_set(diag, name, lineno, "model", "unknown GPU model '%s'", fields[col[COL_MODEL]]);
-        return MS_EPARSE;
-    }
-    if (col[COL_ISO] >= 0 && (size_t)col[COL_ISO] < nf && fields[col[COL_ISO]][0] != '\0') {
-        if (strcmp(fields[col[COL_ISO]], "mig") == 0)
-            rq.isolation = 1;
-        else if (strcmp(fields[col[COL_ISO]], "any") != 0) {
-            ms_diag_set(diag, name, lineno, "isolation", "'%s' is not any or mig",
-                        fields[col[COL_ISO]]);
-            return MS_EPARSE;
-        }
-    }
-    if (col[COL_PRIO] >= 0 && (size_t)col[COL_PRIO] < nf && fields[col[COL_PRIO]][0] != '\0') {
-        int64_t v;
-
-        if (ms_number_int(fields[col[COL_PRIO]], -1000000, 1000000, &v) != MS_OK) {
-            ms_diag_set(diag, name, lineno, "priority",
-                        "'%s' is not a whole number in -1000000..1000000", fields[col[COL_PRIO]]);
-            return MS_EPARSE;
-        }
-        rq.priority = (int32_t)v;
-    }
-    if (col[COL_TENANT] >= 0 && (size_t)col[COL_TENANT] < nf && fields[col[COL_TENANT]][0] != '\0' &&
-        (why = tenant_of(b, fields[col[COL_TENANT]], &rq.tenant)) != NULL) {
-        ms_diag_set(diag, name, lineno, "tenant", "'%.64s' %s", fields[col[COL_TENANT]], why);
-        return MS_EPARSE;
-    }
+    if ((st = read_extras(b, fields, nf, col, name, lineno, &rq, diag)) != MS_OK)
+        return st;
     j.prof = (int8_t)k;
     j.gang = 1;
     gcol = col[COL_GPUS] >= 0 ? col[COL_GPUS] : col[COL_GANG];
@@ -665,7 +682,7 @@ ms_status_t ms_trace_read(FILE *f, const char *name, const ms_geom_t *g,
                 goto done;
             /* constraints are kept only when the header asks for them */
             b.want_req = col[COL_MEM] >= 0 || col[COL_MODEL] >= 0 || col[COL_ISO] >= 0 ||
-                         col[COL_PRIO] >= 0 || col[COL_TENANT] >= 0;
+                         col[COL_PRIO] >= 0 || col[COL_TENANT] >= 0 || col[COL_CKPT] >= 0;
             have_header = true;
             continue;
         }

@@ -35,15 +35,10 @@
 
 #include "sched/sched_int.h"
 
-static double job_est(const ms_sched_t *s, const ms__job_t *j)
-{
-    return j->estimate > 0.0 ? j->estimate : s->cfg.default_estimate_s;
-}
-
 static double job_end(const ms_sched_t *s, int32_t slot, double now)
 {
     const ms__job_t *j = &s->jobs[slot];
-    double e = j->start_t + job_est(s, j);
+    double e = j->start_t + ms__job_est(s, j);
 
     return e > now ? e : now;
 }
@@ -391,7 +386,7 @@ bool ms__easy_ends_in_time(const ms_sched_t *s, int32_t slot, double now)
 {
     /* a small tolerance: a job whose estimate ends exactly at the
      * reservation is harmless (completions come before starts) */
-    return now + job_est(s, &s->jobs[slot]) <= s->easy_t + 1e-9 * (1.0 + fabs(s->easy_t));
+    return now + ms__job_est(s, &s->jobs[slot]) <= s->easy_t + 1e-9 * (1.0 + fabs(s->easy_t));
 }
 
 bool ms__easy_plan_ok(const ms_sched_t *s, int32_t slot, int gi, double now)

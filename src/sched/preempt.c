@@ -267,7 +267,7 @@ bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v)
         return false;
     if (!(h->now - j->start_t >= s->cfg.preempt_grace_s))
         return false;
-    if (s->cfg.preempt_max_lost_s > 0.0 && h->now - j->start_t > s->cfg.preempt_max_lost_s)
+    if (s->cfg.preempt_max_lost_s > 0.0 && ms__job_lost(j, h->now) > s->cfg.preempt_max_lost_s)
         return false;   /* it would lose too much: the bound on one victim's loss */
     if (h->ok != NULL && !h->ok(h->ok_ctx, v))
         return false;
@@ -390,10 +390,11 @@ static ms_status_t search_gpu(const ms_sched_t *s, const ms__phead_t *h, int gi,
             ms__preempt_grace_note(s, h, v_slot, &b->until);
 
         cand[i].eligible = v_slot >= 0 && ms__preempt_eligible(s, h, v_slot);
-        /* the work lost: its run so far (not weighted by its size: with
-         * slice-seconds the smaller victims it preferred freed less, and
-         * more preemptions followed on the zoo's SLA workload) */
-        cand[i].lost_s = cand[i].eligible ? h->now - s->jobs[v_slot].start_t : 0.0;
+        /* the work lost: its run since its start or its last checkpoint
+         * (not weighted by its size: with slice-seconds the smaller
+         * victims it preferred freed less, and more preemptions followed
+         * on the zoo's SLA workload) */
+        cand[i].lost_s = cand[i].eligible ? ms__job_lost(&s->jobs[v_slot], h->now) : 0.0;
         any |= cand[i].eligible;
     }
     if (!any)
@@ -463,7 +464,12 @@ static ms_status_t requeue(ms_sched_t *s, int32_t v, double now)
     ms__job_t *j = &s->jobs[v];
     ms_status_t st;
 
-    s->st.preempt_lost_s += now - j->start_t;
+    {
+        double lost = ms__job_lost(j, now);
+
+        s->st.preempt_lost_s += lost;
+        j->done += now - j->start_t - lost;   /* what its checkpoints kept */
+    }
     if ((st = ms__sched_release(s, v, MS_JOB_CANCELLED, now)) != MS_OK)
         return st;
     j = &s->jobs[v];

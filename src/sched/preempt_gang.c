@@ -97,13 +97,13 @@ static void scan_gpu(const ms_sched_t *s, const ms__phead_t *h, int gi, int32_t 
         if (!ms__preempt_eligible(s, h, v)) {
             g->blocked = true;
         } else if (j->gang > 1) {
-            if ((k = gang_index(ns, v, h->now - j->start_t)) < 0)
+            if ((k = gang_index(ns, v, ms__job_lost(j, h->now))) < 0)
                 g->blocked = true;
             else
                 g->gangs |= 1u << k;
         } else {
             g->n++;
-            g->lost += h->now - j->start_t;
+            g->lost += ms__job_lost(j, h->now);
         }
     }
 }

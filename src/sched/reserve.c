@@ -658,6 +658,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
         s->jobs[k].cls = cls;
         s->jobs[k].submit_t = now;
         s->jobs[k].estimate = job->estimate_s;
+        s->jobs[k].checkpoint = job->checkpoint_s;
         s->jobs[k].duration = job->duration_s;
         s->jobs[k].priority = job->priority;
         s->jobs[k].nopreempt = job->nonpreemptible;

@@ -115,6 +115,9 @@ static bool req_valid(const ms_sched_req_t *req, ms_diag_t *diag)
     } else if (!(req->estimate_s >= 0.0 && req->estimate_s <= 1e12)) {
         field = "estimate_s";
         why = "must be a number in [0, 1e12]";
+    } else if (!(req->checkpoint_s >= 0.0 && req->checkpoint_s <= 1e12)) {
+        field = "checkpoint_s";
+        why = "must be a number in [0, 1e12]";
     } else if (!(req->duration_s >= 0.0 && req->duration_s <= 1e15)) {
         field = "duration_s";
         why = "must be a number in [0, 1e15]";

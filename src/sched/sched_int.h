@@ -38,6 +38,7 @@
 #ifndef MIGSCHED_SCHED_INT_H
 #define MIGSCHED_SCHED_INT_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -149,6 +150,10 @@ typedef struct ms__job {
     double submit_t, start_t, end_t, expires_t;
     double placed_t;               /* its last START or MOVE */
     double duration, estimate;
+    double checkpoint;             /* req.checkpoint_s: its progress saved every
+                                    * checkpoint s of its run; 0 never */
+    double done;                   /* run kept by checkpoints over its past
+                                    * preemptions: its estimate is that much less */
     uint64_t seq;                  /* submission order */
     int32_t next, prev;            /* class queue links */
     int32_t cls;
@@ -409,6 +414,24 @@ static inline ms_job_t ms__sched_view(const ms_sched_t *s, int32_t slot, int gi)
 static inline ms_sched_inst_t *ms__sched_insts(ms__job_t *j)
 {
     return j->gang > 1 ? j->insts : &j->inst1;
+}
+/* A job's run time as EASY and the tenants' charge count it: its estimate
+ * (the default without one), less the run its checkpoints kept over its
+ * past preemptions. */
+static inline double ms__job_est(const ms_sched_t *s, const ms__job_t *j)
+{
+    double e = j->estimate > 0.0 ? j->estimate : s->cfg.default_estimate_s;
+
+    return j->done > 0.0 ? (e > j->done ? e - j->done : 0.0) : e;
+}
+/* The work a preemption at now would lose: its run since its start, or
+ * since its last checkpoint (counted in run time from its start: the
+ * scheduler does not see the work itself). */
+static inline double ms__job_lost(const ms__job_t *j, double now)
+{
+    double run = now - j->start_t;
+
+    return j->checkpoint > 0.0 && run > 0.0 ? fmod(run, j->checkpoint) : run;
 }
 
 /* --- queue.c ------------------------------------------------------------ */

@@ -341,12 +341,6 @@ static void vt_renorm(ms_sched_t *s, double t)
     s->vt_ref = t;
 }
 
-/* The run time a job is charged at its start: its estimate (EASY's). */
-static double est_of(const ms_sched_t *s, const ms__job_t *j)
-{
-    return j->estimate > 0.0 && isfinite(j->estimate) ? j->estimate : s->cfg.default_estimate_s;
-}
-
 void ms__tenant_charge(ms_sched_t *s, int32_t slot, int gi)
 {
     ms__job_t *j = &s->jobs[slot];
@@ -365,7 +359,7 @@ void ms__tenant_charge(ms_sched_t *s, int32_t slot, int gi)
         t->musage[s->grp_mi[gi]] += j->charge;
     /* start-time fair queueing: the service is charged when it starts, so
      * that a tenant does not take every start of a pass */
-    j->vcharge = (double)j->charge * est_of(s, j) / t->weight;
+    j->vcharge = (double)j->charge * ms__job_est(s, j) / t->weight;
     vt_renorm(s, j->start_t);
     t->vt += j->vcharge * vt_scale(s, j->start_t);
     t->running++;

@@ -6,6 +6,7 @@
  * Timing: a job that starts on a GI its own plan created waits create_s;
  * a moved job makes no progress for migrate_s.
  */
+#include <math.h>
 #include <string.h>
 
 #include "sim/sim_int.h"
@@ -45,7 +46,7 @@ static ms_status_t on_start(ms__sim_t *s, const ms_sched_op_t *so)
     if (j->st == MS__J_WAITING) {
         j->st = MS__J_RUNNING;
         j->place_t = s->now;
-        j->rem = s->tr->jobs[tj].duration;
+        j->rem = s->tr->jobs[tj].duration - j->done;
         j->upd = j->hold = s->now;
         j->rate = 0.0;
         j->ninst = 0;
@@ -98,19 +99,33 @@ static ms_status_t on_move(ms__sim_t *s, const ms_sched_op_t *so)
 
 /* A STOP of a job the simulator still runs: the scheduler preempted it
  * (a job that ends is marked done before the scheduler hears of it). Its
- * run is lost; it waits again and will run its full duration. */
+ * run is lost but for the work done by its last checkpoint (one every
+ * checkpoint_s of its run from its placement, the trace's column, as the
+ * scheduler counts them; the work then is the work now less what the
+ * current rate did since); it waits again and will run the rest. */
 static void preempted(ms__sim_t *s, int32_t slot)
 {
     int32_t tj = s->slot2tr[slot];
     ms__sim_job_t *j = &s->jobs[tj];
+    double every = s->tr->req != NULL ? s->tr->req[tj].checkpoint_s : 0.0, kept = 0.0;
     int i;
 
     if (j->st != MS__J_RUNNING)
         return;
     for (i = 0; i < j->ninst; i++)
         ms__sim_emit_segment(s, tj, &s->pool[j->inst + (uint32_t)i]);
+    if (every > 0.0) {
+        double last = j->place_t + floor((s->now - j->place_t) / every) * every, work, since;
+
+        ms__sim_settle(s, j);
+        work = s->tr->jobs[tj].duration - j->done - j->rem;
+        since = s->now - (last > j->hold ? last : j->hold);
+        kept = last > j->place_t ? work - j->rate * (since > 0.0 ? since : 0.0) : 0.0;
+        kept = kept < 0.0 ? 0.0 : kept > work ? work : kept;
+        j->done += kept;
+    }
     s->m->preemptions++;
-    s->m->lost_work_s += s->now - j->place_t;
+    s->m->lost_work_s += s->now - j->place_t - kept;
     ms__evheap_del(&s->ends, tj);
     j->st = MS__J_WAITING;
     j->ninst = 0;

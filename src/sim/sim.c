@@ -90,6 +90,7 @@ static ms_status_t on_arrival(ms__sim_t *s, int32_t jid)
         rq.model = x->model != NULL ? x->model->name : NULL;
         rq.isolation = (ms_isolation_t)x->isolation;
         rq.priority = x->priority;
+        rq.checkpoint_s = x->checkpoint_s;
         rq.tenant = ms__sim_tenant_name(s, (size_t)jid);
         if (x->mem_gb > 0.0) {
             /* resolved on each model by its memory, not by the trace model's profile */

@@ -38,6 +38,7 @@ enum { MS__J_PENDING = 0, MS__J_WAITING, MS__J_RUNNING, MS__J_DONE, MS__J_REJECT
 
 typedef struct ms__sim_job {
     double rem, upd, hold, rate;
+    double done;         /* work its checkpoints kept over its preemptions */
     double place_t, end_t;
     uint32_t inst;       /* first slot in the instance pool */
     int32_t slot;        /* the scheduler's slot, -1 before arrival */

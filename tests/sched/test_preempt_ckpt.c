@@ -1,0 +1,160 @@
+/* test_preempt_ckpt.c - preemption of jobs that checkpoint (the trace's
+ * checkpoint_s, ms_sched_req_t.checkpoint_s; docs/tenants.md, "Jobs that
+ * checkpoint"), through the simulator and the trace reader:
+ *   - a victim loses only its run since its last checkpoint, and the
+ *     cheapest victim is chosen by that: a 7g that checkpointed 100 s ago
+ *     is stopped rather than one that started 300 s ago without
+ *     checkpoints (and, the column taken out, the other way round);
+ *   - the victim's next run is what was left after its last checkpoint
+ *     (its end, and the makespan, say so), and the schedule passes
+ *     `migsched check`'s rule that every job ran at least its duration;
+ *   - the column's errors name the file, the line and the field.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "migsched/policy.h"
+#include "migsched/sim.h"
+#include "migsched/trace.h"
+
+static ms_geom_t *G;   /* A100-40GB's default profiles (main) */
+
+static ms_trace_t *read_csv(const char *csv, ms_diag_t *dg, ms_status_t *st)
+{
+    ms_trace_t *tr = NULL;
+    FILE *f = fmemopen((void *)(uintptr_t)csv, strlen(csv), "r");
+
+    assert_non_null(f);
+    ms_diag_clear(dg);
+    *st = ms_trace_read(f, "t.csv", G, &tr, dg);
+    fclose(f);
+    return tr;
+}
+
+static void run(const char *csv, ms_metrics_t *m)
+{
+    ms_sim_cfg_t cfg;
+    ms_diag_t dg;
+    ms_status_t st;
+    ms_trace_t *tr = read_csv(csv, &dg, &st);
+
+    if (st != MS_OK)
+        fail_msg("trace: %s", dg.msg);
+    ms_sim_cfg_defaults(&cfg);
+    cfg.sched.policy = ms_policy_find("fa+");
+    cfg.ngpus = 2;
+    cfg.create_s = 0.0;   /* work starts at the placement: the times below are exact */
+    cfg.sched.preempt = true;
+    cfg.sched.preempt_grace_s = 0.0;
+    if (ms_sim_run(&cfg, tr, m, &dg) != MS_OK)
+        fail_msg("sim: %s", dg.msg);
+    ms_trace_free(tr);
+}
+
+/* Two GPUs, each held by a 7g: a since 0 (checkpointing every 600 s), b
+ * since 400. A 1g of priority 10 comes at 700 and runs 100 s. */
+static void test_victim_by_checkpoint(void **state)
+{
+    ms_metrics_t m;
+
+    (void)state;
+    run("job_id,arrival_s,profile,duration_s,priority,checkpoint_s\n"
+        "a,0,7g.40gb,2000,0,600\n"
+        "b,400,7g.40gb,2000,0,\n"
+        "s,700,1g.5gb,100,10,\n", &m);
+    assert_int_equal(m.jobs_completed, 3);
+    assert_int_equal(m.preemptions, 1);
+    /* a lost 700 - 600 s (b would have lost 300) */
+    assert_true(fabs(m.lost_work_s - 100.0) < 1e-6);
+    assert_true(m.prio[0].priority == 10 && m.prio[0].p99_wait_s < 1e-6);
+    /* a ran again from 800 (s's end) for 2000 - 600 s, to 2200: b's end at
+     * 2400 is the last (from the start it would have ended at 2800) */
+    assert_true(fabs(m.makespan_s - 2400.0) < 1e-6);
+
+    /* without the checkpoints the cheaper victim is b (300 s against 700) */
+    run("job_id,arrival_s,profile,duration_s,priority\n"
+        "a,0,7g.40gb,2000,0\n"
+        "b,400,7g.40gb,2000,0\n"
+        "s,700,1g.5gb,100,10\n", &m);
+    assert_int_equal(m.preemptions, 1);
+    assert_true(fabs(m.lost_work_s - 300.0) < 1e-6);
+    /* b runs its 2000 s again from 800 */
+    assert_true(fabs(m.makespan_s - 2800.0) < 1e-6);
+}
+
+/* A victim preempted twice keeps what each run checkpointed: c (every
+ * 500 s, 3000 s of work) is stopped at 1200 (kept 1000) and, run again
+ * from 1300, at 2000 (700 s into the run: kept 500 more); it ends at
+ * 2100 + 1500. */
+static void test_twice(void **state)
+{
+    ms_metrics_t m;
+
+    (void)state;
+    run("job_id,arrival_s,profile,duration_s,priority,checkpoint_s\n"
+        "c,0,7g.40gb,3000,0,500\n"
+        "d,0,7g.40gb,9000,5,\n"
+        "s1,1200,1g.5gb,100,10,\n"
+        "s2,2000,1g.5gb,100,10,\n", &m);
+    assert_int_equal(m.jobs_completed, 4);
+    assert_int_equal(m.preemptions, 2);
+    assert_true(fabs(m.lost_work_s - (200.0 + 200.0)) < 1e-6);
+    assert_true(fabs(m.makespan_s - 9000.0) < 1e-6);   /* d: its 1200 s and 2000 s cost more */
+    /* c ended at 3600 (5100 from the start each time): JCTs 3600, 9000,
+     * 100 and 100 */
+    assert_true(fabs(m.mean_jct_s - 3200.0) < 1e-6);
+}
+
+static void test_column_errors(void **state)
+{
+    ms_diag_t dg;
+    ms_status_t st;
+    ms_trace_t *tr;
+
+    (void)state;
+    tr = read_csv("job_id,arrival_s,profile,duration_s,checkpoint_s\n"
+                  "a,0,1g.5gb,10,60\n"
+                  "b,1,1g.5gb,10,-5\n", &dg, &st);
+    assert_int_equal(st, MS_EPARSE);
+    assert_null(tr);
+    assert_int_equal(dg.line, 3);
+    assert_string_equal(dg.field, "checkpoint_s");
+    assert_non_null(strstr(dg.msg, "out of range"));
+    tr = read_csv("job_id,arrival_s,profile,duration_s,checkpoint_s\n"
+                  "a,0,1g.5gb,10,often\n", &dg, &st);
+    assert_int_equal(st, MS_EPARSE);
+    assert_null(tr);
+    assert_string_equal(dg.field, "checkpoint_s");
+    assert_non_null(strstr(dg.msg, "not a number"));
+    tr = read_csv("job_id,arrival_s,profile,duration_s,checkpoint_s\n"
+                  "a,0,1g.5gb,10,60\n"
+                  "b,1,1g.5gb,10,\n", &dg, &st);
+    assert_int_equal(st, MS_OK);
+    assert_non_null(tr);
+    assert_non_null(tr->req);
+    assert_true(tr->req[0].checkpoint_s == 60.0 && tr->req[1].checkpoint_s == 0.0);
+    ms_trace_free(tr);
+}
+
+int main(void)
+{
+    int rc;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_victim_by_checkpoint),
+        cmocka_unit_test(test_twice),
+        cmocka_unit_test(test_column_errors),
+    };
+
+    if (ms_geom_create(ms_model_find("A100-40GB"), 0, &G) != MS_OK)
+        return 1;
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    ms_geom_destroy(G);
+    return rc;
+}
