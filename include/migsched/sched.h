@@ -145,6 +145,9 @@ typedef struct ms_sched_job_info {
     bool migratable;
     int tenant;             /* its tenant's index (ms_sched_tenant_info) */
     int preemptions;        /* times it was stopped and queued again (cfg.preempt) */
+    double kept_s;          /* run its checkpoints kept over those stops
+                             * (req.checkpoint_s): its next run is that much
+                             * shorter */
 } ms_sched_job_info_t;
 
 /* --- plans as the executor sees them ----------------------------------- */

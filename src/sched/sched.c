@@ -535,6 +535,7 @@ ms_status_t ms_sched_job(const ms_sched_t *s, int32_t slot, ms_sched_job_info_t 
     out->migratable = j->migratable != 0;
     out->tenant = j->cls >= 0 ? s->cls[j->cls].tenant : 0;
     out->preemptions = j->npreempt;
+    out->kept_s = j->done;
     return MS_OK;
 }
 

@@ -93,7 +93,7 @@ bool svc_profile_syntax(const char *s)
 
 static const char *const FIELDS[] = { "id", "profile", "mem_gb", "model", "isolation", "gang",
                                       "priority", "migratable", "duration_s", "estimate_s",
-                                      "labels", "tenant", NULL };
+                                      "labels", "tenant", "checkpoint_s", NULL };
 
 /* A tenant's name as the scheduler takes it: 1..63 of [A-Za-z0-9._-]. */
 static bool tenant_syntax(const char *n)
@@ -213,7 +213,13 @@ static char *canon_text(const svc_req_t *req)
         }
     }
     qsort(lab, n, sizeof(lab[0]), cmp_label);
-    ms_jtext_raw(&t, "{\"duration_s\":");
+    if (req->checkpoint_s > 0) {   /* only when given, as tenant: bodies without it read as before */
+        ms_jtext_raw(&t, "{\"checkpoint_s\":");
+        ms_jtext_real(&t, req->checkpoint_s);
+        ms_jtext_raw(&t, ",\"duration_s\":");
+    } else {
+        ms_jtext_raw(&t, "{\"duration_s\":");
+    }
     ms_jtext_real(&t, req->duration_s);
     ms_jtext_raw(&t, ",\"estimate_s\":");
     ms_jtext_real(&t, req->estimate_s);
@@ -291,6 +297,7 @@ int svc_req_parse(const char *body, size_t len, char **id, svc_req_t *req, char 
         get_int(o, "priority", -1000000, 1000000, &req->priority, err) != 0 ||
         get_num(o, "duration_s", 0, 1e9, &req->duration_s, err) != 0 ||
         get_num(o, "estimate_s", 0, 1e9, &req->estimate_s, err) != 0 ||
+        get_num(o, "checkpoint_s", 0, 1e9, &req->checkpoint_s, err) != 0 ||
         get_labels(o, &req->labels, err) != 0 || get_str(o, "tenant", 63, &req->tenant, err) != 0)
         goto out;
     if (req->tenant != NULL && !tenant_syntax(req->tenant)) {

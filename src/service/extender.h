@@ -51,6 +51,9 @@ typedef struct svc_ext_pod {
     int priority;           /* spec.priority (its PriorityClass's value), clamped to the
                              * API's [-1e6, 1e6]; 0 without one */
     bool never_preempts;    /* spec.preemptionPolicy: Never (docs/kubernetes.md) */
+    double checkpoint_s;    /* annotation migsched.io/checkpoint-s: how often it
+                             * saves its progress (a victim loses only the run
+                             * since); 0 without it */
     char *tenant;           /* the tenant label's value, else the namespace */
     char *bad;              /* a pod the extender cannot serve: why (an
                              * Error reply, not a 4xx: the body was fine) */

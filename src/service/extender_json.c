@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "migsched/number.h"
 #include "service/extender.h"
 
 #define MAX_NODES 100000
@@ -260,6 +261,12 @@ int svc_ext_parse_pod(json_t *pod, const char *tenant_label, svc_ext_pod_t *p, s
             bad(&a, "migsched: annotation migsched.io/gang must be a whole number in [1, 64]");
             gang = 1;
         }
+    }
+    if (ann != NULL && (x = json_object_get(ann, SVC_EXT_PREFIX "checkpoint-s")) != NULL &&
+        (!json_is_string(x) || ms_number_double(json_string_value(x), &p->checkpoint_s) != MS_OK ||
+         !(p->checkpoint_s >= 0.0 && p->checkpoint_s <= 1e9))) {
+        bad(&a, "migsched: annotation migsched.io/checkpoint-s must be seconds in [0, 1e9]");
+        p->checkpoint_s = 0.0;
     }
     spec = getk(pod, "spec");
     if (spec != NULL && !json_is_null(spec) && !json_is_object(spec)) {
@@ -562,41 +569,6 @@ out:
     if (rc != 0)
         svc_ext_bind_free(out);
     return rc;
-}
-
-char *svc_ext_job_body(const svc_ext_pod_t *p, bool with_tenant)
-{
-    json_t *o = json_object(), *labels = json_object();
-    char pod[320];
-    char *s = NULL;
-
-    if (o == NULL || labels == NULL)
-        goto out;
-    snprintf(pod, sizeof(pod), "%.63s/%.253s", p->ns, p->name);
-    if (json_object_set_new(labels, "k8s.pod", json_string(pod)) != 0 ||
-        json_object_set_new(labels, "k8s.uid", json_string(p->uid)) != 0)
-        goto out;
-    if (p->share)
-        json_object_set_new(o, "profile", json_string("1g"));
-    else if (p->profile != NULL)
-        json_object_set_new(o, "profile", json_string(p->profile));
-    else
-        json_object_set_new(o, "mem_gb", json_real(p->mem_gb));
-    json_object_set_new(o, "isolation", json_string(p->share ? "any" : "mig"));
-    if (p->gang > 1)
-        json_object_set_new(o, "gang", json_integer(p->gang));
-    /* only when they say something, so that a pod without them is the same
-     * request as before (a takeover compares stored bodies) */
-    if (p->priority != 0)
-        json_object_set_new(o, "priority", json_integer(p->priority));
-    if (with_tenant && p->tenant != NULL && strcmp(p->tenant, "default") != 0)
-        json_object_set_new(o, "tenant", json_string(p->tenant));
-    json_object_set(o, "labels", labels);
-    s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-out:
-    json_decref(labels);
-    json_decref(o);
-    return s;
 }
 
 static char *dump(json_t *o)

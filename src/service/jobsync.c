@@ -185,6 +185,16 @@ static bool from_view(svc_t *d, svc_job_t *j, double now)
     return changed;
 }
 
+/* The run j's checkpoints kept over its preemptions (0 without any). */
+static double run_kept(svc_t *d, const svc_job_t *j)
+{
+    ms_sched_job_info_t info;
+
+    if (j->req.checkpoint_s <= 0 || j->slot < 0 || ms_sched_job(d->sched, j->slot, &info) != MS_OK)
+        return 0.0;
+    return info.kept_s;
+}
+
 /* Was j preempted since its last sync (the scheduler stopped it and
  * queued it again)? Counted by its tenant for /metrics. */
 static bool preempted(svc_t *d, svc_job_t *j)
@@ -226,7 +236,11 @@ void svc_job_sync(svc_t *d, svc_job_t *j, double now)
         j->counted_wait = true;
     }
     if (j->state == MS_JOB_RUNNING && j->finish_at == 0 && j->req.duration_s > 0) {
-        j->finish_at = now + j->req.duration_s / d->cfg->time_scale;
+        /* a sim job's run; after a preemption, what its checkpoints left
+         * (the scheduler counts them in the daemon's seconds) */
+        double run = j->req.duration_s / d->cfg->time_scale - run_kept(d, j);
+
+        j->finish_at = now + (run > 0 ? run : 0);
         svc_ends_set(d, j, j->finish_at);
     }
     if (j->state == MS_JOB_QUEUED)

@@ -65,7 +65,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *t)
         sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
 }
 
-/* A job's columns into st from parameter o + 1 on (id .. r_est); the
+/* A job's columns into st from parameter o + 1 on (id .. r_ckpt); the
  * placement's text is the caller's to free once stepped. */
 static void bind_job(sqlite3_stmt *st, int o, const svc_job_t *j, const char *place)
 {
@@ -87,6 +87,7 @@ static void bind_job(sqlite3_stmt *st, int o, const svc_job_t *j, const char *pl
     sqlite3_bind_double(st, o + 16, j->req.duration_s);
     sqlite3_bind_double(st, o + 17, j->req.estimate_s);
     bind_text(st, o + 18, j->req.tenant);
+    sqlite3_bind_double(st, o + 19, j->req.checkpoint_s);
 }
 
 int svc_store_job_insert(svc_store_t *s, svc_job_t *j)
@@ -184,6 +185,7 @@ static int load_req(sqlite3_stmt *st, svc_req_t *r)
     r->migratable = sqlite3_column_int(st, 15) != 0;
     r->duration_s = sqlite3_column_double(st, 16);
     r->estimate_s = sqlite3_column_double(st, 17);
+    r->checkpoint_s = sqlite3_column_double(st, 19);   /* NULL (a store from before it): 0 */
     return 0;
 }
 
@@ -194,8 +196,8 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
 
     if (sqlite3_prepare_v2(s->db,
                            "SELECT seq, id, body, state, submit_t, start_t, end_t, placement, reason,"
-                           " r_profile, r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant"
-                           " FROM jobs ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
+                           " r_profile, r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant,"
+                           " r_ckpt FROM jobs ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
         ms__store_log(s, "load");
         return -1;
     }

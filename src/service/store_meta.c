@@ -31,12 +31,14 @@
  * its old rows, which are parsed from the body as before. r_tenant (schema
  * 2, docs/tenants.md): the job's tenant, NULL the default; a store of
  * schema 1 gets the column, NULL in every row, so its jobs are the default
- * tenant's. */
+ * tenant's. r_ckpt: checkpoint_s, added to any store that lacks it (NULL:
+ * 0, never), the schema unchanged: a binary from before it ignores the
+ * column, and decides as it did for every job. */
 #define REQ_COLS ", r_profile TEXT, r_mem_gb REAL, r_model TEXT, r_iso INTEGER, r_gang INTEGER," \
-                 " r_prio INTEGER, r_migr INTEGER, r_dur REAL, r_est REAL, r_tenant TEXT"
+                 " r_prio INTEGER, r_migr INTEGER, r_dur REAL, r_est REAL, r_tenant TEXT, r_ckpt REAL"
 static const char *const REQ_ADD[] = {
     "r_profile TEXT", "r_mem_gb REAL", "r_model TEXT", "r_iso INTEGER", "r_gang INTEGER",
-    "r_prio INTEGER", "r_migr INTEGER", "r_dur REAL", "r_est REAL", "r_tenant TEXT",
+    "r_prio INTEGER", "r_migr INTEGER", "r_dur REAL", "r_est REAL", "r_tenant TEXT", "r_ckpt REAL",
 };
 
 static const char SCHEMA[] =
@@ -61,8 +63,8 @@ const char *const ms__store_sql[S_N] = {
     "COMMIT",
     "ROLLBACK",
     ("INSERT INTO jobs(id, body, state, submit_t, start_t, end_t, placement, reason, r_profile, r_mem_gb,"
-     " r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant)"
-     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+     " r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant, r_ckpt)"
+     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
     "UPDATE jobs SET state=?, start_t=?, end_t=?, placement=?, reason=? WHERE seq=?",
     "INSERT INTO plans(kind, t) VALUES(?,?)",
     ("INSERT INTO ops(plan, idx, op_id, kind, gpu, start, prof, from_gpu, from_start, bbm, job, result)"
@@ -70,8 +72,8 @@ const char *const ms__store_sql[S_N] = {
     "UPDATE ops SET result=?, t=? WHERE plan=? AND idx=?",
     "INSERT INTO events(seq, job, state, t) VALUES(?,?,?,?)",
     ("INSERT OR REPLACE INTO jobs(seq, id, body, state, submit_t, start_t, end_t, placement, reason, r_profile,"
-     " r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant)"
-     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+     " r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant, r_ckpt)"
+     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
     "UPDATE meta SET v=? WHERE k='commit_seq'",
     "INSERT OR REPLACE INTO events(seq, job, state, t) VALUES(?,?,?,?)",
 };

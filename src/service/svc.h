@@ -132,6 +132,8 @@ typedef struct svc_req {
     int gang, priority;
     bool migratable;
     double duration_s, estimate_s;
+    double checkpoint_s;           /* how often it saves its progress; 0 never
+                                    * (docs/tenants.md, "Jobs that checkpoint") */
     json_t *labels;                /* object of strings, owned reference */
 } svc_req_t;
 

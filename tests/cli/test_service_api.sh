@@ -61,6 +61,20 @@ done
 [ "$(post '{"profile":"5g.25gb"}')" = 422 ] || fail "5g.25gb: want 422: $(cat "$SVC_TMP/out")"
 jq -e '.error.field == "profile" and (.error.message | test("nearest"))' "$SVC_TMP/out" >/dev/null ||
     fail "5g.25gb: the nearest profiles not named: $(cat "$SVC_TMP/out")"
+# checkpoint_s: a number in [0, 1e9] (400 naming it), in the request only when given
+for body in '{"profile":"1g","checkpoint_s":-1}' '{"profile":"1g","checkpoint_s":"often"}' \
+            '{"profile":"1g","checkpoint_s":2e9}'; do
+    [ "$(post "$body")" = 400 ] || fail "checkpoint_s in $body: want 400: $(cat "$SVC_TMP/out")"
+    jq -e '.error.field == "checkpoint_s"' "$SVC_TMP/out" >/dev/null || fail "$body: the field not named: $(cat "$SVC_TMP/out")"
+done
+[ "$(post '{"id":"ck1","profile":"1g","checkpoint_s":600}')" = 201 ] || fail "submit ck1"
+jq -e '.request.checkpoint_s == 600' "$SVC_TMP/out" >/dev/null || fail "ck1's request: $(cat "$SVC_TMP/out")"
+[ "$(post '{"id":"ck1","profile":"1g","checkpoint_s":600}')" = 200 ] || fail "ck1 again: the same request"
+[ "$(post '{"id":"ck1","profile":"1g"}')" = 409 ] || fail "ck1 without checkpoint_s: another request, want 409"
+[ "$(post '{"id":"ck0","profile":"1g","checkpoint_s":0}')" = 201 ] || fail "submit ck0"
+jq -e '.request | has("checkpoint_s") | not' "$SVC_TMP/out" >/dev/null || fail "ck0's request has checkpoint_s 0"
+curl -s -XDELETE "$B/v1/jobs/ck1" >/dev/null
+curl -s -XDELETE "$B/v1/jobs/ck0" >/dev/null
 # a size rounds up, and the reply says to what; a product name does not
 [ "$(post '{"id":"r1","mem_gb":15,"model":"A100-40GB"}')" = 201 ] || fail "submit r1"
 jq -e '[.resolved_to[] | select(.model == "A100-40GB" and .sharing == "mig")] == [{"model":"A100-40GB",

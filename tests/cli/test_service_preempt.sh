@@ -7,6 +7,8 @@
 #     migsched_preemptions_total counts it for the 7g's tenant (promtool);
 #     when the 1g ends the 7g runs again, and the backend holds exactly the
 #     view's instances;
+#   - a victim with checkpoint_s runs again only what its last checkpoint
+#     left (8 s with a checkpoint every 4 s, stopped after 4.6 s: 4 s);
 #   - within --preempt-grace the 7g is no victim: the 1g waits;
 #   - kill -9 once the preemption is committed (the 7g's GET says queued:
 #     views are installed after the commit's fsync), at three moments of
@@ -65,6 +67,24 @@ is big running || fail "big not running again after small ended: $(state big)"
 wait_for check_cluster || fail "backend and view differ"
 kill "$stream_pid" 2>/dev/null; wait "$stream_pid" 2>/dev/null
 grep -q '"job":"big","state":"preempted","by":"small"' "$SVC_TMP/stream" || fail "the stream lacks the preempted event: $(cat "$SVC_TMP/stream")"
+svc_stop
+
+# --- a victim that checkpoints runs only what its last checkpoint left ---
+# (docs/tenants.md, "Jobs that checkpoint"): an 8 s 7g saving every 4 s is
+# stopped 4.6-7.9 s into its run (kept 4 s), so its second run is 4 s, not 8
+svc_start "$SVC_TMP/log_ck" --state-dir "$SVC_TMP/s_ck" --node a=1xA100-40GB --op-delay 0 \
+    --preempt --preempt-grace 0
+[ "$(post '{"id":"ck","profile":"7g","duration_s":8,"checkpoint_s":4}')" = 201 ] || fail "ck"
+wait_for is ck running || fail "ck did not run: $(state ck)"
+sleep 4.6
+[ "$(post '{"id":"hi","profile":"1g","duration_s":1,"priority":10}')" = 201 ] || fail "hi (checkpoint)"
+wait_for is hi running || fail "hi did not run: $(state hi)"
+[ "$(state ck)" = queued ] || fail "ck is $(state ck), not preempted"
+for i in 1 2 3 4; do wait_for is ck done && break; done
+is ck done || fail "ck did not end: $(state ck)"
+run=$(curl -sf "$B/v1/jobs/ck" | jq '.ended_at - .started_at')
+python3 -c "import sys; sys.exit(0 if 3.5 < $run < 6.5 else 1)" ||
+    fail "ck's second run took $run s: want the 4 s its checkpoint left (8 s from the start)"
 svc_stop
 
 # --- within the grace period the young 7g is no victim -------------------

@@ -11,14 +11,15 @@
 
 static inline char *canon_ref(const svc_req_t *req)
 {
-    /* "tenant" only when given ("s*" leaves a NULL out): a body without one
-     * has the form stores held before tenants existed. */
-    json_t *c = json_pack("{s:s?,s:o,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O,s:s*}", "profile", req->profile, "mem_gb",
-                          req->mem_gb > 0 ? json_real(req->mem_gb) : json_null(), "model", req->model,
+    /* "tenant" and "checkpoint_s" only when given ("s*" and "o*" leave a
+     * NULL out): a body without them has the form stores held before them. */
+    json_t *c = json_pack("{s:s?,s:o,s:s?,s:s,s:i,s:i,s:b,s:f,s:f,s:O,s:s*,s:o*}", "profile", req->profile,
+                          "mem_gb", req->mem_gb > 0 ? json_real(req->mem_gb) : json_null(), "model", req->model,
                           "isolation", req->isolation == MS_ISO_MIG ? "mig" : "any", "gang", req->gang,
                           "priority", req->priority, "migratable", req->migratable, "duration_s",
                           req->duration_s, "estimate_s", req->estimate_s, "labels", req->labels, "tenant",
-                          req->tenant);
+                          req->tenant, "checkpoint_s",
+                          req->checkpoint_s > 0 ? json_real(req->checkpoint_s) : NULL);
     char *s = c != NULL ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
     json_decref(c);

@@ -121,6 +121,8 @@ static void pod_case(const char *res, const char *ann, const char *prof, double 
         assert_true(a.pod.mem_gb == mem);
         assert_int_equal(a.pod.share, share);
         assert_int_equal(a.pod.gang, gang);
+        if (ann != NULL && strstr(ann, "checkpoint-s") != NULL)
+            assert_true(a.pod.checkpoint_s == 600.0);
     }
     svc_ext_args_free(&a);
 }
@@ -151,6 +153,13 @@ static void test_pod_resources(void **state)
              "must be 1");
     pod_case("{\"resources\":{\"limits\":{\"migsched.io/mig-7g\":\"1\"}}}", "\"migsched.io/gang\":\"x\"", NULL,
              0, false, 1, "gang");
+    /* the checkpoint annotation: seconds in [0, 1e9] as a string */
+    pod_case("{\"resources\":{\"limits\":{\"migsched.io/mig-7g\":\"1\"}}}", "\"migsched.io/checkpoint-s\":\"600\"",
+             "7g", 0, false, 1, NULL);
+    pod_case("{\"resources\":{\"limits\":{\"migsched.io/mig-7g\":\"1\"}}}", "\"migsched.io/checkpoint-s\":\"-1\"",
+             NULL, 0, false, 1, "checkpoint-s");
+    pod_case("{\"resources\":{\"limits\":{\"migsched.io/mig-7g\":\"1\"}}}", "\"migsched.io/checkpoint-s\":600",
+             NULL, 0, false, 1, "checkpoint-s");
     /* the daemon's profile rule (svc_profile_syntax): a name that is no
      * profile is refused here, as POST /v1/jobs refuses it (400); a
      * generic name a model has is taken */
@@ -293,7 +302,8 @@ static void test_replies_escape(void **state)
 /* A pod becomes a /v1/jobs request that parses. */
 static void test_job_body(void **state)
 {
-    svc_ext_pod_t p = { .uid = "uid-1", .name = "pod", .ns = "ns", .profile = "2g.10gb", .gang = 1 };
+    svc_ext_pod_t p = { .uid = "uid-1", .name = "pod", .ns = "ns", .profile = "2g.10gb", .gang = 1,
+                        .checkpoint_s = 600 };
     char *body = svc_ext_job_body(&p, true), *id = NULL, *canon = NULL;
     svc_req_t req;
     svc_err_t err;
@@ -303,6 +313,7 @@ static void test_job_body(void **state)
     assert_int_equal(svc_req_parse(body, strlen(body), &id, &req, &canon, &err), 0);
     assert_string_equal(req.profile, "2g.10gb");
     assert_int_equal(req.isolation, MS_ISO_MIG);
+    assert_true(req.checkpoint_s == 600.0);   /* the annotation's, as POST /v1/jobs takes it */
     assert_string_equal(json_string_value(json_object_get(req.labels, "k8s.uid")), "uid-1");
     assert_string_equal(json_string_value(json_object_get(req.labels, "k8s.pod")), "ns/pod");
     svc_req_free(&req);

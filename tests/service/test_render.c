@@ -224,6 +224,8 @@ static void test_canon_as_jansson(void **state)
             json_object_set_new(o, "duration_s", rnd_real(&g, 0, 1e9));
         if (ms_rng_below(&g, 2))
             json_object_set_new(o, "estimate_s", rnd_real(&g, 0, 1e9));
+        if (ms_rng_below(&g, 3) == 0)   /* 0 now and then: the same as none */
+            json_object_set_new(o, "checkpoint_s", ms_rng_below(&g, 4) ? rnd_real(&g, 0, 1e9) : json_integer(0));
         if (ms_rng_below(&g, 2)) {   /* a tenant's name: [A-Za-z0-9._-], 1..63 */
             static const char TC[] = "abcXYZ019._-";
             char tenant[64];

@@ -77,7 +77,8 @@ static void test_jobs_round_trip(void **state)
     (void)state;
     assert_non_null(mkdtemp(dir));
     assert_int_equal(svc_store_open(&s, dir), 0);
-    a = job("a", "{\"profile\":\"3g.20gb\",\"priority\":3,\"duration_s\":12.5,\"labels\":{\"k\":\"v\"}}");
+    a = job("a", "{\"profile\":\"3g.20gb\",\"priority\":3,\"duration_s\":12.5,\"labels\":{\"k\":\"v\"},"
+                 "\"checkpoint_s\":600}");
     b = job("b", "{\"mem_gb\":10,\"gang\":2,\"migratable\":true}");
     assert_int_equal(svc_store_begin(s), 0);
     assert_int_equal(svc_store_job_insert(s, a), 0);
@@ -116,6 +117,8 @@ static void test_jobs_round_trip(void **state)
     assert_string_equal(l.v[0]->req.profile, "3g.20gb");
     assert_int_equal(l.v[0]->req.priority, 3);
     assert_true(l.v[0]->req.duration_s == 12.5);
+    assert_true(l.v[0]->req.checkpoint_s == 600.0);   /* r_ckpt */
+    assert_true(l.v[1]->req.checkpoint_s == 0.0);
     assert_string_equal(l.v[1]->id, "b");
     assert_int_equal(l.v[1]->state, MS_JOB_QUEUED);   /* the rolled back update is gone */
     assert_int_equal(l.v[1]->req.gang, 2);
@@ -277,6 +280,7 @@ static void test_migrates_an_old_store(void **state)
     svc_store_close(s);
     assert_int_equal(sql_long(dir, "PRAGMA user_version"), SVC_STORE_SCHEMA);
     assert_int_equal(sql_long(dir, "SELECT r_gang FROM jobs WHERE id='new'"), 1);
+    assert_int_equal(sql_long(dir, "SELECT count(*) FROM jobs WHERE r_ckpt = 0"), 1);   /* added, written */
     assert_int_equal(sql_long(dir, "SELECT v FROM meta WHERE k='commit_seq'"), 1);
     rm_dir(dir);
 }
