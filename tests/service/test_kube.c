@@ -309,6 +309,31 @@ static enum MHD_Result fake_handler(void *cls, struct MHD_Connection *c, const c
     return ret;
 }
 
+/* A fake API server on loopback (any free port) answering with h, and a
+ * client of it. */
+static struct MHD_Daemon *serve(MHD_AccessHandlerCallback h, void *cls, ms_kube_t **k)
+{
+    struct sockaddr_in sa;
+    const union MHD_DaemonInfo *info;
+    struct MHD_Daemon *d;
+    ms_kube_cfg_t c;
+    char err[512], url[64];
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, h, cls,
+                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
+    assert_non_null(d);
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    assert_non_null(info);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)info->port);
+    memset(&c, 0, sizeof(c));
+    c.api = url;
+    assert_int_equal(ms_kube_open(&c, k, err, sizeof(err)), 0);
+    return d;
+}
+
 typedef struct seen {
     char log[256];                 /* "L:a S L:a L:b S ... A:d" */
     volatile int stop;
@@ -331,28 +356,13 @@ static void test_watch_relists_after_410(void **state)
     fake_t f;
     seen_t s;
     struct MHD_Daemon *d;
-    const union MHD_DaemonInfo *info;
-    ms_kube_cfg_t c;
     ms_kube_t *k = NULL;
-    char err[512], url[64];
-    struct sockaddr_in sa;
 
     (void)state;
     memset(&f, 0, sizeof(f));
     memset(&s, 0, sizeof(s));
     pthread_mutex_init(&f.mu, NULL);
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);   /* loopback only, any free port */
-    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL,
-                         fake_handler, &f, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
-    assert_non_null(d);
-    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    assert_non_null(info);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)info->port);
-    memset(&c, 0, sizeof(c));
-    c.api = url;
-    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), 0);
+    d = serve(fake_handler, &f, &k);
     alarm(30);   /* a client that loops for ever fails the test, not CI's clock */
     assert_int_equal(ms_kube_watch(k, "/api/v1/pods", NULL, on_event, &s, &s.stop), 0);
     alarm(0);
@@ -428,28 +438,14 @@ static void test_request_by_deadline(void **state)
 {
     slow_t f;
     struct MHD_Daemon *d;
-    const union MHD_DaemonInfo *info;
-    struct sockaddr_in sa;
-    ms_kube_cfg_t c;
     ms_kube_t *k = NULL;
-    char err[512], url[64], *resp = NULL;
+    char err[512], *resp = NULL;
     long status = -1;
 
     (void)state;
     memset(&f, 0, sizeof(f));
     pthread_mutex_init(&f.mu, NULL);
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL,
-                         slow_handler, &f, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
-    assert_non_null(d);
-    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    assert_non_null(info);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u", (unsigned)info->port);
-    memset(&c, 0, sizeof(c));
-    c.api = url;
-    assert_int_equal(ms_kube_open(&c, &k, err, sizeof(err)), 0);
+    d = serve(slow_handler, &f, &k);
     alarm(30);
 
     /* passed already (by a millisecond, and by an hour): nothing sent */
