@@ -205,6 +205,21 @@ ms_bench_cleanup() {
     fi
 }
 ms_now() { date +%s.%N; }
+
+# ms_e2e_finish RC DIR "PIDS" "LOGS": a test's end on harness.sh's plane in
+# DIR: each of PIDS continued (a test may have frozen one) and ended, the
+# plane stopped, the tails of DIR/LOG.log for each of LOGS printed when RC
+# is not 0, DIR removed unless MS_K8S_KEEP is set.
+ms_e2e_finish() {
+    local rc=$1 dir=$2 p f
+    for p in $3; do { kill -CONT "$p"; kill -TERM "$p"; } 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    bash "$MS_K8S_DIR/harness.sh" stop "$dir" || true
+    if [ "$rc" -ne 0 ]; then
+        for f in $4; do echo "--- $f.log (tail)"; tail -n 25 "$dir/$f.log" 2>/dev/null || true; done
+    fi
+    if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $dir"; else rm -rf "$dir"; fi
+}
 ms_since() { python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))' "$1" "$(ms_now)"; }
 
 # The extender end-to-end tests' shared steps (test_e2e_extender,

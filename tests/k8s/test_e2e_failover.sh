@@ -32,16 +32,7 @@ ms_e2e_tools
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-failover.XXXXXX")
 pids=()
-cleanup() {
-    rc=$?
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    bash "$here/harness.sh" stop "$D" || true
-    if [ $rc -ne 0 ]; then
-        for f in migschedd-a migschedd-b kube-scheduler; do echo "--- $f.log (tail)"; tail -n 25 "$D/$f.log" 2>/dev/null || true; done
-    fi
-    if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
-}
+cleanup() { ms_e2e_finish $? "$D" "${pids[*]}" "migschedd-a migschedd-b kube-scheduler"; }
 trap cleanup EXIT
 t0=$(date +%s)
 read -r pe pa pb < <(python3 -c 'import socket

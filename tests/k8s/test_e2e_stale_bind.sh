@@ -30,17 +30,8 @@ ms_e2e_tools
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/migsched-stale-bind.XXXXXX")
 pid_a= pid_b= pid_px=
-cleanup() {
-    rc=$?
-    [ -z "$pid_a" ] || kill -CONT "$pid_a" 2>/dev/null || true   # never left frozen
-    for p in $pid_a $pid_b $pid_px; do kill -TERM "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    bash "$here/harness.sh" stop "$D" || true
-    if [ $rc -ne 0 ]; then
-        for f in migschedd-a migschedd-b kube-scheduler; do echo "--- $f.log (tail)"; tail -n 25 "$D/$f.log" 2>/dev/null || true; done
-    fi
-    if [ -n "${MS_K8S_KEEP:-}" ]; then echo "kept $D"; else rm -rf "$D"; fi
-}
+# a is continued first: never left frozen
+cleanup() { ms_e2e_finish $? "$D" "$pid_a $pid_b $pid_px" "migschedd-a migschedd-b kube-scheduler"; }
 trap cleanup EXIT
 t0=$(date +%s)
 pe=$(ms_free_port) pa=$(ms_free_port) pb=$(ms_free_port)
