@@ -55,7 +55,8 @@ int ms_kube_request_within(ms_kube_t *k, const char *method, const char *path, c
                            long *status, char **resp, char *err, size_t errlen);
 /* The same, answered by deadline (seconds of CLOCK_MONOTONIC, as
  * ms_clock_mono gives) or not at all: a write that must not land after
- * this replica's leadership ends (src/service/kctl_api.c). The time left
+ * this replica's leadership ends (the leader's writes in src/service/:
+ * dra_write.c, ext_bind.c, ext_evict.c, kctl_api.c). The time left
  * is read just before the transfer starts; when none is, nothing is sent
  * and MS_KUBE_LATE is returned (err says so). */
 #define MS_KUBE_LATE (-2)
