@@ -137,8 +137,8 @@ static const row_t ROWS[] = {
         "at the next scheduling event)" },
       Q(preempt_after_s), 0, false, NULL },
     { { "preempt-max-lost", QUE, MS_OPT_DOUBLE, "S", 0, 1e12, false, NULL, "0: no bound",
-        "--preempt: a job that has run longer than S seconds is never a victim (bounds the "
-        "work one preemption loses)" },
+        "--preempt: a job that has run longer than S seconds (since its last checkpoint, "
+        "with checkpoint_s) is never a victim (bounds the work one preemption loses)" },
       Q(preempt_max_lost_s), 0, false, NULL },
     { { "preempt-rate", QUE, MS_OPT_INT, "N", 0, 1000000, false, NULL, "10",
         "--preempt: at most N preemptions in any 60 s (0: no limit)" },
