@@ -96,6 +96,10 @@ typedef struct ms_sched_req {
                              * of its run (0 = never): a preemption loses only
                              * the run since its last checkpoint, and its next
                              * run is estimated that much shorter */
+    double kept_s;          /* restart: the run its checkpoints kept over its
+                             * past preemptions (ms_sched_job_info_t.kept_s,
+                             * >= 0), so its next run is estimated, and its
+                             * tenant charged, as before the restart */
 } ms_sched_req_t;
 
 /* What a request resolves to on this cluster (ms_sched_resolve_req): per

@@ -88,6 +88,7 @@ void ms__sched_job_fill(ms_sched_t *s, int32_t slot, int32_t cls, const ms_sched
     j->duration = req->duration_s;
     j->estimate = req->estimate_s;
     j->checkpoint = req->checkpoint_s;
+    j->done = req->kept_s;
     j->priority = req->priority;
     j->nopreempt = req->nonpreemptible;
     j->gang = (int16_t)(req->gang > 1 ? req->gang : 1);

@@ -655,16 +655,7 @@ ms_status_t ms_sched_adopt(ms_sched_t *s, int32_t gpu, int prof, int start,
             s->diag = NULL;
             return st;
         }
-        s->jobs[k].cls = cls;
-        s->jobs[k].submit_t = now;
-        s->jobs[k].estimate = job->estimate_s;
-        s->jobs[k].checkpoint = job->checkpoint_s;
-        s->jobs[k].duration = job->duration_s;
-        s->jobs[k].priority = job->priority;
-        s->jobs[k].nopreempt = job->nonpreemptible;
-        s->jobs[k].gang = (int16_t)(job->gang > 1 ? job->gang : 1);
-        s->jobs[k].migratable = job->migratable;
-        s->jobs[k].seq = s->seq++;
+        ms__sched_job_fill(s, k, cls, job, now);
         if (s->jobs[k].gang > 1 &&
             (s->jobs[k].insts = ms__scalloc(s, (size_t)s->jobs[k].gang, sizeof(*s->jobs[k].insts))) == NULL) {
             ms__sched_job_release(s, k);

@@ -124,6 +124,9 @@ static bool req_valid(const ms_sched_req_t *req, ms_diag_t *diag)
     } else if (!(req->waited_s >= 0.0 && req->waited_s <= 1e12)) {
         field = "waited_s";
         why = "must be a number in [0, 1e12]";
+    } else if (!(req->kept_s >= 0.0 && req->kept_s <= 1e12)) {
+        field = "kept_s";
+        why = "must be a number in [0, 1e12]";
     } else if ((unsigned)req->isolation > MS_ISO_MIG) {
         field = "isolation";
         why = "must be any or mig";

@@ -8,7 +8,11 @@
  *   - the victim's next run is what was left after its last checkpoint
  *     (its end, and the makespan, say so), and the schedule passes
  *     `migsched check`'s rule that every job ran at least its duration;
- *   - the column's errors name the file, the line and the field.
+ *   - the column's errors name the file, the line and the field;
+ *   - the kept run survives a restart (ms_sched_req_t.kept_s, as migschedd
+ *     hands it back from its store): a rebuilt scheduler, by submit or by
+ *     adopt, counts it and adds the next preemption's to it; a bad value
+ *     is refused naming kept_s.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -21,6 +25,7 @@
 #include <cmocka.h>
 
 #include "migsched/policy.h"
+#include "migsched/sched.h"
 #include "migsched/sim.h"
 #include "migsched/trace.h"
 
@@ -143,6 +148,117 @@ static void test_column_errors(void **state)
     ms_trace_free(tr);
 }
 
+static ms_status_t no_plan(void *ctx, const ms_sched_plan_t *p)
+{
+    (void)ctx;
+    (void)p;
+    return MS_OK;
+}
+
+/* One A100-40GB, fa+, preemption with no grace. */
+static ms_sched_t *sched_one(ms_cluster_spec_t **cs)
+{
+    ms_sched_cfg_t cfg;
+    ms_sched_t *s = NULL;
+    ms_diag_t dg;
+
+    assert_int_equal(ms_cluster_spec_create(cs), MS_OK);
+    ms_diag_clear(&dg);
+    assert_int_equal(ms_cluster_spec_add(*cs, "n=1xA100-40GB", 0, &dg), MS_OK);
+    ms_sched_cfg_defaults(&cfg);
+    cfg.policy = ms_policy_find("fa+");
+    cfg.nodes = ms_cluster_spec_nodes(*cs);
+    cfg.nnodes = ms_cluster_spec_nnodes(*cs);
+    cfg.exec.plan = no_plan;
+    cfg.preempt = true;
+    cfg.preempt_grace_s = 0.0;
+    if (ms_sched_create(&cfg, 0.0, &s, &dg) != MS_OK)
+        fail_msg("ms_sched_create: %s", dg.msg);
+    return s;
+}
+
+static ms_sched_req_t ck_req(double kept)
+{
+    ms_sched_req_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.id = "ck";
+    r.profile = "7g";
+    r.estimate_s = 1000.0;
+    r.checkpoint_s = 100.0;
+    r.kept_s = kept;
+    return r;
+}
+
+/* A 1g of priority 10 at t preempts ck; what ck has kept then. */
+static double preempt_at(ms_sched_t *s, const char *id, double t)
+{
+    ms_sched_req_t hi;
+    ms_sched_job_info_t in;
+    int32_t slot = -1;
+    ms_diag_t dg;
+
+    memset(&hi, 0, sizeof(hi));
+    hi.id = id;
+    hi.profile = "1g";
+    hi.priority = 10;
+    hi.estimate_s = 10.0;
+    ms_diag_clear(&dg);
+    assert_int_equal(ms_sched_submit(s, &hi, t, &slot, &dg), MS_OK);
+    assert_int_equal(ms_sched_job(s, ms_sched_find(s, "ck"), &in), MS_OK);
+    assert_int_equal(in.state, MS_JOB_QUEUED);
+    assert_int_equal(in.preemptions, 1);
+    return in.kept_s;
+}
+
+static void test_kept_over_restart(void **state)
+{
+    ms_cluster_spec_t *cs;
+    ms_sched_t *s;
+    ms_sched_req_t r;
+    ms_sched_job_info_t in;
+    int32_t slot = -1;
+    ms_diag_t dg;
+    double kept;
+
+    (void)state;
+    /* ran through: 250 s run, checkpoints every 100 s: 200 kept */
+    s = sched_one(&cs);
+    r = ck_req(0.0);
+    assert_int_equal(ms_sched_submit(s, &r, 0.0, &slot, &dg), MS_OK);
+    kept = preempt_at(s, "hi", 250.0);
+    assert_true(fabs(kept - 200.0) < 1e-9);
+    ms_sched_destroy(s);
+    ms_cluster_spec_destroy(cs);
+    /* rebuilt, submitted with what it kept: a second stop 130 s into its
+     * next run keeps 100 more */
+    s = sched_one(&cs);
+    r = ck_req(kept);
+    assert_int_equal(ms_sched_submit(s, &r, 1000.0, &slot, &dg), MS_OK);
+    assert_int_equal(ms_sched_job(s, slot, &in), MS_OK);
+    assert_int_equal(in.state, MS_JOB_RUNNING);
+    assert_true(fabs(in.kept_s - 200.0) < 1e-9);
+    assert_true(fabs(preempt_at(s, "hi2", 1130.0) - 300.0) < 1e-9);
+    ms_sched_destroy(s);
+    ms_cluster_spec_destroy(cs);
+    /* rebuilt, adopted running on its 7g at start 0 */
+    s = sched_one(&cs);
+    r = ck_req(kept);
+    ms_diag_clear(&dg);
+    assert_int_equal(ms_sched_adopt(s, 0, ms_geom_profile_find(G, "7g.40gb"), 0, &r, 1000.0, &dg), MS_OK);
+    assert_int_equal(ms_sched_job(s, ms_sched_find(s, "ck"), &in), MS_OK);
+    assert_int_equal(in.state, MS_JOB_RUNNING);
+    assert_true(fabs(in.kept_s - 200.0) < 1e-9);
+    /* a bad value: refused, named */
+    r = ck_req(-1.0);
+    r.id = "bad";
+    ms_diag_clear(&dg);
+    assert_int_equal(ms_sched_submit(s, &r, 1000.0, &slot, &dg), MS_EINVAL);
+    assert_string_equal(dg.field, "kept_s");
+    ms_sched_destroy(s);
+    ms_cluster_spec_destroy(cs);
+}
+
 int main(void)
 {
     int rc;
@@ -150,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_victim_by_checkpoint),
         cmocka_unit_test(test_twice),
         cmocka_unit_test(test_column_errors),
+        cmocka_unit_test(test_kept_over_restart),
     };
 
     if (ms_geom_create(ms_model_find("A100-40GB"), 0, &G) != MS_OK)
