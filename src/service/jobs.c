@@ -176,6 +176,7 @@ void svc_job_sched_req(const svc_job_t *j, ms_sched_req_t *r)
     r->migratable = j->req.migratable;
     r->estimate_s = j->req.estimate_s > 0 ? j->req.estimate_s : j->req.duration_s;
     r->checkpoint_s = j->req.checkpoint_s;
+    r->kept_s = j->kept_s;
     r->model = j->req.model;
     r->isolation = j->req.isolation;
     r->tenant = j->req.tenant;

@@ -178,21 +178,15 @@ static bool from_view(svc_t *d, svc_job_t *j, double now)
         j->end_t = info.end_t > 0 ? info.end_t : now;
         changed = true;
     }
+    if (info.kept_s != j->kept_s) {   /* a preemption kept some of its run */
+        j->kept_s = info.kept_s;
+        changed = true;
+    }
     if (j->state == MS_JOB_QUEUED && j->start_t != 0) {   /* requeued after a failed start */
         j->start_t = 0;
         changed = true;
     }
     return changed;
-}
-
-/* The run j's checkpoints kept over its preemptions (0 without any). */
-static double run_kept(svc_t *d, const svc_job_t *j)
-{
-    ms_sched_job_info_t info;
-
-    if (j->req.checkpoint_s <= 0 || j->slot < 0 || ms_sched_job(d->sched, j->slot, &info) != MS_OK)
-        return 0.0;
-    return info.kept_s;
 }
 
 /* Was j preempted since its last sync (the scheduler stopped it and
@@ -238,7 +232,7 @@ void svc_job_sync(svc_t *d, svc_job_t *j, double now)
     if (j->state == MS_JOB_RUNNING && j->finish_at == 0 && j->req.duration_s > 0) {
         /* a sim job's run; after a preemption, what its checkpoints left
          * (the scheduler counts them in the daemon's seconds) */
-        double run = j->req.duration_s / d->cfg->time_scale - run_kept(d, j);
+        double run = j->req.duration_s / d->cfg->time_scale - j->kept_s;
 
         j->finish_at = now + (run > 0 ? run : 0);
         svc_ends_set(d, j, j->finish_at);

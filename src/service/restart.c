@@ -254,6 +254,9 @@ static void resubmit(svc_t *d, svc_job_t *j, double now)
     ms_status_t st;
 
     svc_job_sched_req(j, &r);
+    /* its wait so far, the restart's downtime included: the backfill bound
+     * and aging see the waits they saw before (docs/sched.md, "Restart") */
+    r.waited_s = j->submit_t > 0 && now > j->submit_t ? now - j->submit_t : 0;
     ms_diag_clear(&diag);
     d->loop.submitting = j;
     st = ms_sched_submit(d->sched, &r, now, &slot, &diag);

@@ -65,7 +65,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *t)
         sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
 }
 
-/* A job's columns into st from parameter o + 1 on (id .. r_ckpt); the
+/* A job's columns into st from parameter o + 1 on (id .. kept_s); the
  * placement's text is the caller's to free once stepped. */
 static void bind_job(sqlite3_stmt *st, int o, const svc_job_t *j, const char *place)
 {
@@ -88,6 +88,7 @@ static void bind_job(sqlite3_stmt *st, int o, const svc_job_t *j, const char *pl
     sqlite3_bind_double(st, o + 17, j->req.estimate_s);
     bind_text(st, o + 18, j->req.tenant);
     sqlite3_bind_double(st, o + 19, j->req.checkpoint_s);
+    sqlite3_bind_double(st, o + 20, j->kept_s);
 }
 
 int svc_store_job_insert(svc_store_t *s, svc_job_t *j)
@@ -129,7 +130,8 @@ int svc_store_job_update(svc_store_t *s, const svc_job_t *j)
     sqlite3_bind_double(st, 3, j->end_t);
     bind_text(st, 4, p);
     bind_text(st, 5, j->reason);
-    sqlite3_bind_int64(st, 6, (sqlite3_int64)j->seq);
+    sqlite3_bind_double(st, 6, j->kept_s);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)j->seq);
     rc = step(s, S_JUPD);
     free(p);
     return rc;
@@ -197,7 +199,7 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
     if (sqlite3_prepare_v2(s->db,
                            "SELECT seq, id, body, state, submit_t, start_t, end_t, placement, reason,"
                            " r_profile, r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant,"
-                           " r_ckpt FROM jobs ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
+                           " r_ckpt, kept_s FROM jobs ORDER BY seq", -1, &st, NULL) != SQLITE_OK) {
         ms__store_log(s, "load");
         return -1;
     }
@@ -226,6 +228,9 @@ int svc_store_load(svc_store_t *s, int (*fn)(void *ctx, svc_job_t *j), void *ctx
         j->slot = -1;
         load_place(j, (const char *)sqlite3_column_text(st, 7));
         snprintf(j->reason, sizeof(j->reason), "%s", reason != NULL ? reason : "");
+        j->kept_s = sqlite3_column_double(st, 20);   /* NULL (a store from before it): 0 */
+        if (!(j->kept_s >= 0.0 && j->kept_s <= 1e12))
+            j->kept_s = 0.0;   /* a damaged value: its next run is whole, as before the column */
         if (sqlite3_column_type(st, 13) != SQLITE_NULL && load_req(st, &j->req) != 0) {
             svc_job_free(j);
             rc = -1;

@@ -33,12 +33,16 @@
  * schema 1 gets the column, NULL in every row, so its jobs are the default
  * tenant's. r_ckpt: checkpoint_s, added to any store that lacks it (NULL:
  * 0, never), the schema unchanged: a binary from before it ignores the
- * column, and decides as it did for every job. */
+ * column, and decides as it did for every job. kept_s, the one column of
+ * the job's state among them (svc_job_t.kept_s: the run its checkpoints
+ * kept over its preemptions), is added the same way (NULL: 0, none). */
 #define REQ_COLS ", r_profile TEXT, r_mem_gb REAL, r_model TEXT, r_iso INTEGER, r_gang INTEGER," \
-                 " r_prio INTEGER, r_migr INTEGER, r_dur REAL, r_est REAL, r_tenant TEXT, r_ckpt REAL"
+                 " r_prio INTEGER, r_migr INTEGER, r_dur REAL, r_est REAL, r_tenant TEXT, r_ckpt REAL," \
+                 " kept_s REAL"
 static const char *const REQ_ADD[] = {
     "r_profile TEXT", "r_mem_gb REAL", "r_model TEXT", "r_iso INTEGER", "r_gang INTEGER",
     "r_prio INTEGER", "r_migr INTEGER", "r_dur REAL", "r_est REAL", "r_tenant TEXT", "r_ckpt REAL",
+    "kept_s REAL",
 };
 
 static const char SCHEMA[] =
@@ -63,17 +67,17 @@ const char *const ms__store_sql[S_N] = {
     "COMMIT",
     "ROLLBACK",
     ("INSERT INTO jobs(id, body, state, submit_t, start_t, end_t, placement, reason, r_profile, r_mem_gb,"
-     " r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant, r_ckpt)"
-     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
-    "UPDATE jobs SET state=?, start_t=?, end_t=?, placement=?, reason=? WHERE seq=?",
+     " r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant, r_ckpt, kept_s)"
+     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+    "UPDATE jobs SET state=?, start_t=?, end_t=?, placement=?, reason=?, kept_s=? WHERE seq=?",
     "INSERT INTO plans(kind, t) VALUES(?,?)",
     ("INSERT INTO ops(plan, idx, op_id, kind, gpu, start, prof, from_gpu, from_start, bbm, job, result)"
      " VALUES(?,?,?,?,?,?,?,?,?,?,?,'pending')"),
     "UPDATE ops SET result=?, t=? WHERE plan=? AND idx=?",
     "INSERT INTO events(seq, job, state, t) VALUES(?,?,?,?)",
     ("INSERT OR REPLACE INTO jobs(seq, id, body, state, submit_t, start_t, end_t, placement, reason, r_profile,"
-     " r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant, r_ckpt)"
-     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+     " r_mem_gb, r_model, r_iso, r_gang, r_prio, r_migr, r_dur, r_est, r_tenant, r_ckpt, kept_s)"
+     " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
     "UPDATE meta SET v=? WHERE k='commit_seq'",
     "INSERT OR REPLACE INTO events(seq, job, state, t) VALUES(?,?,?,?)",
 };

@@ -185,6 +185,8 @@ typedef struct svc_job {
     bool published;                /* (svc_t.rmu) */
     bool topub;                    /* loop: changed in this batch, publish after the commit */
     int preempts; char by[128];    /* loop: preemptions seen (the scheduler's count); by whom, last */
+    double kept_s;                 /* the run its checkpoints kept over its preemptions (the
+                                    * scheduler's kept_s), stored: a restart hands it back */
 } svc_job_t;
 
 typedef struct svc_jobs {

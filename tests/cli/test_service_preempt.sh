@@ -8,7 +8,8 @@
 #     when the 1g ends the 7g runs again, and the backend holds exactly the
 #     view's instances;
 #   - a victim with checkpoint_s runs again only what its last checkpoint
-#     left (8 s with a checkpoint every 4 s, stopped after 4.6 s: 4 s);
+#     left (8 s with a checkpoint every 4 s, stopped after 4.6 s: 4 s),
+#     also after a kill -9 while it waits (its kept run is stored);
 #   - within --preempt-grace the 7g is no victim: the 1g waits;
 #   - kill -9 once the preemption is committed (the 7g's GET says queued:
 #     views are installed after the commit's fsync), at three moments of
@@ -85,6 +86,27 @@ is ck done || fail "ck did not end: $(state ck)"
 run=$(curl -sf "$B/v1/jobs/ck" | jq '.ended_at - .started_at')
 python3 -c "import sys; sys.exit(0 if 3.5 < $run < 6.5 else 1)" ||
     fail "ck's second run took $run s: want the 4 s its checkpoint left (8 s from the start)"
+svc_stop
+
+# --- and what it kept survives a crash: kill -9 while the victim waits ----
+# (the kept run is stored with the job; before, a restart ran it whole)
+svc_start "$SVC_TMP/log_ck2" --state-dir "$SVC_TMP/s_ck2" --node a=1xA100-40GB --op-delay 0 \
+    --preempt --preempt-grace 0
+[ "$(post '{"id":"ck","profile":"7g","duration_s":8,"checkpoint_s":4}')" = 201 ] || fail "ck (crash)"
+wait_for is ck running || fail "ck did not run (crash): $(state ck)"
+sleep 4.6
+[ "$(post '{"id":"hi","profile":"1g","duration_s":2,"priority":10}')" = 201 ] || fail "hi (crash)"
+wait_for is ck queued || fail "ck is $(state ck), not preempted (crash)"
+kill -9 "$SVC_PID"
+wait "$SVC_PID" 2>/dev/null
+svc_start "$SVC_TMP/log_ck2" --state-dir "$SVC_TMP/s_ck2" --node a=1xA100-40GB --op-delay 0 \
+    --preempt --preempt-grace 0
+for i in 1 2 3 4 5; do wait_for is ck done && break; done
+is ck done || fail "ck did not end after the restart: $(state ck)"
+run=$(curl -sf "$B/v1/jobs/ck" | jq '.ended_at - .started_at')
+python3 -c "import sys; sys.exit(0 if 3.5 < $run < 6.5 else 1)" ||
+    fail "ck's run after the restart took $run s: want the 4 s its checkpoint left, not 8"
+wait_for check_cluster || fail "backend and view differ after the checkpointing victim's restart"
 svc_stop
 
 # --- within the grace period the young 7g is no victim -------------------

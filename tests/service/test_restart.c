@@ -384,6 +384,44 @@ static void test_foreign_instance_never_destroyed(void **state)
     fx_teardown(&f);
 }
 
+/* A queued job's wait and a victim's kept run outlive the daemon: start-up
+ * submits the queued job with its wait so far (the scheduler's submit time
+ * is the stored one, not the restart's) and with the run its checkpoints
+ * kept (a preemption's, stored in kept_s). */
+static void test_wait_and_kept_run_restored(void **state)
+{
+    fx_t f;
+    char dir[64];
+    svc_job_t *j;
+    ms_sched_job_info_t in;
+    svc_msg_t *m;
+
+    (void)state;
+    fx_setup(&f, NODE, "best-fit", NULL);
+    fx_start(&f);
+    assert_int_equal(fx_run(&f, "{\"id\":\"r1\",\"profile\":\"7g.40gb\"}"), MS_JOB_RUNNING);
+    assert_int_equal(fx_run(&f, "{\"id\":\"r2\",\"profile\":\"7g.40gb\"}"), MS_JOB_RUNNING);
+    m = fx_submit_msg("{\"id\":\"q\",\"profile\":\"7g.40gb\",\"checkpoint_s\":60}");
+    fx_batch(&f, &m, 1);
+    svc_msg_free(m);
+    assert_int_equal(fx_state(&f, "q"), MS_JOB_QUEUED);
+    snprintf(dir, sizeof(dir), "%s", f.dir);
+    fx_stop(&f);
+    /* as a preemption leaves it (tests/cli/test_service_preempt.sh writes
+     * it so, through a kill -9) */
+    sql_exec(&f, "UPDATE jobs SET kept_s = 120 WHERE id = 'q'");
+    fx_setup_dir(&f, dir, NODE, "best-fit", NULL);
+    f.wall += 500.0;   /* down for 500 s */
+    fx_start(&f);
+    assert_non_null(j = svc_jobs_find(&f.d.jobs, "q"));
+    assert_int_equal(j->state, MS_JOB_QUEUED);
+    assert_int_equal(ms_sched_job(f.d.sched, j->slot, &in), MS_OK);
+    assert_true(in.submit_t == 1000000.0);   /* not the restart's time */
+    assert_true(in.kept_s == 120.0);
+    assert_true(j->kept_s == 120.0);
+    fx_teardown(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_store_and_inventory_disagree),
         cmocka_unit_test(test_partial_gang_placed_anew),
         cmocka_unit_test(test_job_that_no_longer_fits_fails),
+        cmocka_unit_test(test_wait_and_kept_run_restored),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

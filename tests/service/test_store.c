@@ -94,6 +94,7 @@ static void test_jobs_round_trip(void **state)
     a->place.start = 4;
     snprintf(a->place.profile, sizeof(a->place.profile), "3g.20gb");
     a->place.ninst = 1;
+    a->kept_s = 37.5;   /* a preemption kept that much of its run */
     assert_int_equal(svc_store_begin(s), 0);
     assert_int_equal(svc_store_job_update(s, a), 0);
     assert_int_equal(svc_store_commit(s), 0);
@@ -119,6 +120,8 @@ static void test_jobs_round_trip(void **state)
     assert_true(l.v[0]->req.duration_s == 12.5);
     assert_true(l.v[0]->req.checkpoint_s == 600.0);   /* r_ckpt */
     assert_true(l.v[1]->req.checkpoint_s == 0.0);
+    assert_true(l.v[0]->kept_s == 37.5);   /* kept_s, written by the update */
+    assert_true(l.v[1]->kept_s == 0.0);
     assert_string_equal(l.v[1]->id, "b");
     assert_int_equal(l.v[1]->state, MS_JOB_QUEUED);   /* the rolled back update is gone */
     assert_int_equal(l.v[1]->req.gang, 2);
@@ -281,6 +284,7 @@ static void test_migrates_an_old_store(void **state)
     assert_int_equal(sql_long(dir, "PRAGMA user_version"), SVC_STORE_SCHEMA);
     assert_int_equal(sql_long(dir, "SELECT r_gang FROM jobs WHERE id='new'"), 1);
     assert_int_equal(sql_long(dir, "SELECT count(*) FROM jobs WHERE r_ckpt = 0"), 1);   /* added, written */
+    assert_int_equal(sql_long(dir, "SELECT count(*) FROM jobs WHERE kept_s = 0"), 1);
     assert_int_equal(sql_long(dir, "SELECT v FROM meta WHERE k='commit_seq'"), 1);
     rm_dir(dir);
 }
