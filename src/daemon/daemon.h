@@ -29,6 +29,11 @@ double ms_clock_mono(void);
  * CLOCK_MONOTONIC for a condition variable made with that clock), as
  * pthread_cond_timedwait takes it; s below 0 counts as 0. */
 struct timespec ms_clock_after(clockid_t clk, double s);
+/* Sleep until s seconds from now by CLOCK_MONOTONIC, whole: a signal does
+ * not cut it short, and a process stopped (kill -STOP) past that time goes
+ * on at once when continued (the tests' failpoints, which stall a thread
+ * on purpose). */
+void ms_clock_sleep(double s);
 
 /* --- HTTP plumbing (http_util.c) ----------------------------------------- */
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <time.h>
 
 #include "daemon/daemon.h"
@@ -36,6 +37,14 @@ struct timespec ms_clock_after(clockid_t clk, double s)
         ts.tv_nsec -= 1000000000L;
     }
     return ts;
+}
+
+void ms_clock_sleep(double s)
+{
+    struct timespec until = ms_clock_after(CLOCK_MONOTONIC, s);
+
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
 }
 
 void ms_log(const char *level, const char *msg, json_t *fields)

@@ -4,11 +4,9 @@
  * class migschedd manages; what the loop has not seen yet is named back,
  * for the webhook worker to read from the API server (dra_hook.c).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "service/dra_int.h"
 
@@ -47,11 +45,8 @@ void dra_decide_review(svc_dra_t *x, dra_msg_t *m)
     if (x->stall_prefix[0] != '\0' && p->name != NULL &&
         strncmp(p->name, x->stall_prefix, strlen(x->stall_prefix)) == 0) {
         /* a test's failpoint: a loop stuck past the webhook's deadline */
-        struct timespec ts = { 8, 0 };
-
         ms_log("warning", "dra: failpoint hook-stall: the loop sleeps 8 s", json_pack("{s:s}", "pod", p->name));
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
+        ms_clock_sleep(8.0);
     }
     for (i = 0; i < p->npc; i++) {
         const dra_podclaim_t *pc = &p->pc[i];

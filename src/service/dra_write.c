@@ -19,11 +19,9 @@
  * the request must be sent and answered before the leadership ends (at
  * most 30 s): call().
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
@@ -37,7 +35,6 @@
 static void stall_before_status(svc_dra_t *x, dra_work_t *w, const char *path)
 {
     const char *pre = x->stall_status_prefix, *name = strstr(path, "/resourceclaims/"), *end;
-    struct timespec until;
     size_t n;
 
     if (pre[0] == '\0' || name == NULL)
@@ -49,9 +46,7 @@ static void stall_before_status(svc_dra_t *x, dra_work_t *w, const char *path)
         return;
     ms_log("warning", "dra: failpoint stall-before-status: the writer sleeps 5 s",
            json_pack("{s:s,s:s,s:s#}", "pod", w->pod_name, "namespace", w->pod_ns, "claim", name, (int)(end - name)));
-    until = ms_clock_after(CLOCK_MONOTONIC, 5.0);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
+    ms_clock_sleep(5.0);
     ms_log("warning", "dra: failpoint stall-before-status: the writer goes on",
            json_pack("{s:s#}", "claim", name, (int)(end - name)));
 }

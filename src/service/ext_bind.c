@@ -23,11 +23,9 @@
  *      know (no answer, a 5xx, and the pod not bound by us when asked)
  *      keeps the instance for kube-scheduler's retry (post_binding).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "daemon/daemon.h"
 #include "kube/kube.h"
@@ -187,15 +185,11 @@ typedef enum { BIND_DONE, BIND_REFUSED, BIND_UNKNOWN } bind_outcome_t;
  * -STOP) in it goes on at once when continued, as a stale leader. */
 static void stall_before_binding(const svc_t *d, const svc_ext_bind_t *b)
 {
-    struct timespec until;
-
     if (d->ext_stall_bind[0] == '\0' || strncmp(b->name, d->ext_stall_bind, strlen(d->ext_stall_bind)) != 0)
         return;
     ms_log("warning", "failpoint stall-before-binding: the bind sleeps 5 s",
            json_pack("{s:s,s:s}", "pod", b->name, "namespace", b->ns));
-    until = ms_clock_after(CLOCK_MONOTONIC, 5.0);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
+    ms_clock_sleep(5.0);
 }
 
 /* 3. The Binding, carrying the annotations (the API server writes them

@@ -122,17 +122,6 @@ bool svc_kctl_api_write(svc_kctl_t *c, const char *method, const char *path, jso
     return ok;
 }
 
-bool svc_kctl_is_leader(const svc_kctl_t *c)
-{
-    if (!c)
-        return true;
-    if (!c->cfg.elect)
-        return true;
-    /* the deadline, not a flag: a replica cut off from the API server stops
-     * by itself, between two rounds as well */
-    return svc_clock_mono(c->clock) < atomic_load(&c->leader_until);
-}
-
 double svc_kctl_leader_until(const svc_kctl_t *c)
 {
     return !c || !c->cfg.elect ? INFINITY : atomic_load(&c->leader_until);
@@ -143,11 +132,20 @@ double svc_kctl_lease_until(const svc_kctl_t *c)
     return !c || !c->cfg.elect ? INFINITY : atomic_load(&c->lease_until);
 }
 
+bool svc_kctl_is_leader(const svc_kctl_t *c)
+{
+    double until = svc_kctl_leader_until(c);
+
+    /* the deadline, not a flag: a replica cut off from the API server stops
+     * by itself, between two rounds as well */
+    return isinf(until) || svc_clock_mono(c->clock) < until;
+}
+
 bool svc_kctl_may_act(const svc_kctl_t *c)
 {
-    if (!c || !c->cfg.elect)
-        return true;
-    return svc_clock_mono(c->clock) < atomic_load(&c->lease_until);
+    double until = svc_kctl_lease_until(c);
+
+    return isinf(until) || svc_clock_mono(c->clock) < until;
 }
 
 const char *svc_kctl_identity(const svc_kctl_t *c)
