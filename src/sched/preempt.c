@@ -2,7 +2,9 @@
  * "Preemption").
  *
  * When the head of the queue fits nowhere (and make_room did nothing), the
- * pass asks here: on each GPU where its profile exists, ms_victims_gpu
+ * pass asks here (and for a blocked head behind it that reclaims its
+ * tenant's guarantee or, with tenants, outranks it: queue.c's
+ * preempts_behind): on each GPU where its profile exists, ms_victims_gpu
  * finds the cheapest set of eligible running jobs whose stopping gives the
  * profile a legal start; the cheapest over all GPUs (victims, then lost run
  * time, then the lowest GPU) is taken. The victims are stopped as a cancel

@@ -490,6 +490,19 @@ static void pass_order(ms_sched_t *s, int32_t *ord, int *nord, double now)
  * worth_offering(best) when asked here, else left as is. */
 typedef enum pass_rule { PASS_OFFER, PASS_SKIP, PASS_STOP } pass_rule_t;
 
+/* May the blocked head of class best preempt though the head of class
+ * head comes first? When its tenant reclaims its guarantee, and, with
+ * tenants, when it outranks that head: the order between tenants is fair
+ * share, but a job of a higher priority than the first one waiting may
+ * still stop lower-priority work (issue 24: an SLA job whose tenant was
+ * behind a batch tenant by virtual time waited while only the batch head
+ * could preempt, and then nobody could). Without tenants the order is by
+ * priority already (or aged: the aged order is kept). */
+static inline bool preempts_behind(const ms_sched_t *s, int best, int head)
+{
+    return ms__preempt_reclaims(s, best) || (s->ten_on && s->cls[best].hprio > s->cls[head].hprio);
+}
+
 static inline pass_rule_t pass_behind(ms_sched_t *s, int best, int head, double now,
                                       bool may_preempt, bool *easy, int *worth, ms_status_t *st)
 {
@@ -502,7 +515,7 @@ static inline pass_rule_t pass_behind(ms_sched_t *s, int best, int head, double 
         return PASS_STOP;
     if (s->cls[best].blk == MS__BLK_NOFIT)
         *worth = worth_offering(s, best, true, now);
-    skip = *worth == 0 && !(s->cfg.preempt && may_preempt && ms__preempt_reclaims(s, best));
+    skip = *worth == 0 && !(s->cfg.preempt && may_preempt && preempts_behind(s, best, head));
     if (skip)
         s->st.skipped++;
     if (*easy && s->easy_head != h) {
@@ -636,8 +649,9 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
          * tenant's guarantee (reclaim), wherever it is in the order: a
          * guarantee owed is not held up by another blocked head, its own
          * tenant's older job that would borrow included (issue 24's "a
-         * guarantee is never starved by borrowed work"; test_tenant_starve) */
-        if (s->cfg.preempt && npre < maxpre && (best == head || ms__preempt_reclaims(s, best))) {
+         * guarantee is never starved by borrowed work"; test_tenant_starve),
+         * and one that outranks the head (preempts_behind) */
+        if (s->cfg.preempt && npre < maxpre && (best == head || preempts_behind(s, best, head))) {
             bool placed;
 
             npre++;

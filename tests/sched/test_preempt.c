@@ -561,6 +561,40 @@ static void test_geometry(void **state)
     env_free(&e);
 }
 
+/* With tenants the order between them is fair share: a blocked head of a
+ * higher priority than the queue's head preempts too. One A100: tenant a
+ * ran a 7g for 1000 s (its virtual time far ahead), b runs a short 7g and
+ * queues another (b's head first by virtual time, with nobody below its
+ * priority 0 to stop); a's 1g of priority 10 stops b's running 7g and
+ * starts. (Before, only the head preempted: the 1g waited behind a head
+ * that could do nothing, issue 24's seed-3 tail.) */
+static void test_outranks_head(void **state)
+{
+    static env_t e;
+    ms_sched_job_info_t in;
+    int32_t b1, b2, hi;
+
+    (void)state;
+    env_make(&e, "n=1xA100-40GB", true, 0.0, 0, 0.0);
+    tenant(&e, "a", 0);
+    tenant(&e, "b", 0);
+    submit(&e, "7g", 10, false, 1, 1000.0, 0.0);
+    run_until(&e, 1, 1000.0);
+    b1 = submit(&e, "7g", 0, false, 2, 100.0, 1000.0);
+    b2 = submit(&e, "7g", 0, false, 2, 100.0, 1000.5);
+    assert_int_equal(ms_sched_job(e.w.s, b2, &in), MS_OK);
+    assert_int_equal(in.state, MS_JOB_QUEUED);
+    hi = submit(&e, "1g", 10, false, 1, 10.0, 1001.0);
+    assert_int_equal(ms_sched_job(e.w.s, hi, &in), MS_OK);
+    assert_int_equal(in.state, MS_JOB_RUNNING);
+    assert_int_equal(e.npre, 1);
+    assert_int_equal(e.pre[0].victim, b1);
+    assert_int_equal(e.pre[0].preemptor, hi);
+    assert_int_equal(ms_sched_job(e.w.s, b1, &in), MS_OK);
+    assert_int_equal(in.state, MS_JOB_QUEUED);
+    env_free(&e);
+}
+
 /* Off (the default): the same 4g waits. */
 static void test_default_off(void **state)
 {
@@ -629,6 +663,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_geometry),
         cmocka_unit_test(test_default_off),
+        cmocka_unit_test(test_outranks_head),
         cmocka_unit_test(test_properties),
         cmocka_unit_test(test_grace),
         cmocka_unit_test(test_off_identical),
