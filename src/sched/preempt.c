@@ -44,8 +44,9 @@
  * groups, O(GPUs x instances). The rate limit (at most preempt_rate in any
  * 60 s) is checked before any search. A search that found nothing is not
  * repeated for the same head until something changed (an op, a tenant's
- * usage, an op confirmed) or a running job's grace period ended: the same
- * answer, without asking (test_preempt compares with a scheduler that
+ * usage, an op confirmed), a running job's grace period ended, or a job
+ * past preempt_max_lost_s since its last checkpoint reached its next one
+ * (ms__preempt_until_note): the same answer, without asking (test_preempt compares with a scheduler that
  * always searches).
  */
 #include <math.h>
@@ -248,11 +249,18 @@ static bool anyone(const ms_sched_t *s, const ms__phead_t *h)
     return false;
 }
 
-void ms__preempt_grace_note(const ms_sched_t *s, const ms__phead_t *h, int32_t v, double *until)
+void ms__preempt_until_note(const ms_sched_t *s, const ms__phead_t *h, int32_t v, double *until)
 {
-    double end = s->jobs[v].start_t + s->cfg.preempt_grace_s;
+    const ms__job_t *j = &s->jobs[v];
+    double end = j->start_t + s->cfg.preempt_grace_s, lost;
 
-    if (h->now - s->jobs[v].start_t < s->cfg.preempt_grace_s && end < *until)
+    if (h->now - j->start_t < s->cfg.preempt_grace_s && end < *until)
+        *until = end;
+    /* past the bound on a victim's loss since its last checkpoint: within
+     * it again at its next one */
+    if (s->cfg.preempt_max_lost_s > 0.0 && j->checkpoint > 0.0 && j->state == MS_JOB_RUNNING &&
+        (lost = ms__job_lost(j, h->now)) > s->cfg.preempt_max_lost_s &&
+        (end = h->now - lost + j->checkpoint) < *until)
         *until = end;
 }
 
@@ -389,7 +397,7 @@ static ms_status_t search_gpu(const ms_sched_t *s, const ms__phead_t *h, int gi,
         int32_t v_slot = gpu->inst[i].job;
 
         if (v_slot >= 0 && v_slot < s->njobs)
-            ms__preempt_grace_note(s, h, v_slot, &b->until);
+            ms__preempt_until_note(s, h, v_slot, &b->until);
 
         cand[i].eligible = v_slot >= 0 && ms__preempt_eligible(s, h, v_slot);
         /* the work lost: its run since its start or its last checkpoint

@@ -93,7 +93,7 @@ static void scan_gpu(const ms_sched_t *s, const ms__phead_t *h, int gi, int32_t 
         if (v < 0)
             continue;   /* an idle GI: destroyed for free */
         j = &s->jobs[v];
-        ms__preempt_grace_note(s, h, v, until);
+        ms__preempt_until_note(s, h, v, until);
         if (!ms__preempt_eligible(s, h, v)) {
             g->blocked = true;
         } else if (j->gang > 1) {

@@ -637,9 +637,11 @@ typedef struct ms__phead {
     ms_sched_victim_ok_fn ok;      /* the caller's veto (NULL none) */
     void *ok_ctx;
 } ms__phead_t;
-/* Job v is in its grace period at h->now: lower *until to its end (the
- * moment a search that found nothing may answer otherwise: the memo). */
-void ms__preempt_grace_note(const ms_sched_t *s, const ms__phead_t *h, int32_t v, double *until);
+/* Lower *until to the moment job v may become a victim of h: the end of
+ * its grace period, or, when it would lose more than preempt_max_lost_s,
+ * its next checkpoint (the moment a search that found nothing may answer
+ * otherwise: the memo). */
+void ms__preempt_until_note(const ms_sched_t *s, const ms__phead_t *h, int32_t v, double *until);
 /* May running job v be a victim of h? */
 bool ms__preempt_eligible(const ms_sched_t *s, const ms__phead_t *h, int32_t v);
 /* Do the victims[0..n) together leave every tenant but h's at or above its

@@ -106,6 +106,7 @@ static ms_status_t on_plan(void *ctx, const ms_sched_plan_t *p)
 static bool g_track;   /* env_make: cfg.track_ops */
 
 static double g_max_lost;   /* preempt_max_lost_s of the next env_make */
+static double g_ckpt;       /* checkpoint_s of the jobs submit makes */
 
 static void env_make(env_t *e, const char *node, bool preempt, double grace, int rate,
                      double after)
@@ -169,6 +170,7 @@ static int32_t submit(env_t *e, const char *prof, int prio, bool nopre, int ten,
     rq.tenant = TEN[ten];
     rq.estimate_s = dur;
     rq.duration_s = dur;
+    rq.checkpoint_s = g_ckpt;
     ms_diag_clear(&dg);
     if (ms_sched_submit(e->w.s, &rq, now, &slot, &dg) != MS_OK)
         fail_msg("submit %s: %s", prof, dg.msg);
@@ -491,9 +493,10 @@ static void test_tracked(void **state)
     assert_true(total > 10);
 }
 
-/* A search that found nothing is not repeated until something changed or
- * a grace period ended: the decisions are those of a scheduler that
- * searches every time (test_full_passes), with fewer searches. */
+/* A search that found nothing is not repeated until something changed, a
+ * grace period ended or a job past the loss bound reached its next
+ * checkpoint: the decisions are those of a scheduler that searches every
+ * time (test_full_passes), with fewer searches. */
 static void test_memo_same(void **state)
 {
     static env_t a, b;
@@ -501,16 +504,21 @@ static void test_memo_same(void **state)
     int i;
 
     (void)state;
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 16; i++) {
         wl_t w;
         ms_sched_stats_t st;
 
+        /* the second half: jobs that checkpoint every 60 s and victims
+         * that may lose at most 40 s (one too long since its checkpoint
+         * becomes a victim again at its next one) */
+        g_ckpt = i < 8 ? 0.0 : 60.0;
+        g_max_lost = i < 8 ? 0.0 : 40.0;
         memset(&w, 0, sizeof(w));
         w.seed = 4000 + (uint64_t)i;
         w.n = 160;
         w.preempt = true;
         w.tenants = i % 2 == 1;
-        w.grace = 200.0;
+        w.grace = i < 8 ? 200.0 : 0.0;
         w.rate = 2;
         w.full = true;
         run_wl(&a, &w);
@@ -526,6 +534,8 @@ static void test_memo_same(void **state)
         env_free(&a);
         env_free(&b);
     }
+    g_ckpt = 0.0;
+    g_max_lost = 0.0;
     print_message("victim searches: %ld always, %ld with the memo\n", sa, sb);
     assert_true(sb < sa);
 }
