@@ -30,7 +30,47 @@ static void usage(FILE *f)
         "  --seed S         random seed, any 64-bit integer (default 1)\n"
         "  --model M        GPU model (default A100-40GB)\n"
         "  --profiles LIST  active profile set (default: the classic ones)\n"
+        "  --priority P     every job's priority, -1000000..1000000 (a priority\n"
+        "                   column; default none: 0)\n"
+        "  --checkpoint S   every job saves its progress every S seconds of its run,\n"
+        "                   0.001..1e8 (a checkpoint_s column; default none)\n"
         "  -o FILE          output trace CSV ('-' = stdout)\n");
+}
+
+/* Every job of t at priority prio, saving every ckpt seconds (0: never). */
+static ms_status_t set_reqs(ms_trace_t *t, int32_t prio, double ckpt)
+{
+    size_t i;
+
+    if (t->n > 0 && (t->req = calloc(t->n, sizeof(*t->req))) == NULL)
+        return MS_ENOMEM;
+    for (i = 0; i < t->n; i++) {
+        t->req[i].priority = prio;
+        t->req[i].checkpoint_s = ckpt;
+    }
+    return MS_OK;
+}
+
+/* t into out ('-': stdout); the exit status. */
+static int write_out(const char *out, const ms_trace_t *t)
+{
+    FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    ms_diag_t d;
+    ms_status_t st;
+
+    ms_diag_clear(&d);
+    if (f == NULL) {
+        ms_diag_set(&d, out, 0, NULL, "cannot create the file");
+        return ms_cli_fail("gen-trace", MS_EIO, &d);
+    }
+    st = ms_trace_write(f, t);
+    if (f != stdout && fclose(f) != 0)
+        st = MS_EIO;
+    if (st != MS_OK) {
+        ms_diag_set(&d, out, 0, NULL, "write failed");
+        return ms_cli_fail("gen-trace", st, &d);
+    }
+    return 0;
 }
 
 int ms_cli_gen_trace(int argc, char **argv)
@@ -49,13 +89,15 @@ int ms_cli_gen_trace(int argc, char **argv)
         { "seed", required_argument, NULL, 'S' },
         { "model", required_argument, NULL, 'm' },
         { "profiles", required_argument, NULL, 'p' },
+        { "priority", required_argument, NULL, 'P' },
+        { "checkpoint", required_argument, NULL, 'c' },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *model = "A100-40GB", *profiles = "", *mix = NULL, *out = NULL;
-    long jobs = -1, gpus = 0, seed = 1;
-    double rate = 0, load = 0, mean = 600, lo = 0, hi = 0, sigma = 0;
+    long jobs = -1, gpus = 0, seed = 1, prio = 0;
+    double rate = 0, load = 0, mean = 600, lo = 0, hi = 0, sigma = 0, ckpt = 0;
     bool have_lo = false, have_hi = false;
     int dist = 0, c, rc = 0;
     ms_geom_t *g = NULL;
@@ -64,7 +106,6 @@ int ms_cli_gen_trace(int argc, char **argv)
     double w[MS_MAX_PROFILES];
     ms_diag_t d;
     ms_status_t st;
-    FILE *f;
 
     ms_diag_clear(&d);
     optind = 1;
@@ -96,6 +137,8 @@ int ms_cli_gen_trace(int argc, char **argv)
             break;
         case 'm': model = optarg; break;
         case 'p': profiles = optarg; break;
+        case 'P': ok = ms_cli_opt_long(C, "priority", optarg, -1000000, 1000000, &prio); break;
+        case 'c': ok = ms_cli_opt_double(C, "checkpoint", optarg, 0.001, 1e8, &ckpt); break;
         case 'o': out = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -157,23 +200,14 @@ int ms_cli_gen_trace(int argc, char **argv)
         ms_geom_destroy(g);
         return 2;
     }
+    if (st == MS_OK && (prio != 0 || ckpt > 0))
+        st = set_reqs(t, (int32_t)prio, ckpt);
     if (st != MS_OK) {
+        ms_trace_free(t);
         ms_geom_destroy(g);
         return ms_cli_fail("gen-trace", st, NULL);
     }
-    f = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
-    if (f == NULL) {
-        ms_diag_set(&d, out, 0, NULL, "cannot create the file");
-        rc = ms_cli_fail("gen-trace", MS_EIO, &d);
-    } else {
-        st = ms_trace_write(f, t);
-        if (f != stdout && fclose(f) != 0)
-            st = MS_EIO;
-        if (st != MS_OK) {
-            ms_diag_set(&d, out, 0, NULL, "write failed");
-            rc = ms_cli_fail("gen-trace", st, &d);
-        }
-    }
+    rc = write_out(out, t);
     ms_trace_free(t);
     ms_geom_destroy(g);
     return rc;

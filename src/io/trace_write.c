@@ -2,6 +2,9 @@
  *
  * Numbers are printed in the shortest of %.15g / %.17g that reads back to
  * the same double, so write -> read is exact and the file stays readable.
+ * The optional columns are written when some job has them: gpus (a gang),
+ * priority (not 0), tenant, checkpoint_s (above 0); the other constraints
+ * (mem_gb, model, isolation) are not written.
  */
 #include "migsched/trace.h"
 
@@ -18,16 +21,18 @@ static void fmt_num(char *buf, size_t n, double v)
 ms_status_t ms_trace_write(FILE *f, const ms_trace_t *t)
 {
     size_t i;
-    int gang = 0;
+    bool gang = false, prio = false, ckpt = false;
     bool tenant = t != NULL && t->ntenants > 0 && t->req != NULL;
 
     if (f == NULL || t == NULL)
         return MS_EINVAL;
-    for (i = 0; i < t->n; i++)
-        if (t->jobs[i].gang > 1)
-            gang = 1;
-    if (fprintf(f, "job_id,arrival_s,profile,duration_s%s%s\n", gang ? ",gpus" : "",
-                tenant ? ",tenant" : "") < 0)
+    for (i = 0; i < t->n; i++) {
+        gang |= t->jobs[i].gang > 1;
+        prio |= t->req != NULL && t->req[i].priority != 0;
+        ckpt |= t->req != NULL && t->req[i].checkpoint_s > 0.0;
+    }
+    if (fprintf(f, "job_id,arrival_s,profile,duration_s%s%s%s%s\n", gang ? ",gpus" : "",
+                prio ? ",priority" : "", tenant ? ",tenant" : "", ckpt ? ",checkpoint_s" : "") < 0)
         return MS_EIO;
     for (i = 0; i < t->n; i++) {
         const ms_job_t *j = &t->jobs[i];
@@ -39,10 +44,16 @@ ms_status_t ms_trace_write(FILE *f, const ms_trace_t *t)
                 d);
         if (gang)
             fprintf(f, ",%d", (int)j->gang);
+        if (prio)
+            fprintf(f, ",%d", (int)t->req[i].priority);
         if (tenant) {
             int k = t->req[i].tenant;
 
             fprintf(f, ",%s", k > 0 && k <= t->ntenants ? t->tenants[k - 1] : "");
+        }
+        if (ckpt) {
+            fmt_num(d, sizeof(d), t->req[i].checkpoint_s);
+            fprintf(f, ",%s", t->req[i].checkpoint_s > 0.0 ? d : "");
         }
         fputc('\n', f);
     }

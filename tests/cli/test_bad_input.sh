@@ -87,6 +87,14 @@ expect 2 "jobs.*\[0, 100000000\]" -- "$M" gen-trace --jobs 9223372036854775807 -
 expect 2 "load.*not a decimal number" -- "$M" gen-trace --jobs 5 --load inf --gpus 1 -o "$tmp/x.csv"
 expect 2 "mean.*\[0.001, 1e\+08\]" -- "$M" gen-trace --jobs 5 --rate 1 --mean 1e308 -o "$tmp/x.csv"
 expect 2 "arrivals would pass 1e9 s" -- "$M" gen-trace --jobs 100000 --rate 0.00001 -o "$tmp/x.csv"
+expect 2 "checkpoint.*\[0.001, 1e\+08\]" -- "$M" gen-trace --jobs 5 --rate 1 --checkpoint 0 -o "$tmp/x.csv"
+expect 2 "priority.*\[-1000000, 1000000\]" -- "$M" gen-trace --jobs 5 --rate 1 --priority 1e7 -o "$tmp/x.csv"
+# what they write reads back: every job with the column, simulated with it
+"$M" gen-trace --jobs 50 --rate 0.1 --priority 2 --checkpoint 60 -o "$tmp/ck.csv" >/dev/null || fail "gen-trace --checkpoint"
+head -n1 "$tmp/ck.csv" | grep -qx "job_id,arrival_s,profile,duration_s,priority,checkpoint_s" ||
+    fail "gen-trace --priority --checkpoint header: $(head -n1 "$tmp/ck.csv")"
+[ "$(awk -F, 'NR > 1 && $5 == 2 && $6 == 60' "$tmp/ck.csv" | wc -l)" = 50 ] || fail "gen-trace: not every job has the columns"
+"$M" simulate --trace "$tmp/ck.csv" --gpus 2 --preempt --quiet >/dev/null || fail "the gen-trace --checkpoint trace does not simulate"
 
 # 7. a strict trace reader
 printf '%s\n0,0,7g,100,2\n' "$hdr" >"$tmp/wide.csv"

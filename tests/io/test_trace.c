@@ -287,6 +287,37 @@ static void test_write_roundtrip(void **state)
     ms_trace_free(t2);
     free(buf);
 
+    /* priority, tenant and checkpoint_s survive (the constraints a
+     * written trace keeps: gen-trace --priority/--checkpoint, the zoo's
+     * --traces); a column nobody uses is not written */
+    assert_int_equal(read_str(g, "job_id,arrival_s,profile,duration_s,priority,tenant,checkpoint_s\n"
+                                 "a,0,1g.5gb,10,5,t1,0.1\n"
+                                 "b,1,7g.40gb,20,0,,\n"
+                                 "c,2,2g.10gb,30,-2,t2,300\n", &t, &d), MS_OK);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(ms_trace_write(f, t), MS_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "duration_s,priority,tenant,checkpoint_s\n"));
+    assert_int_equal(read_str(g, buf, &t2, &d), MS_OK);
+    assert_non_null(t2->req);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(t2->req[i].priority, t->req[i].priority);
+        assert_true(t2->req[i].checkpoint_s == t->req[i].checkpoint_s);
+        assert_int_equal(t2->req[i].tenant, t->req[i].tenant);
+    }
+    assert_true(t2->req[0].checkpoint_s == 0.1 && t2->req[1].checkpoint_s == 0.0);
+    assert_int_equal(t2->req[2].priority, -2);
+    ms_trace_free(t);
+    ms_trace_free(t2);
+    free(buf);
+    assert_int_equal(read_str(g, "job_id,arrival_s,profile,duration_s,priority\na,0,1g.5gb,10,0\n", &t, &d), MS_OK);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(ms_trace_write(f, t), MS_OK);
+    fclose(f);
+    assert_string_equal(buf, "job_id,arrival_s,profile,duration_s\na,0,1g.5gb,10\n");
+    ms_trace_free(t);
+    free(buf);
+
     jobs[0].duration = -1;
     assert_int_equal(ms_trace_from_jobs(g, jobs, 2, NULL, &t), MS_EINVAL);
     ms_geom_destroy(g);
