@@ -103,21 +103,26 @@ void svc_ext_refuse(svc_msg_t *m, const char *why)
     m->body = svc_err_body(&err);
 }
 
-double svc_ext_write_deadline(const svc_t *d, double max_s)
+/* The end of this replica's leadership by the daemon's monotonic clock
+ * (the election's clock is the daemon's, kctl_open.c): INFINITY without an
+ * election; 0 before it starts or after it ended. */
+static double leader_until(const svc_t *d)
 {
     const svc_kctl_t *c = atomic_load(&d->kctl);
-    double until = c != NULL ? svc_kctl_leader_until(c) : d->cfg->leader_elect ? 0 : INFINITY;
 
-    return svc_clock_real_deadline(d->clock, until, max_s);
+    return c != NULL ? svc_kctl_leader_until(c) : d->cfg->leader_elect ? 0 : INFINITY;
+}
+
+double svc_ext_write_deadline(const svc_t *d, double max_s)
+{
+    return svc_clock_real_deadline(d->clock, leader_until(d), max_s);
 }
 
 bool svc_ext_serving(const svc_t *d)
 {
-    const svc_kctl_t *c = atomic_load(&d->kctl);
+    double until = leader_until(d);
 
-    if (c == NULL)
-        return !d->cfg->leader_elect;     /* before the election starts or after it ended */
-    return svc_kctl_is_leader(c);
+    return isinf(until) || svc_clock_mono(d->clock) < until;
 }
 
 void svc_ext_reply(svc_msg_t *m, int status, char *body)
