@@ -70,6 +70,21 @@ void svc_kctl_time_format(double t, char *buf, size_t len)
 
 /* --- API helpers ------------------------------------------------------------- */
 
+/* The failpoint stall-before-node-write (c->stall_node): 5 s to an
+ * absolute time between a node write's deadline and its request, so that
+ * a replica frozen (kill -STOP) there goes on at once, as a stale leader,
+ * when continued (tests/k8s/test_e2e_nodecfg_stale.sh). */
+static void stall_before_node_write(const svc_kctl_t *c, const char *method, const char *path)
+{
+    static const char nodes[] = "/api/v1/nodes/";
+
+    if (c->stall_node[0] == '\0' || strcmp(method, "PATCH") != 0 || strncmp(path, nodes, strlen(nodes)) != 0 ||
+        strncmp(path + strlen(nodes), c->stall_node, strlen(c->stall_node)) != 0)
+        return;
+    ms_log("warning", "failpoint stall-before-node-write: the writer sleeps 5 s", json_pack("{s:s}", "path", path));
+    ms_clock_sleep(5.0);
+}
+
 /* A request whose JSON answer is parsed; *status the HTTP status. NULL when
  * no answer came or it is not JSON. */
 json_t *svc_kctl_api_json(svc_kctl_t *c, const char *method, const char *path, json_t *body, double until,
@@ -77,13 +92,14 @@ json_t *svc_kctl_api_json(svc_kctl_t *c, const char *method, const char *path, j
 {
     char err[256], *resp = NULL, *b = NULL;
     json_t *j = NULL;
+    double deadline = svc_clock_real_deadline(c->clock, until, 30.0);
     int rc;
 
     *status = 0;
     if (body && !(b = json_dumps(body, JSON_COMPACT)))
         return NULL;
-    rc = ms_kube_request_by(c->kube, method, path, b, svc_clock_real_deadline(c->clock, until, 30.0), status, &resp,
-                            err, sizeof(err));
+    stall_before_node_write(c, method, path);
+    rc = ms_kube_request_by(c->kube, method, path, b, deadline, status, &resp, err, sizeof(err));
     if (rc == MS_KUBE_LATE) {
         /* a round held up past the leadership (the process paused) */
         ms_log("warn", "write refused: not the leader",

@@ -34,6 +34,10 @@ struct svc_kctl {
     ms_k8s_cfg_t *policy;
     svc_kctl_node_t *own_nodes;
     svc_kctl_layout_t *own_layouts;
+    /* a test's failpoint (MIGSCHEDD_KCTL_FAIL=stall-before-node-write:P,
+     * read at start): a node write to a node named P... sleeps 5 s between
+     * its deadline and its request ("" none) */
+    char stall_node[64];
 };
 
 /* kctl_api.c: a request whose JSON answer is parsed (*status the HTTP

@@ -91,6 +91,12 @@ int svc_kctl_new(const svc_kctl_cfg_t *cfg, ms_kube_t *k, svc_kctl_t **out, char
     c->cfg.ns = c->ns;
     c->cfg.lease = c->lease_name;
     identity(c, cfg);
+    {
+        const char *fail = getenv("MIGSCHEDD_KCTL_FAIL"), *pre = "stall-before-node-write:";
+
+        if (fail != NULL && strncmp(fail, pre, strlen(pre)) == 0)
+            snprintf(c->stall_node, sizeof(c->stall_node), "%s", fail + strlen(pre));
+    }
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     atomic_init(&c->leader_until, 0.0);

@@ -7,14 +7,4 @@
 # MIGSCHED_K8S_SKIP set): counted as skipped, not passed.
 set -u
 cd "$(dirname "$0")/../.."
-out=$(bash tests/k8s/test_e2e_dra_alloc.sh 2>&1)
-rc=$?
-printf '%s\n' "$out"
-# the one-line verdict on the runner's own output too (as test_k8s_node.sh)
-line=$(printf '%s\n' "$out" | grep -E '^k8s dra alloc e2e: ' | tail -n 1)
-[ $rc -eq 0 ] || [ $rc -eq 77 ] || line="k8s dra alloc e2e: FAILED (see $(basename "$0").log)"
-o=/proc/$PPID/fd/1
-if [ -n "$line" ] && { [ -p "$o" ] || [ -c "$o" ]; }; then
-    { printf '%s\n' "$line" >>"$o"; } 2>/dev/null || true
-fi
-exit $rc
+exec bash tests/k8s/hook.sh "$0" "k8s dra alloc e2e" tests/k8s/test_e2e_dra_alloc.sh

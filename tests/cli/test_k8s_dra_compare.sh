@@ -12,13 +12,4 @@ set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
 export MIGSCHEDD=${MIGSCHEDD:-$B/migschedd} MIGSCHED=${MIGSCHED:-$B/migsched}
-out=$(bash tests/k8s/compare_dra.sh --ci 2>&1)
-rc=$?
-printf '%s\n' "$out"
-line=$(printf '%s\n' "$out" | grep -E '^dra comparison' | tail -n 1)
-[ $rc -eq 0 ] || [ $rc -eq 77 ] || line="dra comparison (ci): FAILED (see $(basename "$0").log)"
-o=/proc/$PPID/fd/1
-if [ -n "$line" ] && { [ -p "$o" ] || [ -c "$o" ]; }; then
-    { printf '%s\n' "$line" >>"$o"; } 2>/dev/null || true
-fi
-exit $rc
+exec bash tests/k8s/hook.sh "$0" "dra comparison" tests/k8s/compare_dra.sh --ci

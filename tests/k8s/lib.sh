@@ -279,6 +279,38 @@ ms_e2e_fake_node() {
           \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
 }
 
+# ms_e2e_gpu_operator POLICY LAYOUTS [ARGS...]: the node layout tests'
+# GPU Operator stand-in: `$MIGSCHED k8s-config` writes the mig-parted
+# config of the cluster policy POLICY into $D/kc, its layouts are read into
+# LAYOUTS (JSON: layout -> profile -> count a GPU) and the fake mig-manager
+# (fake_mig_manager.py, ARGS: its options, e.g. --fail NODE:LAYOUT) runs in
+# the background against the harness, logging to $D/mig.jsonl; its pid in
+# MIGMGR_PID.
+ms_e2e_gpu_operator() {
+    local policy=$1 layouts=$2
+    shift 2
+    "$MIGSCHED" k8s-config --policy "$policy" --out "$D/kc" >/dev/null ||
+        fail "k8s-config could not write the mig-parted config"
+    python3 - "$D/kc/mig-parted.yaml" "$layouts" <<'EOF' || fail "the mig-parted config has no layouts the fake can read"
+import json, sys, re
+# a tiny reader of the generated mig-parted config, enough for the fake
+text = open(sys.argv[1]).read()
+out, cur = {}, None
+for line in text.splitlines():
+    m = re.match(r'^  ([A-Za-z0-9_.-]+):\s*$', line)
+    if m:
+        cur = m.group(1); out[cur] = {}; continue
+    m = re.match(r'^\s+"?([0-9]+g\.[0-9a-z.+]+)"?:\s*([0-9]+)\s*$', line)
+    if m and cur:
+        out[cur][m.group(1)] = max(out[cur].get(m.group(1), 0), int(m.group(2)))
+json.dump(out, open(sys.argv[2], "w"))
+assert "training" in out and out["training"], out
+EOF
+    python3 "$MS_K8S_DIR/fake_mig_manager.py" --api "$MS_K8S_API" --token "$MS_K8S_TOKEN" --ca "$MS_K8S_CA" \
+        --layouts "$layouts" --log "$D/mig.jsonl" "$@" >"$D/mig-manager.log" 2>&1 &
+    MIGMGR_PID=$!
+}
+
 # api METHOD PATH [BODY [CONTENT-TYPE]]: a request as the harness's admin.
 ms_e2e_api() {
     curl -sS --max-time 30 --fail-with-body --cacert "$MS_K8S_CA" -H "Authorization: Bearer $MS_K8S_TOKEN" \

@@ -61,28 +61,8 @@ nodes:
   - {name: gpu-1, model: A100-40GB, gpus: 8, layout: inference-peak}
   - {name: gpu-2, model: A100-40GB, gpus: 8, layout: inference-peak}
 EOF
-"$MIGSCHED" k8s-config --policy "$D/policy.yaml" --out "$D/kc" >/dev/null ||
-    fail "k8s-config could not write the mig-parted config"
-python3 - "$D/kc/mig-parted.yaml" "$D/layouts.json" <<'EOF'
-import json, sys, re
-# a tiny reader of the generated mig-parted config, enough for the fake
-text = open(sys.argv[1]).read()
-out, cur = {}, None
-for line in text.splitlines():
-    m = re.match(r'^  ([A-Za-z0-9_.-]+):\s*$', line)
-    if m:
-        cur = m.group(1); out[cur] = {}; continue
-    m = re.match(r'^\s+"?([0-9]+g\.[0-9a-z.+]+)"?:\s*([0-9]+)\s*$', line)
-    if m and cur:
-        out[cur][m.group(1)] = max(out[cur].get(m.group(1), 0), int(m.group(2)))
-json.dump(out, open(sys.argv[2], "w"))
-assert "training" in out and out["training"], out
-EOF
-
-python3 "$here/fake_mig_manager.py" --api "$MS_K8S_API" --token "$MS_K8S_TOKEN" --ca "$MS_K8S_CA" \
-    --layouts "$D/layouts.json" --delay 1 --fail gpu-1:training --log "$D/mig.jsonl" \
-    >"$D/mig-manager.log" 2>&1 &
-pids+=($!)
+ms_e2e_gpu_operator "$D/policy.yaml" "$D/layouts.json" --delay 1 --fail gpu-1:training
+pids+=("$MIGMGR_PID")
 port=$(ms_free_port)
 "$MIGSCHEDD" --listen 127.0.0.1:$port --state-dir "$D/state" --backend sim --node x=1xA100-40GB \
     --kube-api "$MS_K8S_API" --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" \
