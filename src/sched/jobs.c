@@ -210,6 +210,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
     c.gang = req->gang > 1;
     c.node = node;
     c.qhead = c.qtail = -1;
+    c.pf_head = -1;
     for (k = 0; k < s->ncls; k++)
         if (cls_same(&s->cls[k], &c, s->ngroups)) {
             *cls = k;

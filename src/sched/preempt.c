@@ -46,8 +46,9 @@
  * repeated for the same head until something changed (an op, a tenant's
  * usage, an op confirmed), a running job's grace period ended, or a job
  * past preempt_max_lost_s since its last checkpoint reached its next one
- * (ms__preempt_until_note): the same answer, without asking (test_preempt compares with a scheduler that
- * always searches).
+ * (ms__preempt_until_note): the same answer, without asking (each class
+ * keeps its head's: ms__cls_t.pf_*; test_preempt compares with a
+ * scheduler that always searches).
  */
 #include <math.h>
 #include <string.h>
@@ -612,8 +613,8 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     h.reclaim = h.rmodels != 0;
     if (!anyone(s, &h))
         return MS_OK;
-    if (s->pf_head == slot && s->pf_stamp == s->stamp && now < s->pf_until &&
-        s->pf_ops == s->st.ops_done + s->st.ops_failed && !s->test_full_passes)
+    if (c->pf_head == slot && c->pf_stamp == s->stamp && now < c->pf_until &&
+        c->pf_ops == s->st.ops_done + s->st.ops_failed && !s->test_full_passes)
         return MS_OK;   /* the same answer as the last search: nothing changed */
     s->st.preempt_searches++;
     if (h.gang > 1) {
@@ -628,13 +629,15 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     if (st != MS_OK)
         return st;
     if (!found) {
-        s->pf_head = slot;
-        s->pf_stamp = s->stamp;
-        s->pf_ops = s->st.ops_done + s->st.ops_failed;
-        s->pf_until = until;
+        ms__cls_t *memo = &s->cls[h.cls];
+
+        memo->pf_head = slot;
+        memo->pf_stamp = s->stamp;
+        memo->pf_ops = s->st.ops_done + s->st.ops_failed;
+        memo->pf_until = until;
         return MS_OK;
     }
-    s->pf_head = -1;
+    s->cls[h.cls].pf_head = -1;
     st = h.gang > 1 ? take_gang(s, &h, &gb, victims, nvict) : take_one(s, &h, &b, victims, nvict);
     if (st != MS_OK)
         return st;

@@ -405,7 +405,6 @@ ms_status_t ms_sched_create(const ms_sched_cfg_t *cfg, double now, ms_sched_t **
     s->cfg = *cfg;   /* cfg.nodes is the caller's until build_groups copied it */
     ms__sched_ids_init(s);
     s->placing = -1;
-    s->pf_head = -1;
     s->easy_head = -1;
     s->easy_want = -1;
     s->rc_head = -1;

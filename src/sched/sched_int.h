@@ -139,6 +139,16 @@ typedef struct ms__cls {
     int16_t hgang;                 /* the head's gang (per model guarantees) */
     float hmem;                    /* the head's: mem1 x its gang */
     float hmemmin;                 /* the head's: memmin x its gang */
+    /* preemption (preempt.c): its head's last search found nothing; not
+     * repeated for that head while nothing changed (s->stamp: ops, usage;
+     * ops confirmed: a job starting becomes running) before pf_until (a
+     * grace period's end, a checkpoint). Per class: the queue's head and
+     * the heads behind it that may preempt (queue.c's preempts_behind)
+     * each keep theirs */
+    int32_t pf_head;               /* -1: none */
+    long pf_ops;
+    uint64_t pf_stamp;
+    double pf_until;
 } ms__cls_t;
 
 #define MS__BLK_NONE 0             /* offer it */
@@ -353,13 +363,6 @@ struct ms_sched {
     long pc_other;
     double *pre_ring;              /* [preempt_rate] */
     int pre_head, pre_n;
-    /* the last search that found nothing: not repeated for the same head
-     * while nothing changed (s->stamp: ops, usage; ops confirmed: a job
-     * starting becomes running) and no running job's grace ended */
-    int32_t pf_head;               /* -1: none */
-    uint64_t pf_stamp;
-    long pf_ops;
-    double pf_until;
 };
 
 /* --- spec.c ------------------------------------------------------------- */
