@@ -210,7 +210,6 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
     c.gang = req->gang > 1;
     c.node = node;
     c.qhead = c.qtail = -1;
-    c.pf_head = -1;
     for (k = 0; k < s->ncls; k++)
         if (cls_same(&s->cls[k], &c, s->ngroups)) {
             *cls = k;
@@ -219,6 +218,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
     if (s->ncls == s->capcls) {
         int cap = s->capcls ? s->capcls * 2 : 16;
         ms__cls_t *v;
+        ms__pmemo_t *pm;
         int32_t *po, *pd;
 
         /* the pass's kept order grows with the classes (queue.c) */
@@ -228,6 +228,9 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         if ((pd = ms__srealloc(s, s->pdirty, (size_t)cap * sizeof(*pd))) == NULL)
             return MS_ENOMEM;
         s->pdirty = pd;
+        if ((pm = ms__srealloc(s, s->pmemo, (size_t)cap * sizeof(*pm))) == NULL)
+            return MS_ENOMEM;
+        s->pmemo = pm;
         if ((v = ms__srealloc(s, s->cls, (size_t)cap * sizeof(*v))) == NULL)
             return MS_ENOMEM;
         s->cls = v;
@@ -236,6 +239,8 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
     ms__sched_cls_order(s, &c);
     ms__tenant_cls_demand(s, &c);
     s->cls[s->ncls] = c;
+    memset(&s->pmemo[s->ncls], 0, sizeof(s->pmemo[s->ncls]));
+    s->pmemo[s->ncls].head = -1;
     *cls = s->ncls++;
     return MS_OK;
 }

@@ -47,8 +47,8 @@
  * usage, an op confirmed), a running job's grace period ended, or a job
  * past preempt_max_lost_s since its last checkpoint reached its next one
  * (ms__preempt_until_note): the same answer, without asking (each class
- * keeps its head's: ms__cls_t.pf_*; test_preempt compares with a
- * scheduler that always searches).
+ * keeps its head's: s->pmemo; test_preempt compares with a scheduler that
+ * always searches).
  */
 #include <math.h>
 #include <string.h>
@@ -593,6 +593,7 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     choice_t b;
     ms__gpick_t gb;
     ms__phead_t h;
+    ms__pmemo_t *memo;
     bool found;
     double until;
     ms_status_t st;
@@ -613,8 +614,9 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     h.reclaim = h.rmodels != 0;
     if (!anyone(s, &h))
         return MS_OK;
-    if (c->pf_head == slot && c->pf_stamp == s->stamp && now < c->pf_until &&
-        c->pf_ops == s->st.ops_done + s->st.ops_failed && !s->test_full_passes)
+    memo = &s->pmemo[h.cls];
+    if (memo->head == slot && memo->stamp == s->stamp && now < memo->until &&
+        memo->ops == s->st.ops_done + s->st.ops_failed && !s->test_full_passes)
         return MS_OK;   /* the same answer as the last search: nothing changed */
     s->st.preempt_searches++;
     if (h.gang > 1) {
@@ -629,15 +631,13 @@ ms_status_t ms__preempt_try(ms_sched_t *s, int32_t slot, double now, bool *place
     if (st != MS_OK)
         return st;
     if (!found) {
-        ms__cls_t *memo = &s->cls[h.cls];
-
-        memo->pf_head = slot;
-        memo->pf_stamp = s->stamp;
-        memo->pf_ops = s->st.ops_done + s->st.ops_failed;
-        memo->pf_until = until;
+        memo->head = slot;
+        memo->stamp = s->stamp;
+        memo->ops = s->st.ops_done + s->st.ops_failed;
+        memo->until = until;
         return MS_OK;
     }
-    s->cls[h.cls].pf_head = -1;
+    memo->head = -1;
     st = h.gang > 1 ? take_gang(s, &h, &gb, victims, nvict) : take_one(s, &h, &b, victims, nvict);
     if (st != MS_OK)
         return st;

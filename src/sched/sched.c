@@ -142,6 +142,7 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__sfree(s, s->free_slots);
     ms__idmap_fini(&s->ids);
     ms__sfree(s, s->cls);
+    ms__sfree(s, s->pmemo);
     ms__sfree(s, s->pord);
     ms__sfree(s, s->pdirty);
     ms__sfree(s, s->gops);

@@ -139,17 +139,21 @@ typedef struct ms__cls {
     int16_t hgang;                 /* the head's gang (per model guarantees) */
     float hmem;                    /* the head's: mem1 x its gang */
     float hmemmin;                 /* the head's: memmin x its gang */
-    /* preemption (preempt.c): its head's last search found nothing; not
-     * repeated for that head while nothing changed (s->stamp: ops, usage;
-     * ops confirmed: a job starting becomes running) before pf_until (a
-     * grace period's end, a checkpoint). Per class: the queue's head and
-     * the heads behind it that may preempt (queue.c's preempts_behind)
-     * each keep theirs */
-    int32_t pf_head;               /* -1: none */
-    long pf_ops;
-    uint64_t pf_stamp;
-    double pf_until;
 } ms__cls_t;
+
+/* A class's preemption memo (preempt.c; s->pmemo[cls], beside s->cls so
+ * that the pass's class records stay small): its head's last search found
+ * nothing; not repeated for that head while nothing changed (s->stamp:
+ * ops, usage; ops confirmed: a job starting becomes running) before until
+ * (a grace period's end, a checkpoint). Per class: the queue's head and
+ * the heads behind it that may preempt (queue.c's preempts_behind) each
+ * keep theirs. */
+typedef struct ms__pmemo {
+    int32_t head;                  /* -1: none */
+    long ops;
+    uint64_t stamp;
+    double until;
+} ms__pmemo_t;
 
 #define MS__BLK_NONE 0             /* offer it */
 #define MS__BLK_NOFIT 1            /* no candidate group could place it */
@@ -269,6 +273,7 @@ struct ms_sched {
 
     /* classes */
     ms__cls_t *cls;
+    ms__pmemo_t *pmemo;            /* [capcls] */
     int ncls, capcls;
     /* the non-empty classes in head order, kept from pass to pass (queue.c,
      * without tenants or aging): [capcls] each; pdirty lists the classes
