@@ -73,39 +73,37 @@ svc_stop
 # --- a victim that checkpoints runs only what its last checkpoint left ---
 # (docs/tenants.md, "Jobs that checkpoint"): an 8 s 7g saving every 4 s is
 # stopped 4.6-7.9 s into its run (kept 4 s), so its second run is 4 s, not 8
-svc_start "$SVC_TMP/log_ck" --state-dir "$SVC_TMP/s_ck" --node a=1xA100-40GB --op-delay 0 \
-    --preempt --preempt-grace 0
-[ "$(post '{"id":"ck","profile":"7g","duration_s":8,"checkpoint_s":4}')" = 201 ] || fail "ck"
-wait_for is ck running || fail "ck did not run: $(state ck)"
-sleep 4.6
-[ "$(post '{"id":"hi","profile":"1g","duration_s":1,"priority":10}')" = 201 ] || fail "hi (checkpoint)"
-wait_for is hi running || fail "hi did not run: $(state hi)"
-[ "$(state ck)" = queued ] || fail "ck is $(state ck), not preempted"
-for i in 1 2 3 4; do wait_for is ck done && break; done
-is ck done || fail "ck did not end: $(state ck)"
-run=$(curl -sf "$B/v1/jobs/ck" | jq '.ended_at - .started_at')
-python3 -c "import sys; sys.exit(0 if 3.5 < $run < 6.5 else 1)" ||
-    fail "ck's second run took $run s: want the 4 s its checkpoint left (8 s from the start)"
+ck_start() { # ck_start DIR: a daemon on DIR, one A100-40GB, no grace
+    svc_start "$SVC_TMP/log_$1" --state-dir "$SVC_TMP/$1" --node a=1xA100-40GB --op-delay 0 \
+        --preempt --preempt-grace 0
+}
+ck_preempted() { # ck_preempted DIR HI_DURATION: ck runs 4.6 s, then hi stops it
+    ck_start "$1"
+    [ "$(post '{"id":"ck","profile":"7g","duration_s":8,"checkpoint_s":4}')" = 201 ] || fail "ck ($1)"
+    wait_for is ck running || fail "ck did not run ($1): $(state ck)"
+    sleep 4.6
+    [ "$(post '{"id":"hi","profile":"1g","duration_s":'"$2"',"priority":10}')" = 201 ] || fail "hi ($1)"
+    wait_for is ck queued || fail "ck is $(state ck), not preempted ($1)"
+}
+ck_ran_4() { # ck_ran_4 WHAT: ck ends, its last run 4 s (what its checkpoint left)
+    for i in 1 2 3 4 5; do wait_for is ck done && break; done
+    is ck done || fail "ck did not end ($1): $(state ck)"
+    run=$(curl -sf "$B/v1/jobs/ck" | jq '.ended_at - .started_at')
+    python3 -c "import sys; sys.exit(0 if 3.5 < $run < 6.5 else 1)" ||
+        fail "ck's run $1 took $run s: want the 4 s its checkpoint left, not 8"
+}
+ck_preempted s_ck 1
+[ "$(state hi)" = running ] || [ "$(state hi)" = done ] || fail "hi did not run: $(state hi)"
+ck_ran_4 "after its preemption"
 svc_stop
 
 # --- and what it kept survives a crash: kill -9 while the victim waits ----
 # (the kept run is stored with the job; before, a restart ran it whole)
-svc_start "$SVC_TMP/log_ck2" --state-dir "$SVC_TMP/s_ck2" --node a=1xA100-40GB --op-delay 0 \
-    --preempt --preempt-grace 0
-[ "$(post '{"id":"ck","profile":"7g","duration_s":8,"checkpoint_s":4}')" = 201 ] || fail "ck (crash)"
-wait_for is ck running || fail "ck did not run (crash): $(state ck)"
-sleep 4.6
-[ "$(post '{"id":"hi","profile":"1g","duration_s":2,"priority":10}')" = 201 ] || fail "hi (crash)"
-wait_for is ck queued || fail "ck is $(state ck), not preempted (crash)"
+ck_preempted s_ck2 2
 kill -9 "$SVC_PID"
 wait "$SVC_PID" 2>/dev/null
-svc_start "$SVC_TMP/log_ck2" --state-dir "$SVC_TMP/s_ck2" --node a=1xA100-40GB --op-delay 0 \
-    --preempt --preempt-grace 0
-for i in 1 2 3 4 5; do wait_for is ck done && break; done
-is ck done || fail "ck did not end after the restart: $(state ck)"
-run=$(curl -sf "$B/v1/jobs/ck" | jq '.ended_at - .started_at')
-python3 -c "import sys; sys.exit(0 if 3.5 < $run < 6.5 else 1)" ||
-    fail "ck's run after the restart took $run s: want the 4 s its checkpoint left, not 8"
+ck_start s_ck2
+ck_ran_4 "after the restart"
 wait_for check_cluster || fail "backend and view differ after the checkpointing victim's restart"
 svc_stop
 

@@ -279,17 +279,25 @@ ms_e2e_fake_node() {
           \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
 }
 
-# ms_e2e_gpu_operator POLICY LAYOUTS [ARGS...]: the node layout tests'
-# GPU Operator stand-in: `$MIGSCHED k8s-config` writes the mig-parted
-# config of the cluster policy POLICY into $D/kc, its layouts are read into
-# LAYOUTS (JSON: layout -> profile -> count a GPU) and the fake mig-manager
-# (fake_mig_manager.py, ARGS: its options, e.g. --fail NODE:LAYOUT) runs in
-# the background against the harness, logging to $D/mig.jsonl; its pid in
-# MIGMGR_PID.
+# ms_e2e_gpu_operator "NODE..." [ARGS...]: the node layout tests' GPU
+# Operator cluster: each NODE a fake node of 8 A100-40GB in inference-peak
+# (7 x 1g.5gb a GPU), the cluster policy naming them in $D/policy.yaml,
+# `$MIGSCHED k8s-config`'s mig-parted config of it in $D/kc, its layouts
+# read into $D/layouts.json (layout -> profile -> count a GPU), and the
+# fake mig-manager (fake_mig_manager.py, ARGS: its options, e.g. --fail
+# NODE:LAYOUT) in the background against the harness, logging to
+# $D/mig.jsonl; its pid in MIGMGR_PID.
 ms_e2e_gpu_operator() {
-    local policy=$1 layouts=$2
-    shift 2
-    "$MIGSCHED" k8s-config --policy "$policy" --out "$D/kc" >/dev/null ||
+    local nodes=$1 layouts=$D/layouts.json n
+    shift
+    printf '%s\n' "version: v1" "switching:" "  layouts: [inference-peak, balanced, training]" \
+        "  hysteresis: 0" "nodes:" >"$D/policy.yaml"
+    for n in $nodes; do
+        ms_e2e_fake_node "$n" nvidia.com/mig-1g.5gb=56 label:nvidia.com/gpu.count=8 \
+            label:nvidia.com/mig.config=inference-peak label:nvidia.com/mig.config.state=success
+        echo "  - {name: $n, model: A100-40GB, gpus: 8, layout: inference-peak}" >>"$D/policy.yaml"
+    done
+    "$MIGSCHED" k8s-config --policy "$D/policy.yaml" --out "$D/kc" >/dev/null ||
         fail "k8s-config could not write the mig-parted config"
     python3 - "$D/kc/mig-parted.yaml" "$layouts" <<'EOF' || fail "the mig-parted config has no layouts the fake can read"
 import json, sys, re

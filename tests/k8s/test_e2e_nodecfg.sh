@@ -44,24 +44,9 @@ bash "$here/harness.sh" start "$D" >/dev/null
 . "$D/env"
 
 api() { ms_e2e_api "$@"; }
-# 8 A100-40GB each, in inference-peak (7 x 1g.5gb a GPU)
-for n in gpu-0 gpu-1 gpu-2; do
-    ms_e2e_fake_node "$n" nvidia.com/mig-1g.5gb=56 label:nvidia.com/gpu.count=8 \
-        label:nvidia.com/mig.config=inference-peak label:nvidia.com/mig.config.state=success
-done
-
-# The cluster policy: the three nodes are GPU Operator nodes of 8 A100-40GB.
-cat >"$D/policy.yaml" <<'EOF'
-version: v1
-switching:
-  layouts: [inference-peak, balanced, training]
-  hysteresis: 0
-nodes:
-  - {name: gpu-0, model: A100-40GB, gpus: 8, layout: inference-peak}
-  - {name: gpu-1, model: A100-40GB, gpus: 8, layout: inference-peak}
-  - {name: gpu-2, model: A100-40GB, gpus: 8, layout: inference-peak}
-EOF
-ms_e2e_gpu_operator "$D/policy.yaml" "$D/layouts.json" --delay 1 --fail gpu-1:training
+# three GPU Operator nodes of 8 A100-40GB in inference-peak, the policy
+# naming them; mig-manager fails gpu-1's switch to training
+ms_e2e_gpu_operator "gpu-0 gpu-1 gpu-2" --delay 1 --fail gpu-1:training
 pids+=("$MIGMGR_PID")
 port=$(ms_free_port)
 "$MIGSCHEDD" --listen 127.0.0.1:$port --state-dir "$D/state" --backend sim --node x=1xA100-40GB \

@@ -39,20 +39,7 @@ t0=$(date +%s)
 bash "$here/harness.sh" start "$D" >/dev/null
 . "$D/env"
 api() { ms_e2e_api "$@"; }
-for n in gpu-0 gpu-1; do
-    ms_e2e_fake_node "$n" nvidia.com/mig-1g.5gb=56 label:nvidia.com/gpu.count=8 \
-        label:nvidia.com/mig.config=inference-peak label:nvidia.com/mig.config.state=success
-done
-cat >"$D/policy.yaml" <<'EOF'
-version: v1
-switching:
-  layouts: [inference-peak, balanced, training]
-  hysteresis: 0
-nodes:
-  - {name: gpu-0, model: A100-40GB, gpus: 8, layout: inference-peak}
-  - {name: gpu-1, model: A100-40GB, gpus: 8, layout: inference-peak}
-EOF
-ms_e2e_gpu_operator "$D/policy.yaml" "$D/layouts.json" --delay 1
+ms_e2e_gpu_operator "gpu-0 gpu-1" --delay 1
 
 replica() { # replica NAME [ENV=VALUE...]
     local name=$1

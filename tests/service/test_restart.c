@@ -89,6 +89,16 @@ static int instances_of(fx_t *f, const char *job)
     return k;
 }
 
+/* Submit body (job id): it waits. */
+static void submit_queued(fx_t *f, const char *body, const char *id)
+{
+    svc_msg_t *m = fx_submit_msg(body);
+
+    fx_batch(f, &m, 1);
+    svc_msg_free(m);
+    assert_int_equal(fx_state(f, id), MS_JOB_QUEUED);
+}
+
 static bool in_sync(fx_t *f)
 {
     svc_msg_t *m = fx_msg(SVC_M_CLUSTER, NULL);
@@ -217,17 +227,13 @@ static void test_job_that_no_longer_fits_fails(void **state)
 {
     fx_t f;
     char dir[64];
-    svc_msg_t *m;
     svc_job_t *j;
 
     (void)state;
     fx_setup(&f, NODE, "best-fit", NULL);
     fx_start(&f);
     assert_int_equal(fx_run(&f, "{\"id\":\"g1\",\"profile\":\"7g.40gb\",\"gang\":2}"), MS_JOB_RUNNING);
-    m = fx_submit_msg("{\"id\":\"g2\",\"profile\":\"7g.40gb\",\"gang\":2}");
-    fx_batch(&f, &m, 1);
-    svc_msg_free(m);
-    assert_int_equal(fx_state(&f, "g2"), MS_JOB_QUEUED);
+    submit_queued(&f, "{\"id\":\"g2\",\"profile\":\"7g.40gb\",\"gang\":2}", "g2");
     snprintf(dir, sizeof(dir), "%s", f.dir);
     fx_stop(&f);
     {
@@ -394,17 +400,13 @@ static void test_wait_and_kept_run_restored(void **state)
     char dir[64];
     svc_job_t *j;
     ms_sched_job_info_t in;
-    svc_msg_t *m;
 
     (void)state;
     fx_setup(&f, NODE, "best-fit", NULL);
     fx_start(&f);
     assert_int_equal(fx_run(&f, "{\"id\":\"r1\",\"profile\":\"7g.40gb\"}"), MS_JOB_RUNNING);
     assert_int_equal(fx_run(&f, "{\"id\":\"r2\",\"profile\":\"7g.40gb\"}"), MS_JOB_RUNNING);
-    m = fx_submit_msg("{\"id\":\"q\",\"profile\":\"7g.40gb\",\"checkpoint_s\":60}");
-    fx_batch(&f, &m, 1);
-    svc_msg_free(m);
-    assert_int_equal(fx_state(&f, "q"), MS_JOB_QUEUED);
+    submit_queued(&f, "{\"id\":\"q\",\"profile\":\"7g.40gb\",\"checkpoint_s\":60}", "q");
     snprintf(dir, sizeof(dir), "%s", f.dir);
     fx_stop(&f);
     /* as a preemption leaves it (tests/cli/test_service_preempt.sh writes
