@@ -21,7 +21,11 @@
 #     (kube-scheduler retries on the deletion) and team-a's usage is 3 again;
 #  5. the label overrides the namespace: a team-c pod labelled team-a stays
 #     Pending (team-a is at its limit), a team-a pod labelled team-b is
-#     bound, and their jobs carry those tenants.
+#     bound, and their jobs carry those tenants;
+#  6. the annotation migsched.io/checkpoint-s (docs/kubernetes.md,
+#     "Preemption"), as kube-scheduler hands the pod to the extender: "300"
+#     is bound, its job's request has checkpoint_s 300; "often" stays
+#     Pending with the annotation named in its PodScheduled condition.
 # Prints "k8s tenants e2e: skipped (REASON)" and exits 77 (the suite's skip) when the binaries cannot be
 # built here (Go < 1.26 or no module proxy) or MIGSCHED_K8S_SKIP is set.
 # MS_K8S_KEEP=1 keeps the harness dir (logs) for a look.
@@ -62,11 +66,12 @@ for ns in team-a team-b team-c; do
     api POST /api/v1/namespaces "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$ns\"}}" >/dev/null
 done
 
-pod() { # pod NS NAME [TENANT-LABEL]: a pod of one mig-1g.5gb
-    local labels=
+pod() { # pod NS NAME [TENANT-LABEL [CHECKPOINT-ANNOTATION]]: a pod of one mig-1g.5gb
+    local labels= ann=
     [ -z "${3:-}" ] || labels=",\"labels\":{\"migsched.io/tenant\":\"$3\"}"
+    [ -z "${4:-}" ] || ann=",\"annotations\":{\"migsched.io/checkpoint-s\":\"$4\"}"
     api POST "/api/v1/namespaces/$1/pods" "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",
-      \"metadata\":{\"name\":\"$2\"$labels},
+      \"metadata\":{\"name\":\"$2\"$labels$ann},
       \"spec\":{\"schedulerName\":\"migsched\",\"containers\":[{\"name\":\"c\",
         \"resources\":{\"limits\":{\"migsched.io/mig-1g.5gb\":\"1\"}},\"image\":\"registry.invalid/none\"}]}}" >/dev/null
 }
@@ -183,6 +188,22 @@ tenants
 [ "$(tf team-a usage_slices)" = 3 ] && [ "$(tf team-b usage_slices)" = 2 ] && [ "$(tf default usage_slices)" = 1 ] ||
     fail "/v1/tenants with the labelled pods: not team-a 3, team-b 2, default 1: $(cat "$D/tenants.json")"
 echo "5. label migsched.io/tenant over the namespace: team-c/c-as-a held as team-a's, team-a/a-as-b bound as team-b's"
+
+# --- 6. the checkpoint annotation reaches the job -----------------------
+pod team-b b-ck "" 300
+pod team-b b-bad "" often
+wait_bound 30 team-b b-ck
+job=$(pq team-b b-ck job)
+ck=$(curl -sf "$MS/v1/jobs/$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["request"].get("checkpoint_s"))')
+[ "$ck" = 300.0 ] || fail "team-b/b-ck (checkpoint-s 300): its job $job has checkpoint_s '$ck'"
+for ((i = 0; i < 20; i++)); do
+    [ -z "$(pq team-b b-bad node)" ] || fail "team-b/b-bad (checkpoint-s often) was bound"
+    pq team-b b-bad why | grep -q "migsched.io/checkpoint-s must be seconds" && break
+    sleep 0.5
+done
+why=$(pq team-b b-bad why)
+echo "$why" | grep -q "migsched.io/checkpoint-s must be seconds" || fail "team-b/b-bad's PodScheduled message: '$why'"
+echo "6. checkpoint-s 300 reached b-ck's job; 'often' kept b-bad Pending: $why"
 
 kill -TERM "$MSPID"; wait "$MSPID" || fail "migschedd exited with $? after SIGTERM"
 MSPID=
