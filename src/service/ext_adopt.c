@@ -7,6 +7,10 @@
  * plays the node's agent and creates them. A pod that cannot be adopted is
  * logged and skipped. What no pod claimed is then held in the view
  * (own.c: destroyed only after --unowned-grace, another owner's never).
+ * Last, the pods the old leader's filter turned down are nudged
+ * (nudge_waiting): what it promised them (an eviction under way, room
+ * about to free) may never come, and kube-scheduler keeps them until a
+ * cluster event or five minutes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +251,47 @@ fail:
     return why;
 }
 
+#define TAKEOVER_NUDGES 256   /* at most, a takeover: one write each */
+
+/* The pending pods whose PodScheduled condition carries our filter's
+ * reason ("migsched: ..."): each is nudged (migsched.io/retry), so that
+ * kube-scheduler asks this leader. The old leader may have answered "being
+ * evicted" for evictions it never sent (it lost the Lease before them:
+ * tests/k8s/test_e2e_stale_evict.sh), or "no room now" before room freed
+ * that it would have nudged for. How many were queued. */
+static int nudge_waiting(svc_t *d, json_t *pods)
+{
+    json_t *pod, *c;
+    size_t i, k;
+    int n = 0;
+
+    json_array_foreach(pods, i, pod) {
+        json_t *md = json_object_get(pod, "metadata"), *status = json_object_get(pod, "status");
+        const char *nn = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+        const char *ns = json_string_value(json_object_get(md, "namespace"));
+        const char *name = json_string_value(json_object_get(md, "name"));
+        char path[1200];
+        bool ours = false;
+
+        if ((nn != NULL && nn[0] != '\0') || json_object_get(md, "deletionTimestamp") != NULL)
+            continue;
+        json_array_foreach(json_object_get(status, "conditions"), k, c) {
+            const char *type = json_string_value(json_object_get(c, "type"));
+            const char *st = json_string_value(json_object_get(c, "status"));
+            const char *msg = json_string_value(json_object_get(c, "message"));
+
+            ours |= type != NULL && strcmp(type, "PodScheduled") == 0 && st != NULL && strcmp(st, "False") == 0 &&
+                    msg != NULL && strstr(msg, "migsched: ") != NULL;
+        }
+        if (!ours || n == TAKEOVER_NUDGES || ns == NULL || name == NULL ||
+            !svc_ext_pod_path(ns, name, "", path, sizeof(path)))
+            continue;
+        n += svc_ext_nudge_when_leading(d, path, json_string_value(json_object_get(md, "uid")), SVC_EXT_RETRY,
+                           "a new leader took over");
+    }
+    return n;
+}
+
 void svc_ext_h_adopt(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
 {
     json_t *pod;
@@ -288,6 +333,7 @@ void svc_ext_h_adopt(svc_t *d, svc_msg_t *m, ext_msg_t *e, double now)
     free(inv);
     e->ok = failed == 0;
     e->gpu = adopted;
-    ms_log("info", "took over bound pods", json_pack("{s:i, s:i}", "adopted", adopted, "failed", failed));
+    ms_log("info", "took over bound pods",
+           json_pack("{s:i, s:i, s:i}", "adopted", adopted, "failed", failed, "nudged", nudge_waiting(d, e->pods)));
     svc_ext_reply(m, 200, strdup("{}"));
 }

@@ -18,10 +18,13 @@ int svc_ext_kube_open(svc_t *d)
     if (!d->cfg->kube)
         return 0;
     {
-        const char *fail = getenv("MIGSCHEDD_EXT_FAIL"), *pre = "stall-before-binding:";
+        const char *fail = getenv("MIGSCHEDD_EXT_FAIL"), *bind = "stall-before-binding:",
+                   *evict = "stall-before-eviction:";
 
-        if (fail != NULL && strncmp(fail, pre, strlen(pre)) == 0)
-            snprintf(d->ext_stall_bind, sizeof(d->ext_stall_bind), "%s", fail + strlen(pre));
+        if (fail != NULL && strncmp(fail, bind, strlen(bind)) == 0)
+            snprintf(d->ext_stall_bind, sizeof(d->ext_stall_bind), "%s", fail + strlen(bind));
+        if (fail != NULL && strncmp(fail, evict, strlen(evict)) == 0)
+            snprintf(d->ext_stall_evict, sizeof(d->ext_stall_evict), "%s", fail + strlen(evict));
     }
     memset(&kc, 0, sizeof(kc));
     kc.api = d->cfg->kube_api;

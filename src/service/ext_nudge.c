@@ -40,7 +40,14 @@ typedef struct nudge {
     svc_qlink_t link;
     char path[1200];               /* the pod's */
     char *patch;
+    bool when_leading;             /* queued by a takeover, before the leadership starts */
 } nudge_t;
+
+/* A takeover's nudges are queued before this replica serves (kctl sets
+ * the leadership when the takeover returns): each waits this long at
+ * most for it, then is dropped as any nudge of a replica that does not
+ * lead. */
+#define LEAD_WAIT_S 2.0
 
 static void nudge_free(nudge_t *n)
 {
@@ -48,7 +55,8 @@ static void nudge_free(nudge_t *n)
     free(n);
 }
 
-bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *key, const char *why)
+static bool queue_nudge(svc_t *d, const char *path, const char *uid, const char *key, const char *why,
+                        bool when_leading)
 {
     nudge_t *n;
     char stamp[48], value[160];
@@ -70,9 +78,35 @@ bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *key,
     n->patch = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     snprintf(n->path, sizeof(n->path), "%s", path);
+    n->when_leading = when_leading;
     if (n->patch == NULL || svc_queue_push(&d->ext->nudges, &n->link) != 0) {
         nudge_free(n);
         return false;
+    }
+    return true;
+}
+
+bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *key, const char *why)
+{
+    return queue_nudge(d, path, uid, key, why, false);
+}
+
+bool svc_ext_nudge_when_leading(svc_t *d, const char *path, const char *uid, const char *key, const char *why)
+{
+    return queue_nudge(d, path, uid, key, why, true);
+}
+
+/* May the nudge thread write n now? A takeover's waits (LEAD_WAIT_S at
+ * most, in short naps) for the leadership its takeover is about to give. */
+static bool may_write(svc_t *d, const nudge_t *n)
+{
+    double until = ms_clock_mono() + LEAD_WAIT_S;
+    struct timespec nap = { 0, 20 * 1000 * 1000 };
+
+    while (!svc_ext_serving(d)) {
+        if (!n->when_leading || ms_clock_mono() >= until)
+            return false;
+        nanosleep(&nap, NULL);
     }
     return true;
 }
@@ -88,7 +122,7 @@ static void *nudger_main(void *arg)
         long status = 0;
 
         /* 404, 409, 422: the pod is gone, or another pod has its name (the uid) */
-        if (svc_ext_serving(d) &&
+        if (may_write(d, n) &&
             (ms_kube_request_within(d->kube, "PATCH", n->path, n->patch, CALL_MS, &status, &resp, err,
                                     sizeof(err)) != 0 ||
              (status != 200 && status != 404 && status != 409 && status != 422)))

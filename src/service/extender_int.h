@@ -198,6 +198,9 @@ void svc_ext_evict(svc_t *d, ext_msg_t *e);
  * svc_ext_free), so the loop may nudge before the thread starts and after
  * it stopped. */
 bool svc_ext_nudge(svc_t *d, const char *path, const char *uid, const char *key, const char *why);
+/* The same for a takeover, which queues before its leadership starts: the
+ * nudge waits for it (a short while) instead of being dropped. */
+bool svc_ext_nudge_when_leading(svc_t *d, const char *path, const char *uid, const char *key, const char *why);
 #define SVC_EXT_PREEMPT_RETRY "migsched.io/preempt-retry"   /* a preemptor's */
 #define SVC_EXT_RETRY "migsched.io/retry"                   /* room freed */
 /* ext_loop.c (the loop): room freed outside a filter (a pod gone or

@@ -563,11 +563,14 @@ typedef struct svc {
     struct svc_kctl *_Atomic kctl; /* kctl.h; NULL none; stored whole by main, read by all */
     struct svc_ext_watch *watch;   /* the pod watch (ext_kube.c); NULL none */
     struct svc_ext_workers *workers;   /* the extender's worker pool (ext_worker.c) */
-    /* a test's failpoint, MIGSCHEDD_EXT_FAIL=stall-before-binding:PREFIX
-     * (set by main at start-up, read by the workers): a bind of a pod
-     * whose name starts with PREFIX sleeps 5 s between choosing its
-     * Binding's deadline and sending it (tests/k8s/test_e2e_stale_bind.sh) */
+    /* a test's failpoints, MIGSCHEDD_EXT_FAIL=stall-before-binding:PREFIX
+     * or stall-before-eviction:PREFIX (set by main at start-up, read by
+     * the workers): a bind of a pod, or an eviction (not a dry run) of a
+     * victim, whose name starts with PREFIX sleeps 5 s between choosing
+     * its request's deadline and sending it (tests/k8s/
+     * test_e2e_stale_bind.sh, test_e2e_stale_evict.sh) */
     char ext_stall_bind[32];
+    char ext_stall_evict[32];
     svc_ghealth_t *health;         /* [GPUs] the loop's (gpuhealth.c); NULL: all healthy */
     long unhealthy;                /* GPUs unhealthy now (the loop's) */
     struct svc_dra *dra;           /* --dra mode (dra.h); NULL otherwise */
