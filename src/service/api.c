@@ -377,6 +377,10 @@ void svc_job_render(ms_jtext_t *t, const char *id, const char *body, const svc_j
     time_or_null(t, v->start_t);
     ms_jtext_raw(t, ",\"ended_at\":");
     time_or_null(t, v->end_t);
+    if (v->kept_s > 0) {   /* a job that checkpoints, preempted: what it will not run again */
+        ms_jtext_raw(t, ",\"kept_s\":");
+        ms_jtext_real(t, v->kept_s);
+    }
     if (whole) {
         const char *ten;
         size_t nten;

@@ -61,6 +61,7 @@ void svc_jview_now(const svc_job_t *j, svc_jview_t *v)
     v->submit_t = j->submit_t;
     v->start_t = j->start_t;
     v->end_t = j->end_t;
+    v->kept_s = j->kept_s;
     v->place = j->place;
     v->reason = (char *)(uintptr_t)j->reason;   /* borrowed: read only */
     v->resolved = NULL;

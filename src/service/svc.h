@@ -158,6 +158,7 @@ typedef struct svc_place {
 typedef struct svc_jview {
     int state;
     double submit_t, start_t, end_t;
+    double kept_s;                 /* the run its checkpoints kept over its preemptions */
     svc_place_t place;
     char *reason;                  /* NULL when none; owned */
     char *resolved;                /* POST's reply only: what the request resolves

@@ -84,6 +84,9 @@ ck_preempted() { # ck_preempted DIR HI_DURATION: ck runs 4.6 s, then hi stops it
     sleep 4.6
     [ "$(post '{"id":"hi","profile":"1g","duration_s":'"$2"',"priority":10}')" = 201 ] || fail "hi ($1)"
     wait_for is ck queued || fail "ck is $(state ck), not preempted ($1)"
+    kept=$(curl -sf "$B/v1/jobs/ck" | jq '.kept_s')
+    python3 -c "import sys; sys.exit(0 if 3.9 < $kept < 4.1 else 1)" ||
+        fail "ck's kept_s is $kept while it waits ($1): want 4 (its checkpoint at 4 s)"
 }
 ck_ran_4() { # ck_ran_4 WHAT: ck ends, its last run 4 s (what its checkpoint left)
     for i in 1 2 3 4 5; do wait_for is ck done && break; done

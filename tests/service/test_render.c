@@ -344,6 +344,7 @@ static void test_job_text(void **state)
     v.state = MS_JOB_RUNNING;
     v.submit_t = 1764612345.25;
     v.start_t = 1764612346.5;
+    v.kept_s = 0.1 + 299.9;   /* not exact in binary: written as jansson writes it */
     v.reason = (char *)(uintptr_t)"placed \"after\" a\nmove";
     v.place.node = 0;
     snprintf(v.place.node_name, sizeof(v.place.node_name), "%s", "a");
@@ -360,6 +361,7 @@ static void test_job_text(void **state)
     assert_true(json_real_value(json_object_get(o, "submitted_at")) == v.submit_t);
     assert_true(json_real_value(json_object_get(o, "started_at")) == v.start_t);
     assert_true(json_is_null(json_object_get(o, "ended_at")));
+    assert_true(json_real_value(json_object_get(o, "kept_s")) == v.kept_s);
     want = json_loads(canon, 0, &je);
     assert_true(json_equal(json_object_get(o, "request"), want));
     assert_true(json_equal(json_object_get(o, "labels"), json_object_get(want, "labels")));
@@ -387,6 +389,7 @@ static void test_job_text(void **state)
     assert_null(json_object_get(o, "labels"));
     assert_null(json_object_get(o, "reason"));
     assert_null(json_object_get(o, "placement"));
+    assert_null(json_object_get(o, "kept_s"));   /* none kept: not written */
     json_decref(o);
     free(text);
     free(id);
