@@ -40,13 +40,15 @@ typedef struct nudge {
     svc_qlink_t link;
     char path[1200];               /* the pod's */
     char *patch;
-    bool when_leading;             /* queued by a takeover, before the leadership starts */
+    double lead_by;                /* a takeover's, queued before the leadership starts:
+                                    * written once it starts, if by then (real monotonic
+                                    * clock); 0 for the others */
 } nudge_t;
 
 /* A takeover's nudges are queued before this replica serves (kctl sets
- * the leadership when the takeover returns): each waits this long at
- * most for it, then is dropped as any nudge of a replica that does not
- * lead. */
+ * the leadership when the takeover returns): they wait this long from
+ * their queueing for it, all together, then are dropped as any nudge of a
+ * replica that does not lead. */
 #define LEAD_WAIT_S 2.0
 
 static void nudge_free(nudge_t *n)
@@ -78,7 +80,7 @@ static bool queue_nudge(svc_t *d, const char *path, const char *uid, const char 
     n->patch = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     snprintf(n->path, sizeof(n->path), "%s", path);
-    n->when_leading = when_leading;
+    n->lead_by = when_leading ? ms_clock_mono() + LEAD_WAIT_S : 0.0;
     if (n->patch == NULL || svc_queue_push(&d->ext->nudges, &n->link) != 0) {
         nudge_free(n);
         return false;
@@ -96,15 +98,15 @@ bool svc_ext_nudge_when_leading(svc_t *d, const char *path, const char *uid, con
     return queue_nudge(d, path, uid, key, why, true);
 }
 
-/* May the nudge thread write n now? A takeover's waits (LEAD_WAIT_S at
- * most, in short naps) for the leadership its takeover is about to give. */
+/* May the nudge thread write n now? A takeover's waits (until its
+ * lead_by, in short naps) for the leadership its takeover is about to
+ * give. */
 static bool may_write(svc_t *d, const nudge_t *n)
 {
-    double until = ms_clock_mono() + LEAD_WAIT_S;
     struct timespec nap = { 0, 20 * 1000 * 1000 };
 
     while (!svc_ext_serving(d)) {
-        if (!n->when_leading || ms_clock_mono() >= until)
+        if (ms_clock_mono() >= n->lead_by)
             return false;
         nanosleep(&nap, NULL);
     }
