@@ -10,6 +10,8 @@
 #
 # Usage: scripts/dra-stream-sim.sh [SEEDS [PODS]]   (default 40 seeds of 80 pods)
 #   MIGSCHED=path   the binary (default build/migsched)
+#   INTERVAL=S      a pod every S seconds instead of 0.4 (a lighter stream:
+#                   the same pods and holds, arrivals spread out)
 # Prints one Markdown row per variant: the mean wait by size over every
 # pod of every seed. A benchmark of decisions: nothing here fails on them.
 set -eu
@@ -17,16 +19,17 @@ cd "$(dirname "$0")/.."
 SEEDS=${1:-40}
 PODS=${2:-80}
 M=${MIGSCHED:-build/migsched}
+IV=${INTERVAL:-0.4}
 [ -x "$M" ] || { echo "no $M (make all)" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/migsched-dra-sim.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # the streams, as compare_dra.py draws them; PRIO=1: 7g priority 2, 4g 1
-python3 - "$tmp" "$SEEDS" "$PODS" <<'PY'
+python3 - "$tmp" "$SEEDS" "$PODS" "$IV" <<'PY'
 import os, sys
 sys.path.insert(0, "tests/k8s")
 import compare_dra
-d, seeds, pods = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, seeds, pods, iv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 for s in range(1, seeds + 1):
     for prio in (0, 1):
         with open(os.path.join(d, "s%d.p%d.csv" % (s, prio)), "w") as f:
@@ -35,7 +38,7 @@ for s in range(1, seeds + 1):
                 size = prof.split(".")[0]
                 model = compare_dra.PROF[prof][0]
                 p = {"7g": 2, "4g": 1}.get(size, 0) if prio else 0
-                f.write("%s,%.3f,%s,%.3f,%s,%d\n" % (name, at, size, dur, model, p))
+                f.write("%s,%.3f,%s,%.3f,%s,%d\n" % (name, at / 0.4 * iv, size, dur, model, p))
 PY
 
 variant() { # LABEL PRIO simulate-options...
