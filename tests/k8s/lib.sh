@@ -279,6 +279,73 @@ ms_e2e_fake_node() {
           \"message\":\"API object only, no kubelet\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
 }
 
+# ms_e2e_logged NAME MSG [KEY=VALUE | KEY]: of replica NAME's log
+# ($D/migschedd-NAME.log, JSON lines), the number of lines whose msg is MSG
+# (and whose KEY is VALUE); with a bare KEY, each such line's KEY instead.
+ms_e2e_logged() {
+    python3 - "$D/migschedd-$1.log" "$2" "${3:-}" <<'PY'
+import json, sys
+path, msg, sel = sys.argv[1:4]
+key, _, want = sel.partition("=")
+n = 0
+for line in open(path):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    if o.get("msg") != msg:
+        continue
+    if key and not _:
+        print(o.get(key, "-"))
+    elif not key or str(o.get(key)) == want:
+        n += 1
+if not key or _:
+    print(n)
+PY
+}
+
+# The stale-leader tests of the extender (test_e2e_stale_bind.sh,
+# test_e2e_stale_evict.sh): two replicas behind the readiness-routing
+# stand-in for a Service. ms_e2e_proxied_plane: the control plane in $D
+# whose extender is the proxy, started; the ports in pe (proxy), pa and pb
+# (replicas a and b), the proxy's pid in pid_px.
+ms_e2e_proxied_plane() {
+    pe=$(ms_free_port) pa=$(ms_free_port) pb=$(ms_free_port)
+    MS_K8S_EXTENDER_URL=http://127.0.0.1:$pe/extender bash "$MS_K8S_DIR/harness.sh" start "$D" >/dev/null
+    . "$D/env"
+    python3 "$MS_K8S_DIR/leader_proxy.py" --listen "$pe" --backend "$pa" --backend "$pb" >"$D/proxy.log" 2>&1 &
+    pid_px=$!
+}
+# ms_e2e_replica NAME PORT [ENV=VALUE...] [-- OPTION...]: a replica on
+# PORT (sim backend, node-0 of one A100-40GB, the harness's extender
+# identity, --leader-elect on the Lease migsched/migschedd of 4 s, and each
+# OPTION) with ENV; its log $D/migschedd-NAME.log, its pid in pid_NAME.
+ms_e2e_replica() {
+    local name=$1 port=$2 envs=()
+    shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+    [ $# -eq 0 ] || shift
+    env POD_NAME="migschedd-$name" "${envs[@]}" "$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/state-$name" \
+        --backend sim --op-delay 0.001 --node node-0=1xA100-40GB --kube-api "$MS_K8S_API" \
+        --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" --extender-ttl 10 \
+        --leader-elect --lease migsched/migschedd --lease-duration 4 "$@" 2>"$D/migschedd-$name.log" &
+    eval "pid_$name=$!"
+}
+ms_e2e_ready() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$1/readyz" || true; }
+# ms_e2e_leader_and_standby ENV=VALUE [-- OPTION...]: replica a (with
+# ENV, its failpoint) on pa until it leads, then b on pb, a standby (its
+# /readyz 503); both with each OPTION.
+ms_e2e_leader_and_standby() {
+    local fail=$1 i
+    shift
+    ms_e2e_replica a "$pa" "$fail" "$@"
+    for i in $(seq 1 100); do [ "$(ms_e2e_ready "$pa")" = 200 ] && break; sleep 0.2; done
+    [ "$(ms_e2e_ready "$pa")" = 200 ] || fail "replica a never became the leader"
+    ms_e2e_replica b "$pb" "$@"
+    for i in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$pb/healthz" && break; sleep 0.1; done
+    [ "$(ms_e2e_ready "$pb")" = 503 ] || fail "the standby's /readyz is $(ms_e2e_ready "$pb"), want 503"
+}
+
 # ms_e2e_gpu_operator "NODE..." [ARGS...]: the node layout tests' GPU
 # Operator cluster: each NODE a fake node of 8 A100-40GB in inference-peak
 # (7 x 1g.5gb a GPU), the cluster policy naming them in $D/policy.yaml,

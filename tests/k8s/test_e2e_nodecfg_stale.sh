@@ -41,33 +41,17 @@ bash "$here/harness.sh" start "$D" >/dev/null
 api() { ms_e2e_api "$@"; }
 ms_e2e_gpu_operator "gpu-0 gpu-1" --delay 1
 
-replica() { # replica NAME [ENV=VALUE...]
+replica() { # replica NAME [ENV=VALUE...]: ms_e2e_replica with the cluster policy's options
     local name=$1
     shift
-    env POD_NAME="migschedd-$name" "$@" "$MIGSCHEDD" --listen "127.0.0.1:$(ms_free_port)" \
-        --state-dir "$D/state-$name" --backend sim --node x=1xA100-40GB --kube-api "$MS_K8S_API" \
-        --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" --k8s-policy "$D/policy.yaml" \
-        --leader-elect --lease migsched/migschedd --lease-duration 4 --layout-period 1 --layout-hysteresis 0 \
-        --layout-drain-timeout 600 --layout-apply-timeout 30 2>"$D/migschedd-$name.log" &
-    eval "pid_$name=$!"
+    ms_e2e_replica "$name" "$(ms_free_port)" "$@" -- --k8s-policy "$D/policy.yaml" --layout-period 1 \
+        --layout-hysteresis 0 --layout-drain-timeout 600 --layout-apply-timeout 30
 }
 holder() {
     api GET /apis/coordination.k8s.io/v1/namespaces/migsched/leases/migschedd 2>/dev/null |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"].get("holderIdentity", ""))' 2>/dev/null || true
 }
-count() { # count NAME MSG [KEY=VALUE]: lines of the replica's log with msg MSG (and KEY's VALUE)
-    python3 - "$D/migschedd-$1.log" "$2" "${3:-}" <<'EOF'
-import json, sys
-n, kv = 0, sys.argv[3].split("=", 1) if sys.argv[3] else None
-for line in open(sys.argv[1]):
-    try:
-        o = json.loads(line)
-    except ValueError:
-        continue
-    n += o.get("msg") == sys.argv[2] and (kv is None or str(o.get(kv[0])) == kv[1])
-print(n)
-EOF
-}
+count() { ms_e2e_logged "$@"; }   # count NAME MSG [KEY=VALUE]: lines with MSG (and KEY VALUE)
 node_state() { # the node's mig.config label and whether it is cordoned
     api GET "/api/v1/nodes/$1" | python3 -c 'import json,sys
 n = json.load(sys.stdin)

@@ -34,41 +34,11 @@ pid_a= pid_b= pid_px=
 cleanup() { ms_e2e_finish $? "$D" "$pid_a $pid_b $pid_px" "migschedd-a migschedd-b kube-scheduler"; }
 trap cleanup EXIT
 t0=$(date +%s)
-pe=$(ms_free_port) pa=$(ms_free_port) pb=$(ms_free_port)
-MS_K8S_EXTENDER_URL=http://127.0.0.1:$pe/extender bash "$here/harness.sh" start "$D" >/dev/null
-. "$D/env"
-python3 "$here/leader_proxy.py" --listen "$pe" --backend "$pa" --backend "$pb" >"$D/proxy.log" 2>&1 &
-pid_px=$!
+ms_e2e_proxied_plane
 api() { ms_e2e_api "$@"; }
-replica() { # replica NAME PORT [ENV=VALUE...]
-    local name=$1 port=$2
-    shift 2
-    env POD_NAME="migschedd-$name" "$@" "$MIGSCHEDD" --listen "127.0.0.1:$port" --state-dir "$D/state-$name" \
-        --backend sim --op-delay 0.001 --node node-0=1xA100-40GB --kube-api "$MS_K8S_API" \
-        --kube-token-file "$D/pki/extender.token" --kube-ca "$MS_K8S_CA" --extender-ttl 10 \
-        --leader-elect --lease migsched/migschedd --lease-duration 4 2>"$D/migschedd-$name.log" &
-    eval "pid_$name=$!"
-}
-ready() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$1/readyz" || true; }
-logged() { # logged NAME MSG POD: the replica's log has MSG for POD
-    python3 - "$D/migschedd-$1.log" "$2" "$3" <<'EOF'
-import json, sys
-n = 0
-for line in open(sys.argv[1]):
-    try:
-        o = json.loads(line)
-    except ValueError:
-        continue
-    n += o.get("msg") == sys.argv[2] and o.get("pod") == sys.argv[3]
-print(n)
-EOF
-}
-replica a "$pa" MIGSCHEDD_EXT_FAIL=stall-before-binding:stale-
-for i in $(seq 1 100); do [ "$(ready "$pa")" = 200 ] && break; sleep 0.2; done
-[ "$(ready "$pa")" = 200 ] || fail "replica a never became the leader"
-replica b "$pb"
-for i in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$pb/healthz" && break; sleep 0.1; done
-[ "$(ready "$pb")" = 503 ] || fail "the standby's /readyz is $(ready "$pb"), want 503"
+ready() { ms_e2e_ready "$@"; }
+logged() { ms_e2e_logged "$1" "$2" "pod=$3"; }   # logged NAME MSG POD: lines with MSG for POD
+ms_e2e_leader_and_standby MIGSCHEDD_EXT_FAIL=stall-before-binding:stale-
 ms_e2e_fake_node node-0 mig-1g.5gb=7 mig-2g.10gb=3 mig-3g.20gb=2 mig-7g.40gb=1
 echo "control plane, leader a and standby b up in $(( $(date +%s) - t0 )) s"
 
