@@ -180,18 +180,6 @@ static json_t *bind_annotations(const char *job_id, const ext_msg_t *q)
 /* What a Binding's POST came to. */
 typedef enum { BIND_DONE, BIND_REFUSED, BIND_UNKNOWN } bind_outcome_t;
 
-/* The failpoint stall-before-binding (svc_t.ext_stall_bind): 5 s to an
- * absolute time on the monotonic clock, so that a replica frozen (kill
- * -STOP) in it goes on at once when continued, as a stale leader. */
-static void stall_before_binding(const svc_t *d, const svc_ext_bind_t *b)
-{
-    if (d->ext_stall_bind[0] == '\0' || strncmp(b->name, d->ext_stall_bind, strlen(d->ext_stall_bind)) != 0)
-        return;
-    ms_log("warning", "failpoint stall-before-binding: the bind sleeps 5 s",
-           json_pack("{s:s,s:s}", "pod", b->name, "namespace", b->ns));
-    ms_clock_sleep(5.0);
-}
-
 /* 3. The Binding, carrying the annotations (the API server writes them
  * with spec.nodeName in one update of the pod); why is set unless DONE.
  * An answer that does not say the write failed (none at all: a timeout or
@@ -227,7 +215,7 @@ static bind_outcome_t post_binding(svc_t *d, const svc_ext_bind_t *b, const char
      * have outlasted the leadership checked when the bind came in), even
      * if this thread is held up from here to the transfer */
     deadline = svc_ext_write_deadline(d, 30.0);
-    stall_before_binding(d, b);
+    svc_ext_stall(d->ext_stall_bind, b->name, b->ns, "failpoint stall-before-binding: the bind sleeps 5 s");
     if ((rq = ms_kube_request_by(d->kube, "POST", path, body, deadline, &hs, &resp, err, sizeof(err))) != 0)
         hs = 0;   /* no answer */
     if (rq == MS_KUBE_LATE) {

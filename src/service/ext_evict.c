@@ -49,12 +49,8 @@ static long evict_one(svc_t *d, const ext_victim_t *v, bool dry)
         return 0;
     /* not sent once this replica's leadership has ended (as 0: no answer) */
     deadline = svc_ext_write_deadline(d, CALL_MS * 1e-3);
-    if (!dry && d->ext_stall_evict[0] != '\0' && strncmp(v->name, d->ext_stall_evict, strlen(d->ext_stall_evict)) == 0) {
-        /* a test's failpoint (svc_t.ext_stall_evict) */
-        ms_log("warning", "failpoint stall-before-eviction: the eviction sleeps 5 s",
-               json_pack("{s:s,s:s}", "pod", v->name, "namespace", v->ns));
-        ms_clock_sleep(5.0);
-    }
+    if (!dry)
+        svc_ext_stall(d->ext_stall_evict, v->name, v->ns, "failpoint stall-before-eviction: the eviction sleeps 5 s");
     rc = ms_kube_request_by(d->kube, "POST", path, body, deadline, &status, &resp, err, sizeof(err));
     if (rc == MS_KUBE_LATE)
         ms_log("warn", "eviction not sent: this replica's leadership ended before it",

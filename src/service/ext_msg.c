@@ -118,6 +118,14 @@ double svc_ext_write_deadline(const svc_t *d, double max_s)
     return svc_clock_real_deadline(d->clock, leader_until(d), max_s);
 }
 
+void svc_ext_stall(const char *prefix, const char *name, const char *ns, const char *msg)
+{
+    if (prefix[0] == '\0' || strncmp(name, prefix, strlen(prefix)) != 0)
+        return;
+    ms_log("warning", msg, json_pack("{s:s,s:s}", "pod", name, "namespace", ns));
+    ms_clock_sleep(5.0);
+}
+
 bool svc_ext_serving(const svc_t *d)
 {
     double until = leader_until(d);

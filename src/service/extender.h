@@ -162,6 +162,12 @@ bool svc_ext_serving(const svc_t *d);
  * max_s from now; now when it does not lead (ms_kube_request_by then
  * sends nothing). */
 double svc_ext_write_deadline(const svc_t *d, double max_s);
+/* A test's failpoint between a leader write's deadline and its request
+ * (svc_t.ext_stall_bind, ext_stall_evict): when pod name starts with
+ * prefix (not ""), says msg and sleeps 5 s to an absolute time on the
+ * monotonic clock, so that a replica frozen (kill -STOP) in it goes on at
+ * once when continued, as a stale leader. */
+void svc_ext_stall(const char *prefix, const char *name, const char *ns, const char *msg);
 /* Is m an extender read (answered before the batch's writes)? */
 bool svc_ext_is_read(const svc_msg_t *m);
 /* Would m place a pod anew (filter, bind: refused while the store cannot
