@@ -203,6 +203,13 @@ static bool preempted(svc_t *d, svc_job_t *j)
     return true;
 }
 
+double svc_job_sim_run(const svc_t *d, const svc_job_t *j)
+{
+    double run = j->req.duration_s / d->cfg->time_scale - j->kept_s;
+
+    return run > 0 ? run : 0;
+}
+
 void svc_job_sync(svc_t *d, svc_job_t *j, double now)
 {
     bool fresh = j->seq == 0, changed;
@@ -230,11 +237,7 @@ void svc_job_sync(svc_t *d, svc_job_t *j, double now)
         j->counted_wait = true;
     }
     if (j->state == MS_JOB_RUNNING && j->finish_at == 0 && j->req.duration_s > 0) {
-        /* a sim job's run; after a preemption, what its checkpoints left
-         * (the scheduler counts them in the daemon's seconds) */
-        double run = j->req.duration_s / d->cfg->time_scale - j->kept_s;
-
-        j->finish_at = now + (run > 0 ? run : 0);
+        j->finish_at = now + svc_job_sim_run(d, j);
         svc_ends_set(d, j, j->finish_at);
     }
     if (j->state == MS_JOB_QUEUED)

@@ -116,9 +116,7 @@ int svc_own_adopt(svc_t *d, svc_job_t *j, const ms_binst_t *inst, int n, double 
     }
     svc_loop_mark(d, j);
     if (j->req.duration_s > 0) {
-        double run = j->req.duration_s / d->cfg->time_scale - j->kept_s;   /* what its checkpoints left */
-
-        j->finish_at = j->start_t + (run > 0 ? run : 0);
+        j->finish_at = j->start_t + svc_job_sim_run(d, j);
         svc_ends_set(d, j, j->finish_at);
     }
     return 0;

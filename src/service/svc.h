@@ -645,6 +645,10 @@ void svc_loop_mark(svc_t *d, svc_job_t *j);
 /* Publish j's view after the next commit. */
 void svc_loop_topub(svc_t *d, svc_job_t *j);
 void svc_job_sync(svc_t *d, svc_job_t *j, double now);
+/* A sim job's run from its start (duration_s > 0): its duration in the
+ * daemon's seconds, less what its checkpoints kept over its preemptions
+ * (the scheduler counts them in the daemon's seconds); never below 0. */
+double svc_job_sim_run(const svc_t *d, const svc_job_t *j);
 void svc_sync_dirty(svc_t *d, double now);
 /* What a scheduler call about j changed (its plans' jobs are marked by the
  * staging); logs an unexpected status. */
