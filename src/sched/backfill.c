@@ -159,6 +159,49 @@ static inline int first_free(const ms__grp_t *gr, int k, uint16_t occ)
     return -1;
 }
 
+/* ms__easy_gpu_free_at for a profile with one legal start (a 7g; a 4g on
+ * an A100), without the sort: its slices km are free once the last job on
+ * them ends (the latest end among the instances that overlap km), unless
+ * a kept GI lies on them: then only a kept GI of k itself hosts it (it
+ * can only be at km), at its job's end. The suffix walk's answer, bit for
+ * bit. O(instances); most blocked heads are of these profiles. */
+static double free_at_one_start(const ms_sched_t *s, const ms__grp_t *gr, int l, int k,
+                                double now, uint16_t *mask)
+{
+    const ms_gpu_t *gpu = &gr->c->gpus[l];
+    uint16_t km = gr->smask[k][0], perm = 0;
+    double best = INFINITY, last = -INFINITY;
+    bool over = false;
+    int i;
+
+    for (i = 0; i < gpu->ninst; i++) {
+        const ms_inst_t *in = &gpu->inst[i];
+        uint16_t im = in->start >= 0 ? gr->pmask[in->prof][in->start] : 0;
+
+        if (in->start >= 0 && (gr->persist[l] >> in->start & 1u)) {
+            double t = in->job >= 0 ? job_end(s, in->job, now) : now;
+
+            perm = (uint16_t)(perm | im);
+            if (in->prof == k && t < best) {
+                best = t;
+                *mask = im;
+            }
+            continue;
+        }
+        if (in->job >= 0 && (im & km) != 0) {
+            double e = job_end(s, in->job, now);
+
+            if (!over || e > last)
+                last = e;
+            over = true;
+        }
+    }
+    if ((km & perm) != 0)
+        return best;   /* kept GIs on its slices: one of k itself, or never */
+    *mask = km;
+    return over ? last : now;
+}
+
 /* gpu_free_at_ref's answer, bit for bit, with the masks from the group's
  * table and the occupancy of the instances after each one as suffix ORs
  * (O(n) instead of O(n^2) and no call per start): the trackers evaluate a
@@ -174,6 +217,8 @@ double ms__easy_gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int
 
     if (gr->c->share != MS_SHARE_MIG)
         return gpu_free_at_ref(s, gr, l, k, now, mask);
+    if (gr->nstarts[k] == 1)
+        return free_at_one_start(s, gr, l, k, now, mask);
     for (i = 0; i < gpu->ninst; i++) {
         const ms_inst_t *in = &gpu->inst[i];
         uint16_t im = in->start >= 0 ? gr->pmask[in->prof][in->start] : 0;

@@ -14,9 +14,12 @@
  *     (a descent of the tree);
  *   - else the first leaf with the smallest value, at that value;
  * over the head's groups in their candidate order, the first group winning
- * ties. The chosen leaf is then evaluated once more at the real now, which
- * gives the scan's time and slices exactly (jobs past their estimate end
- * together at now, so the slices at a time <= now depend on now).
+ * ties. When that time is now, the chosen leaf is evaluated once more at
+ * the real now, which gives the scan's time and slices exactly (jobs past
+ * their estimate end together at now, so the slices at a time <= now
+ * depend on now); a time ahead of now, and its slices, kept with the leaf,
+ * are the scan's already (in a deep queue, most reservations: one GPU
+ * evaluation an event fewer, issue 25).
  *
  * A leaf changes only when its GPU does: every op goes through
  * ms__sched_cluster_op, which marks the GPU's leaves in every tracker of
@@ -32,14 +35,14 @@
 
 #include "sched/sched_int.h"
 
-/* Leaf i's value from the group's current state. */
-static double leaf_value(ms_sched_t *s, const ms__grp_t *gr, const ms__rtrack_t *t, int i)
+/* Leaf i's value from the group's current state (and, for a profile, its
+ * slices then in t->lmask[i]). */
+static double leaf_value(ms_sched_t *s, const ms__grp_t *gr, ms__rtrack_t *t, int i)
 {
     s->st.resv_evals++;
     if (t->key >= 0) {
-        uint16_t mask;
-
-        return ms__easy_gpu_free_at(s, gr, i, t->key, -INFINITY, &mask);
+        t->lmask[i] = 0xffffu;
+        return ms__easy_gpu_free_at(s, gr, i, t->key, -INFINITY, &t->lmask[i]);
     } else {
         int gang = -t->key, lo = i * gr->gpn, n = gr->ngpus - lo, a, b;
         double e[64];
@@ -90,6 +93,7 @@ static void track_free(const ms_sched_t *s, ms__rtrack_t *t)
     ms__sfree(s, t->tree);
     ms__sfree(s, t->dirty);
     ms__sfree(s, t->mark);
+    ms__sfree(s, t->lmask);
 }
 
 void ms__resv_fini(ms_sched_t *s)
@@ -130,7 +134,8 @@ static ms_status_t track_get(ms_sched_t *s, int gi, int key, ms__rtrack_t **out)
     t->tree = ms__salloc(s, 2 * (size_t)size * sizeof(*t->tree));
     t->dirty = ms__salloc(s, (size_t)t->nleaf * sizeof(*t->dirty));
     t->mark = ms__scalloc(s, (size_t)t->nleaf, 1);
-    if (t->tree == NULL || t->dirty == NULL || t->mark == NULL) {
+    t->lmask = ms__salloc(s, (size_t)t->nleaf * sizeof(*t->lmask));
+    if (t->tree == NULL || t->dirty == NULL || t->mark == NULL || t->lmask == NULL) {
         track_free(s, t);
         return MS_ENOMEM;
     }
@@ -139,6 +144,7 @@ static ms_status_t track_get(ms_sched_t *s, int gi, int key, ms__rtrack_t **out)
     for (i = size - 1; i >= 1; i--)
         t->tree[i] = t->tree[2 * i] < t->tree[2 * i + 1] ? t->tree[2 * i] : t->tree[2 * i + 1];
     gr->ntrk++;
+    gr->touched1 = 0;   /* the new tracker has no marks yet */
     *out = t;
     return MS_OK;
 }
@@ -149,6 +155,9 @@ void ms__resv_touch(ms_sched_t *s, int gi, int l)
     int i;
 
     s->rc_touched = ++s->stamp;
+    if (gr->touched1 == l + 1)
+        return;   /* marked in every tracker already (issue 25) */
+    gr->touched1 = l + 1;
     for (i = 0; i < gr->ntrk; i++) {
         ms__rtrack_t *t = &gr->trk[i];
         int leaf = t->key >= 0 ? l : l / gr->gpn;
@@ -161,8 +170,10 @@ void ms__resv_touch(ms_sched_t *s, int gi, int l)
 }
 
 /* Bring the marked leaves up to date. */
-static void track_sync(ms_sched_t *s, const ms__grp_t *gr, ms__rtrack_t *t)
+static void track_sync(ms_sched_t *s, ms__grp_t *gr, ms__rtrack_t *t)
 {
+    if (t->ndirty > 0)
+        gr->touched1 = 0;   /* its marks go: the next touch marks again */
     while (t->ndirty > 0) {
         int leaf = t->dirty[--t->ndirty];
 
@@ -219,15 +230,22 @@ ms_status_t ms__easy_reserve(ms_sched_t *s, int32_t head, double now)
         return MS_OK;   /* no GPU can ever host it under its kept GIs */
     leaf = tree_first_le(t[win], best);
     /* the scan's answer on that leaf at the real now: its time and slices */
-    best = INFINITY;
     if (j->gang > 1) {
+        best = INFINITY;
         ms__easy_gang_node(s, c->order[win], leaf, j->gang, now, &best, s->easy_gpu + s->easy_cap);
     } else {
         const ms__grp_t *gr = &s->grp[c->order[win]];
-        uint16_t mask = 0xffffu;
+        uint16_t mask = t[win]->lmask[leaf];
 
-        s->st.resv_evals++;
-        best = ms__easy_gpu_free_at(s, gr, leaf, c->prof[c->order[win]], now, &mask);
+        if (!(best > now)) {
+            /* at or before now: the jobs past their estimate end together
+             * at now, which decides the slices; a time ahead of now is the
+             * same at -inf and at now, slices and all (the ends after now
+             * keep their order, and those before it all come first) */
+            s->st.resv_evals++;
+            mask = 0xffffu;
+            best = ms__easy_gpu_free_at(s, gr, leaf, c->prof[c->order[win]], now, &mask);
+        }
         s->easy_n = 1;
         s->easy_gpu[0] = gr->l2g[leaf];
         s->easy_mask[0] = mask;

@@ -60,6 +60,9 @@ typedef struct ms__rtrack {
     double *tree;                  /* [2 * size]: leaf i at size + i, INFINITY past nleaf */
     int32_t *dirty;                /* [nleaf] leaves to recompute */
     uint8_t *mark;                 /* [nleaf] in dirty */
+    uint16_t *lmask;               /* [nleaf] a profile's slices at its leaf's time
+                                    * (single-GPU trackers; the time's own when it
+                                    * is ahead of now: resv.c) */
     int ndirty;
 } ms__rtrack_t;
 
@@ -91,6 +94,9 @@ typedef struct ms__grp {
     uint64_t fit_at[MS_MAX_PROFILES];
     ms__rtrack_t *trk;             /* [ntrk] EASY trackers, made on first use */
     int ntrk;
+    int touched1;                  /* 1 + the GPU last marked in every tracker,
+                                    * none synced or made since (0: none); an
+                                    * event's ops mostly touch one GPU in a row */
     /* memory slices of each profile at each start, and each profile's legal
      * starts in order with their slices (EASY, without calls per start) */
     uint16_t pmask[MS_MAX_PROFILES][MS_MAX_WIDTH];
