@@ -56,6 +56,10 @@ typedef struct ms_cluster {
     ms_index_t *index;         /* NULL in scan mode */
     uint64_t version;          /* changes with every op applied: a policy may
                                 * keep an answer while it is the same */
+    uint64_t freed;            /* changes with every op that may free room
+                                * (STOP, DESTROY, MOVE): an answer that only
+                                * more room could change stands while it is
+                                * the same */
 } ms_cluster_t;
 
 typedef struct ms_cluster_cfg {

@@ -187,6 +187,7 @@ ms_status_t ms_cluster_apply_op(ms_cluster_t *c, const ms_op_t *op)
     if (!gpu_ok(c, op->gpu))
         return MS_ESTATE;
     c->version++;
+    c->freed += op->kind == MS_OP_STOP || op->kind == MS_OP_DESTROY || op->kind == MS_OP_MOVE;
     gpu = &c->gpus[op->gpu];
     switch (op->kind) {
     case MS_OP_CREATE:

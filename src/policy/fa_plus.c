@@ -221,6 +221,7 @@ static void fp_destroy(void *self)
     free(f->feas);
     free(f->fits);
     free(f->busy);
+    free(f->fragp);
     free(f->after);
     free(f->fv_of);
     free(f->fv_state);
@@ -251,6 +252,7 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
     f->feas = malloc((size_t)f->ns * (size_t)f->np);
     f->fits = calloc((size_t)f->ns, sizeof(*f->fits));
     f->busy = malloc((size_t)f->ns);
+    f->fragp = calloc((size_t)f->ns, sizeof(*f->fragp));
     f->width = ms_geom_width(g);
     f->after = malloc((size_t)f->np * (size_t)f->ns * (size_t)f->width * sizeof(*f->after));
     f->fv_of = malloc((size_t)f->ns * sizeof(*f->fv_of));
@@ -258,7 +260,7 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
     f->fv_cap = malloc((size_t)f->ns * sizeof(*f->fv_cap));
     f->hi = malloc(3 * (size_t)f->ns * sizeof(*f->hi));
     f->none_prof = -1;
-    if (f->ring == NULL || f->feas == NULL || f->fits == NULL || f->busy == NULL ||
+    if (f->ring == NULL || f->feas == NULL || f->fits == NULL || f->busy == NULL || f->fragp == NULL ||
         f->after == NULL || f->fv_of == NULL || f->fv_state == NULL || f->fv_cap == NULL ||
         f->hi == NULL) {
         fp_destroy(f);
@@ -270,12 +272,19 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
 
             if (ms_state_fit(g, (ms_state_t)s, k) != 0)
                 f->fits[s] = (uint16_t)(f->fits[s] | 1u << k);
+            if (ms_frag_ideal(g, (ms_state_t)s, k) > 0)
+                f->fragp[s] = (uint16_t)(f->fragp[s] | 1u << k);
             for (w = 0; w < f->width; w++)
                 f->after[((size_t)k * (size_t)f->ns + (size_t)s) * (size_t)f->width + (size_t)w] =
                     ms_state_place(g, (ms_state_t)s, k, w);
         }
     for (s = 0; s < f->ns; s++)
         f->busy[s] = (uint8_t)ms_state_compute(g, (ms_state_t)s);
+    for (k = 0; k < f->np; k++) {
+        f->starts[k] = ms_geom_profile(g, k)->start_mask;
+        for (s = 0; s < f->width && s < MS_MAX_WIDTH; s++)
+            f->pmask[k][s] = ms_geom_profile_mask(g, k, s);
+    }
     for (k = 0; k < 3; k++)
         for (s = 0; s < f->ns; s++)
             f->hi[(size_t)k * (size_t)f->ns + (size_t)s] = key_hi(f, k, (ms_state_t)s);

@@ -30,15 +30,21 @@ typedef struct ms__faplus {
     uint16_t *fv_state;            /* [nfv] a state with that vector */
     double *fv_cap;                /* [nfv] its Cap for w */
     uint16_t *fits;                /* [ns] bit p: profile p fits state s */
+    uint16_t *fragp;               /* [ns] bit p: p's slices free in s but cut (ideal > 0) */
+    uint16_t pmask[MS_MAX_PROFILES][MS_MAX_WIDTH];   /* slices of profile p at each start */
+    uint16_t starts[MS_MAX_PROFILES];                /* profile p's legal starts */
     uint8_t *busy;                 /* [ns] busy compute of state s */
     uint64_t *hi;                  /* [3 * ns] class and busy bits of s's key per rank mode */
     ms_state_t *after;             /* [np * ns * width] state s after k at st */
     int width;
     /* make_room found no plan at all (no move, whatever its cost) for
-     * profile none_prof on the cluster at none_version with the weights
-     * none_ver: the same inputs find none again */
-    uint64_t none_version, none_ver;
+     * profile none_prof with the weights none_ver, and no op has freed
+     * room since (the cluster's `freed` was none_freed): placements alone
+     * only take room, so it is not searched again until one frees some
+     * (issue 25: a blocked head is retried when an event could unblock it) */
+    uint64_t none_freed, none_ver;
     int none_prof;
+    uint64_t searches;             /* make_room searches made (the tests count them) */
     double cap[MS_MAX_STATES];     /* Cap(s) for w */
     double negcap[MS_MAX_STATES];  /* -Cap(s): the relayout cost (lower better) */
     ms_rank_t rank[MS_MAX_PROFILES];

@@ -371,20 +371,22 @@ static double move_cost(const faplus_t *f, const ms_cluster_t *c, int d)
  * are cut into instances, so it is not kept per state. */
 static int min_removals(const faplus_t *f, const ms_cluster_t *c, int h, int k)
 {
-    const ms_geom_t *g = f->geom;
     const ms_gpu_t *gp = &c->gpus[h];
+    uint16_t m[MS_MAX_INST];
     unsigned sub;
-    int best = MS_MAX_INST, i;
+    int best = MS_MAX_INST, i, n = 0;
 
-    for (sub = ms_geom_profile(g, k)->start_mask; sub != 0 && best > 0; sub &= sub - 1) {
-        uint16_t km = ms_geom_profile_mask(g, k, __builtin_ctz(sub));
-        int n = 0;
+    for (i = 0; i < gp->ninst; i++)
+        if (gp->inst[i].start >= 0 && gp->inst[i].job >= 0)
+            m[n++] = f->pmask[gp->inst[i].prof][gp->inst[i].start];
+    for (sub = f->starts[k]; sub != 0 && best > 0; sub &= sub - 1) {
+        uint16_t km = f->pmask[k][__builtin_ctz(sub)];
+        int cnt = 0;
 
-        for (i = 0; i < gp->ninst; i++)
-            n += gp->inst[i].start >= 0 && gp->inst[i].job >= 0 &&
-                 (ms_geom_profile_mask(g, gp->inst[i].prof, gp->inst[i].start) & km) != 0;
-        if (n < best)
-            best = n;
+        for (i = 0; i < n; i++)
+            cnt += (m[i] & km) != 0;
+        if (cnt < best)
+            best = cnt;
     }
     return best;
 }
@@ -532,8 +534,9 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
      * its p99 wait by up to 31% under EASY). */
     if (f->waiting > f->cfg.room_queue_max && now - j->arrival < f->cfg.pass_bound_s)
         return MS_ENOFIT;
-    if (f->none_prof == j->prof && f->none_version == c->version && f->none_ver == f->ver)
+    if (f->none_prof == j->prof && f->none_freed == c->freed && f->none_ver == f->ver)
         return MS_ENOFIT;   /* nothing to find, as the last time */
+    f->searches++;
     /* the states in use, ascending: as a walk over every state that skips
      * those no GPU is in; evictions need a GPU with room for some profile
      * (on a saturated cluster often none: then nothing more is counted) */
@@ -563,7 +566,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
         if (f->busy[s] == 0)   /* (an empty GPU has nothing to move) */
             continue;
         /* re-laid in place only if k's slices are free but cut */
-        frag = ms_frag_ideal(f->geom, (ms_state_t)s, j->prof) > 0;
+        frag = (f->fragp[s] >> j->prof) & 1u;
         /* an eviction needs a GPU but h with room (before loading h's
          * jobs), and each job moved takes a GPU of its own: no more jobs
          * than GPUs other than h with room for any profile */
@@ -592,7 +595,7 @@ ms_status_t ms__faplus_make_room(void *self, const ms_cluster_t *c, const ms_job
     }
     if (intra->gpu < 0 && !have_ev) {
         f->none_prof = j->prof;
-        f->none_version = c->version;
+        f->none_freed = c->freed;
         f->none_ver = f->ver;
     }
     /* a move within a GPU adds no neighbour: it costs the pause alone */

@@ -8,6 +8,7 @@
 #include "migsched/rng.h"
 #include "migsched/sim.h"
 #include "migsched/trace.h"
+#include "policy/fa_plus_int.h"
 
 typedef struct segs {
     ms_segment_t v[64];
@@ -263,6 +264,63 @@ static void test_make_room_own_gpus(void **state)
     }
 }
 
+/* A search that found nothing is not made again while ops only take room
+ * (issue 25: retried when an event could unblock it). GPU 0 (4g@0) is the
+ * only GPU with room and GPU 2's two jobs need two: no plan, one search;
+ * a 1g placed on GPU 0 (CREATE + START) searches nothing; once the 1g of
+ * the full GPU 3 ends (STOP + DESTROY), the search is made and finds GPU
+ * 2's 1g a place there and its 2g one on GPU 0. */
+static void test_make_room_waits_for_room(void **state)
+{
+    fp_t p = fp_new(4, NULL);
+    const ms__faplus_t *f = p.self;
+    ms_plan_t plan;
+    ms_job_t big = pt_job(9, pt_prof(p.g, "7g"));
+    ms_op_t op;
+    int gpus[1], n, q, moves = 0;
+    uint64_t searched;
+
+    (void)state;
+    big.duration = 1000.0;
+    p.ops->on_arrival(p.self, &big);
+    pt_run(p.c, 0, "4g", 0, 1);
+    pt_run(p.c, 1, "7g", 0, 2);
+    pt_run(p.c, 2, "1g", 0, 3);
+    pt_run(p.c, 2, "2g", 2, 4);
+    pt_run(p.c, 3, "4g", 0, 5);
+    pt_run(p.c, 3, "2g", 4, 6);
+    pt_run(p.c, 3, "1g", 6, 7);
+    ms_plan_init(&plan);
+    searched = f->searches;
+    assert_int_equal(p.ops->make_room(p.self, p.c, &big, 0.0, &plan), MS_ENOFIT);
+    assert_int_equal(f->searches, searched + 1);
+    assert_int_equal(p.ops->make_room(p.self, p.c, &big, 0.0, &plan), MS_ENOFIT);
+    pt_run(p.c, 0, "1g", 6, 8);
+    assert_int_equal(p.ops->make_room(p.self, p.c, &big, 0.0, &plan), MS_ENOFIT);
+    assert_int_equal(f->searches, searched + 1);
+    pt_stop(p.c, 7, gpus, &n);
+    assert_int_equal(n, 1);
+    memset(&op, 0, sizeof(op));
+    op.kind = MS_OP_DESTROY;
+    op.gpu = 3;
+    op.start = 6;
+    op.prof = (int8_t)pt_prof(p.g, "1g");
+    op.from_gpu = op.from_start = -1;
+    assert_int_equal(ms_cluster_apply_op(p.c, &op), MS_OK);
+    assert_int_equal(p.ops->make_room(p.self, p.c, &big, 0.0, &plan), MS_OK);
+    assert_int_equal(f->searches, searched + 2);
+    for (q = 0; q < plan.n; q++) {
+        if (plan.ops[q].kind != MS_OP_MOVE)
+            continue;
+        moves++;
+        assert_int_equal(plan.ops[q].from_gpu, 2);
+        assert_int_equal(plan.ops[q].gpu, plan.ops[q].job == 3 ? 3 : 0);
+    }
+    assert_int_equal(moves, 2);
+    ms_plan_fini(&plan);
+    fp_free(&p);
+}
+
 /* make_room inside one GPU: 1g@1 and 1g@5 leave no room for a 4g (needs
  * slices 0-3) nor a 3g at 4; re-laying one 1g makes room without another GPU. */
 static void test_make_room_intra(void **state)
@@ -385,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_small_jobs_keep_empty_gpus),
         cmocka_unit_test(test_make_room_frees_a_gpu),
         cmocka_unit_test(test_make_room_own_gpus),
+        cmocka_unit_test(test_make_room_waits_for_room),
         cmocka_unit_test(test_make_room_intra),
         cmocka_unit_test(test_make_room_queue_gate),
         cmocka_unit_test(test_tight_keeps_empty_gpus),
