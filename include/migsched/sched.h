@@ -611,6 +611,10 @@ typedef struct ms_sched_stats {
                                   * that could unblock them happened */
     long resv_evals;             /* GPUs (or nodes, for gangs) whose free-up
                                   * time an EASY reservation computed */
+    long calm_passes;            /* passes answered without walking the
+                                  * classes: nothing changed since the last,
+                                  * which left every class blocked (an
+                                  * arrival behind a waiting head) */
     long preemptions;            /* jobs stopped and queued again (cfg.preempt) */
     double preempt_lost_s;       /* their run time lost (now - start), summed */
     long preempt_searches;       /* victim searches (a blocked head, someone eligible) */

@@ -114,6 +114,7 @@ typedef struct queue_res {
     double place_calls;         /* per event: placements offered to the policy */
     double resv_evals;          /* per event: GPUs evaluated for reservations */
     double skipped;             /* per event: blocked heads not offered */
+    double calm;                /* per event: passes that walked no class */
     long waiting, running;      /* at the end */
 } queue_res_t;
 

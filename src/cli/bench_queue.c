@@ -15,7 +15,7 @@
  * ms_sched_submit, and the scheduling pass it runs) is timed alone; jobs
  * are forgotten when they end. The scheduler's counters say what the
  * passes did per event (placements offered to the policy, GPUs evaluated
- * for reservations, blocked heads skipped).
+ * for reservations, blocked heads skipped, calm passes).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -291,6 +291,7 @@ ms_status_t ms__bench_queue(const bopts_t *o, const ms_geom_t *g, const ms_polic
     r->place_calls = n > 0 ? (double)(z.place_calls - a.place_calls) / (double)n : 0.0;
     r->resv_evals = n > 0 ? (double)(z.resv_evals - a.resv_evals) / (double)n : 0.0;
     r->skipped = n > 0 ? (double)(z.skipped - a.skipped) / (double)n : 0.0;
+    r->calm = n > 0 ? (double)(z.calm_passes - a.calm_passes) / (double)n : 0.0;
     r->waiting = z.waiting;
     r->running = z.running;
 out:

@@ -209,10 +209,11 @@ void ms__bench_queue_header(void)
            "with `depth` jobs waiting, the default queue (EASY after the 3600 s bound; the head\n"
            "past it), A100-40GB in nodes of 8, lognormal durations (mean 600 s), exact estimates;\n"
            "per event: placements offered to the policy, GPUs evaluated for reservations,\n"
-           "blocked heads skipped; x none: mean cost against depth 0\n");
-    printf("%-9s %7s %7s %8s %9s %9s %9s %8s %7s %8s %8s %8s %7s\n", "policy", "GPUs", "depth",
-           "events", "mean us", "p50 us", "p99 us", "x none", "offers", "resv", "skipped",
-           "waiting", "fill s");
+           "blocked heads skipped, calm passes (nothing changed since the last: no class\n"
+           "walked); x none: mean cost against depth 0\n");
+    printf("%-9s %7s %7s %8s %9s %9s %9s %8s %7s %8s %8s %6s %8s %7s\n", "policy", "GPUs",
+           "depth", "events", "mean us", "p50 us", "p99 us", "x none", "offers", "resv", "skipped",
+           "calm", "waiting", "fill s");
 }
 
 void ms__bench_queue_row(const queue_res_t *r, const queue_res_t *none, FILE *json, bool *first)
@@ -225,19 +226,19 @@ void ms__bench_queue_row(const queue_res_t *r, const queue_res_t *none, FILE *js
                ms_strerror((ms_status_t)r->status));
         return;
     }
-    printf("%-9s %7ld %7ld %8ld %9.3f %9.3f %9.3f %8.2f %7.2f %8.2f %8.2f %8ld %7.2f\n", r->policy,
-           r->ngpus, r->depth, r->events, r->lat.mean_us, r->lat.p50_us, r->lat.p99_us, x,
-           r->place_calls, r->resv_evals, r->skipped, r->waiting, r->fill_s);
+    printf("%-9s %7ld %7ld %8ld %9.3f %9.3f %9.3f %8.2f %7.2f %8.2f %8.2f %6.2f %8ld %7.2f\n",
+           r->policy, r->ngpus, r->depth, r->events, r->lat.mean_us, r->lat.p50_us, r->lat.p99_us,
+           x, r->place_calls, r->resv_evals, r->skipped, r->calm, r->waiting, r->fill_s);
     fflush(stdout);
     if (json != NULL) {
         fprintf(json, "%s\n    {\"section\": \"queue\", \"policy\": \"%s\", \"gpus\": %ld, "
                       "\"depth\": %ld, \"events\": %ld, \"mean_us\": %.4f, \"p50_us\": %.4f, "
                       "\"p99_us\": %.4f, \"vs_empty\": %.4f, \"offers_per_event\": %.4f, "
                       "\"resv_evals_per_event\": %.4f, \"skipped_per_event\": %.4f, "
-                      "\"waiting\": %ld, \"running\": %ld}",
+                      "\"calm_per_event\": %.4f, \"waiting\": %ld, \"running\": %ld}",
                 *first ? "" : ",", r->policy, r->ngpus, r->depth, r->events, r->lat.mean_us,
                 r->lat.p50_us, r->lat.p99_us, x, r->place_calls, r->resv_evals, r->skipped,
-                r->waiting, r->running);
+                r->calm, r->waiting, r->running);
         *first = false;
     }
 }

@@ -161,7 +161,7 @@ static bool cls_same(const ms__cls_t *a, const ms__cls_t *b, int ngroups)
  * then those of models where the class's tenant has a per model guarantee
  * before the others (ms__tenant_prefer: Kueue tries a ClusterQueue's
  * flavors in order). */
-void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c)
+void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c, ms__cwatch_t *w)
 {
     int k, i, n = 0;
 
@@ -193,6 +193,20 @@ void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c)
     }
     c->norder = n;
     ms__tenant_prefer(s, c);
+    w->fit = w->any = w->impure = 0;
+    for (i = 0; i < c->norder; i++) {
+        const ms__grp_t *g = &s->grp[c->order[i]];
+        uint64_t bit = (uint64_t)1 << i;
+
+        if ((g->pol->flags & MS_POLICY_FIT_PLACE) && !c->gang && g->c->share == MS_SHARE_MIG &&
+            c->prof[c->order[i]] >= 0) {
+            w->fit |= bit;
+            if (g->pol->flags & MS_POLICY_FIT_ANY)
+                w->any |= bit;
+        }
+        if (!(g->pol->flags & MS_POLICY_PURE_PLACE))
+            w->impure |= bit;
+    }
 }
 
 ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t *cls,
@@ -219,6 +233,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         int cap = s->capcls ? s->capcls * 2 : 16;
         ms__cls_t *v;
         ms__pmemo_t *pm;
+        ms__cwatch_t *cw;
         int32_t *po, *pd;
 
         /* the pass's kept order grows with the classes (queue.c) */
@@ -231,12 +246,15 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
         if ((pm = ms__srealloc(s, s->pmemo, (size_t)cap * sizeof(*pm))) == NULL)
             return MS_ENOMEM;
         s->pmemo = pm;
+        if ((cw = ms__srealloc(s, s->cwatch, (size_t)cap * sizeof(*cw))) == NULL)
+            return MS_ENOMEM;
+        s->cwatch = cw;
         if ((v = ms__srealloc(s, s->cls, (size_t)cap * sizeof(*v))) == NULL)
             return MS_ENOMEM;
         s->cls = v;
         s->capcls = cap;
     }
-    ms__sched_cls_order(s, &c);
+    ms__sched_cls_order(s, &c, &s->cwatch[s->ncls]);
     ms__tenant_cls_demand(s, &c);
     s->cls[s->ncls] = c;
     memset(&s->pmemo[s->ncls], 0, sizeof(s->pmemo[s->ncls]));

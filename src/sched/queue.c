@@ -33,6 +33,15 @@
  * make_room is still offered for a blocked head once per pass: its answer
  * may change with time and the policy's state.
  *
+ * A pass after nothing changed walks no class (calm_pass): when the last
+ * pass left every class blocked waiting for a fit, with nothing that could
+ * unblock one after it, and since then no stamp and no head changed (an
+ * arrival behind a waiting head, a tick), a pass would decide the same: it
+ * asks the head's make_room, leaves the reservation to be made at now, and
+ * counts. test_incremental compares it with full passes too. The order a
+ * pass leaves is kept for the next (ord_keep), so the classes that moved
+ * in it are not moved again.
+ *
  * Termination: every iteration of a pass either starts a job (the queue
  * shrinks), blocks a class (at most once each), or applies make_room (at
  * most once per pass), so a pass ends after at most queue + classes + 1
@@ -44,49 +53,10 @@
 
 #include "sched/sched_int.h"
 
-/* a before b in queue order */
-static bool before(const ms_sched_t *s, int32_t a, int32_t b)
-{
-    const ms__job_t *x = &s->jobs[a], *y = &s->jobs[b];
-
-    return x->priority > y->priority || (x->priority == y->priority && x->seq < y->seq);
-}
-
-static void nwait_add(ms_sched_t *s, int32_t slot, int d)
-{
-    const ms__cls_t *c = &s->cls[s->jobs[slot].cls];
-    int i;
-
-    for (i = 0; i < c->norder; i++) {
-        ms__grp_t *gr = &s->grp[c->order[i]];
-
-        gr->nwait[c->prof[c->order[i]]] += d;
-        gr->nwait_all += d;
-    }
-}
-
 /* head of class a before head of class b (both non-empty) */
 static inline bool head_before(const ms__cls_t *a, const ms__cls_t *b)
 {
     return a->hprio > b->hprio || (a->hprio == b->hprio && a->hseq < b->hseq);
-}
-
-static void head_key(ms_sched_t *s, ms__cls_t *c)
-{
-    c->hgen++;   /* a new head: offer it */
-    if (!c->pdirty) {   /* its place in the kept order (pass_order) */
-        c->pdirty = 1;
-        s->pdirty[s->npdirty++] = (int32_t)(c - s->cls);
-    }
-    if (c->qhead >= 0) {
-        c->hprio = s->jobs[c->qhead].priority;
-        c->hseq = s->jobs[c->qhead].seq;
-        c->hsubmit = s->jobs[c->qhead].submit_t;
-        c->hdem = c->dem1 * s->jobs[c->qhead].gang;
-        c->hgang = s->jobs[c->qhead].gang;
-        c->hmem = c->mem1 * (float)s->jobs[c->qhead].gang;
-        c->hmemmin = c->memmin * (float)s->jobs[c->qhead].gang;
-    }
 }
 
 /* aging: the effective priority of class c's head at now */
@@ -101,57 +71,6 @@ static inline bool head_before_aged(const ms_sched_t *s, const ms__cls_t *a,
     double x = head_eff(s, a, now), y = head_eff(s, b, now);
 
     return x > y || (x == y && a->hseq < b->hseq);
-}
-
-void ms__sched_enqueue(ms_sched_t *s, int32_t slot)
-{
-    ms__job_t *j = &s->jobs[slot];
-    ms__cls_t *c = &s->cls[j->cls];
-    int32_t at = c->qtail;
-
-    /* from the tail: O(1) for the usual arrival, O(position) for a requeue */
-    while (at >= 0 && before(s, slot, at))
-        at = s->jobs[at].prev;
-    j->prev = at;
-    j->next = at >= 0 ? s->jobs[at].next : c->qhead;
-    if (j->next >= 0)
-        s->jobs[j->next].prev = slot;
-    else
-        c->qtail = slot;
-    if (at >= 0) {
-        s->jobs[at].next = slot;
-    } else {
-        c->qhead = slot;
-        head_key(s, c);
-    }
-    j->state = MS_JOB_QUEUED;
-    j->inq = 1;
-    s->st.waiting++;
-    if (ms__tenant(s, c->tenant)->waiting++ == 0)
-        ms__tenant_backlogged(s, c->tenant);
-    nwait_add(s, slot, +1);
-}
-
-void ms__sched_dequeue(ms_sched_t *s, int32_t slot)
-{
-    ms__job_t *j = &s->jobs[slot];
-    ms__cls_t *c = &s->cls[j->cls];
-
-    if (j->prev >= 0) {
-        s->jobs[j->prev].next = j->next;
-    } else {
-        c->qhead = j->next;
-        head_key(s, c);
-    }
-    if (j->next >= 0)
-        s->jobs[j->next].prev = j->prev;
-    else
-        c->qtail = j->prev;
-    j->next = j->prev = -1;
-    j->inq = 0;
-    s->st.waiting--;
-    ms__tenant(s, c->tenant)->waiting--;
-    nwait_add(s, slot, -1);
 }
 
 /* Place slot on its candidate groups in order; MS_ENOFIT if none. With
@@ -297,6 +216,7 @@ static void regime_note(ms_sched_t *s, bool easy, double now)
 static bool worth_offering(const ms_sched_t *s, int k, bool passing, double now)
 {
     const ms__cls_t *c = &s->cls[k];
+    const ms__cwatch_t *w = &s->cwatch[k];
     int i;
 
     if (c->blk == MS__BLK_NONE || c->blk_hgen != c->hgen || s->test_full_passes)
@@ -317,21 +237,19 @@ static bool worth_offering(const ms_sched_t *s, int k, bool passing, double now)
     for (i = 0; i < c->norder; i++) {
         int gi = c->order[i];
         const ms__grp_t *gr = &s->grp[gi];
-        bool fit = (gr->pol->flags & MS_POLICY_FIT_PLACE) && !c->gang &&
-                   gr->c->share == MS_SHARE_MIG && c->prof[gi] >= 0;
+        uint64_t bit = (uint64_t)1 << i;
         /* capacity freed where it matters: for a policy that places only
          * where the profile fits (MS_POLICY_FIT_PLACE), a GPU it now fits;
-         * else anywhere in the group */
-        uint64_t freed = fit ? gr->fit_at[(int)c->prof[gi]] : gr->free_at;
+         * else anywhere in the group (s->cwatch: ms__sched_cls_order) */
+        uint64_t freed = (w->fit & bit) ? gr->fit_at[(int)c->prof[gi]] : gr->free_at;
         /* a new version() could place it elsewhere (past the reservation:
          * EASY) or admit a GPU it refused, except under MS_POLICY_FIT_ANY,
          * where a job that fitted nowhere still does not (fa+'s new
          * demand weights: 1 arrival in 7 of the deep-queue bench re-offered
          * every class, for the same MS_ENOFIT) */
-        bool reweighed = gr->pol_at > c->blk_at &&
-                         !(fit && (gr->pol->flags & MS_POLICY_FIT_ANY) && c->blk == MS__BLK_NOFIT);
+        bool reweighed = gr->pol_at > c->blk_at && !((w->any & bit) && c->blk == MS__BLK_NOFIT);
 
-        if (!(gr->pol->flags & MS_POLICY_PURE_PLACE) || freed > c->blk_at || reweighed ||
+        if ((w->impure & bit) || freed > c->blk_at || reweighed ||
             (c->blk == MS__BLK_EASY && gr->any_at > c->blk_at))
             return true;
     }
@@ -351,8 +269,8 @@ static inline bool cls_before(const ms_sched_t *s, int a, int b, double now)
                                    : head_before(&s->cls[a], &s->cls[b]);
 }
 
-/* Insert class k into ord[0..*n), kept in head order. */
-static void ord_insert(const ms_sched_t *s, int32_t *ord, int *n, int k, double now)
+/* Insert class k into ord[0..*n), kept in head order; its place. */
+static int ord_insert(const ms_sched_t *s, int32_t *ord, int *n, int k, double now)
 {
     int i = *n;
 
@@ -360,14 +278,16 @@ static void ord_insert(const ms_sched_t *s, int32_t *ord, int *n, int k, double 
         ord[i] = ord[i - 1];
     ord[i] = k;
     (*n)++;
+    return i;
 }
 
 /* Insert class k if its tenant's limit lets its head start somewhere (a
- * class left out blocks no one and is not the head). */
-static void ord_offer(const ms_sched_t *s, int32_t *ord, int *n, int k, double now)
+ * class left out blocks no one and is not the head); its place, or *n. */
+static int ord_offer(const ms_sched_t *s, int32_t *ord, int *n, int k, double now)
 {
     if (!s->ten_on || ms__tenant_eligible(s, &s->cls[k]))
-        ord_insert(s, ord, n, k, now);
+        return ord_insert(s, ord, n, k, now);
+    return *n;
 }
 
 /* Tenant t's usage grew: its classes' keys changed (tier, share, or the
@@ -392,16 +312,20 @@ static void ord_retenant(const ms_sched_t *s, int32_t *ord, int *n, int32_t t, d
     }
 }
 
+static void ord_remove_at(int32_t *ord, int *n, int i)
+{
+    memmove(&ord[i], &ord[i + 1], (size_t)(*n - i - 1) * sizeof(*ord));
+    (*n)--;
+}
+
 static void ord_remove(int32_t *ord, int *n, int k)
 {
     int i;
 
     for (i = 0; i < *n && ord[i] != k; i++)
         ;
-    if (i == *n)
-        return;
-    memmove(&ord[i], &ord[i + 1], (size_t)(*n - i - 1) * sizeof(*ord));
-    (*n)--;
+    if (i < *n)
+        ord_remove_at(ord, n, i);
 }
 
 /* Preemption for the head j of class best (preempt.c); when it placed
@@ -461,7 +385,7 @@ static void pass_order(ms_sched_t *s, int32_t *ord, int *nord, double now)
         for (k = 0; k < s->ncls; k++)
             if (s->cls[k].qhead >= 0)
                 ord_insert(s, s->pord, &s->npord, k, now);
-    } else {
+    } else if (s->npdirty > 0) {
         for (i = w = 0; i < s->npord; i++)
             if (!s->cls[s->pord[i]].pdirty)
                 s->pord[w++] = s->pord[i];
@@ -539,9 +463,75 @@ static inline pass_rule_t pass_behind(ms_sched_t *s, int best, int head, double 
     return PASS_OFFER;
 }
 
-static ms_status_t sched_pass(ms_sched_t *s, double now)
+/* Class ord[first] started its head: its new head (if any) takes its place
+ * in the order; the new first (ord[0..first) is blocked still, but where
+ * the class went). With tenants its tenant's usage grew: their order. */
+static inline int ord_started(ms_sched_t *s, int32_t *ord, int *nord, int first,
+                             uint8_t *blocked, double now)
 {
-    bool tried_room = false;
+    int best = ord[first], at = *nord;
+
+    s->st.changes++;
+    ord_remove_at(ord, nord, first);
+    if (s->cls[best].qhead >= 0)
+        at = ord_offer(s, ord, nord, best, now);
+    if (s->ten_on) {
+        ord_retenant(s, ord, nord, s->cls[best].tenant, now);
+        ms__preempt_reclaim_again(s, blocked, s->cls[best].tenant);
+        return 0;
+    }
+    return at < first ? at : first;
+}
+
+/* After a pass without preemption: the order it leaves is the kept one
+ * (every head that changed in it moved in ord, in the total order
+ * pass_order keeps), so the next pass starts from it instead of moving
+ * them again. (After a preemption pass_order sorts what moved.) */
+static void ord_keep(ms_sched_t *s, const int32_t *ord, int nord)
+{
+    int i;
+
+    if (!s->pord_ok)
+        return;
+    for (i = 0; i < s->npdirty; i++)
+        s->cls[s->pdirty[i]].pdirty = 0;
+    s->npdirty = 0;
+    if (nord > 0)
+        memcpy(s->pord, ord, (size_t)nord * sizeof(*ord));
+    s->npord = nord;
+}
+
+/* After a pass: did it settle (calm_pass)? It ended with every class
+ * blocked (or at the head, FIFO or past the bound), no class could be
+ * worth offering again (wake_at as when it began: nothing freed,
+ * reweighed or lowered during it, after a class was passed over) and none
+ * waits on a reservation (those rules depend on the time). O(classes). */
+static void calm_note(ms_sched_t *s, const int32_t *ord, int nord, bool settled, uint64_t wake0)
+{
+    int i;
+
+    s->calm_ok = settled && nord > 0 && s->wake_at == wake0 && !s->ten_on && !s->impure &&
+                 !s->cfg.preempt && s->cfg.aging_rate <= 0.0 && !s->test_full_passes;
+    for (i = 0; s->calm_ok && i < nord; i++)
+        s->calm_ok = s->cls[ord[i]].blk == MS__BLK_NOFIT;
+    if (!s->calm_ok)
+        return;
+    s->calm_head = ord[0];
+    s->calm_nord = nord;
+    s->calm_stamp = s->stamp;
+    s->calm_qgen = s->qgen;
+}
+
+/* How a pass begins: from the start, or (calm_pass) with the head's
+ * make_room asked already, which acted (the head is offered again) or did
+ * not (the head stays blocked). */
+typedef enum pass_from { FROM_START, FROM_ROOM_ACTED, FROM_HEAD_BLOCKED } pass_from_t;
+
+static ms_status_t sched_pass(ms_sched_t *s, double now, pass_from_t from)
+{
+    bool tried_room = from != FROM_START, settled = false;
+    const bool fifo = s->cfg.queue == MS_QUEUE_FIFO, aging = s->cfg.aging_rate > 0.0;
+    uint64_t wake0;
     int nord = 0, first = 0;
     /* preemption: at most one attempt per job waiting at the start of the
      * pass (each that succeeds starts one; the bound ends the pass even if
@@ -573,6 +563,10 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
     s->easy_head = -1;
     s->easy_want = -1;
     s->st.passes++;
+    s->calm_ok = false;
+    wake0 = s->wake_at;
+    if (from == FROM_HEAD_BLOCKED && nord > 0)
+        blocked[ord[0]] = 1;
     for (;;) {
         int best, head;
         int32_t j;
@@ -588,19 +582,24 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
          * resumes there instead of at 0, O(classes) a pass, not squared */
         while (first < nord && blocked[ord[first]])
             first++;
-        if (first == nord)
+        if (first == nord) {
+            settled = true;
             break;
+        }
         best = ord[first];
         if (best != head) {
             /* this start would pass the overall head */
-            if (s->cfg.queue == MS_QUEUE_FIFO)
+            if (fifo) {
+                settled = true;
                 break;
-            if (s->cfg.aging_rate > 0.0 &&
-                head_eff(s, &s->cls[best], now) < head_eff(s, &s->cls[head], now) - 1.0)
+            }
+            if (aging && head_eff(s, &s->cls[best], now) < head_eff(s, &s->cls[head], now) - 1.0)
                 break;   /* best is the highest of the rest: nothing else passes either */
             pr = pass_behind(s, best, head, now, npre < maxpre, &easy, &worth, &st);
-            if (pr == PASS_STOP)
+            if (pr == PASS_STOP) {
+                settled = st == MS_OK;
                 break;
+            }
             if (pr == PASS_SKIP) {
                 blocked[best] = 1;
                 continue;
@@ -617,15 +616,7 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
         } else {
             st = try_place(s, j, now, easy, &easy_hit, &lim_hit);
             if (st == MS_OK) {
-                s->st.changes++;
-                ord_remove(ord, &nord, best);   /* its head changed */
-                first = 0;
-                if (s->cls[best].qhead >= 0)
-                    ord_offer(s, ord, &nord, best, now);
-                if (s->ten_on) {   /* its tenant's usage grew */
-                    ord_retenant(s, ord, &nord, s->cls[best].tenant, now);
-                    ms__preempt_reclaim_again(s, blocked, s->cls[best].tenant);
-                }
+                first = ord_started(s, ord, &nord, first, blocked, now);
                 continue;
             }
             if (st != MS_ENOFIT)
@@ -664,6 +655,11 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
         }
         blocked[best] = 1;
     }
+    if (st == MS_OK) {
+        if (npre == 0)
+            ord_keep(s, ord, nord);
+        calm_note(s, ord, nord, settled, wake0);
+    }
     if (blocked != blocked_small) {
         ms__sfree(s, blocked);
         ms__sfree(s, ord);
@@ -671,11 +667,59 @@ static ms_status_t sched_pass(ms_sched_t *s, double now)
     return st;
 }
 
+/* A pass that can only decide as the last one did (s->calm_*): no stamp
+ * and no head changed since (an arrival behind a waiting head, a tick:
+ * most of a deep queue's events). Every class waits for a fit, which
+ * depends on neither the time nor the reservation, so the time that
+ * passed changes only what is made here: the head's make_room, asked as
+ * the pass would (its answer may depend on the time; when it acts, the
+ * pass goes on from there), the head's reservation, left to be made at
+ * now when past the bound, and the counts. Issue 25: a pass after an
+ * event that cannot unblock anything costs no scan. *done: answered here. */
+static ms_status_t calm_pass(ms_sched_t *s, double now, bool *done)
+{
+    int32_t h;
+    bool easy, acted = false;
+    ms_status_t st;
+
+    *done = false;
+    if (!s->calm_ok || s->stamp != s->calm_stamp || s->qgen != s->calm_qgen ||
+        s->test_full_passes || (h = s->cls[s->calm_head].qhead) < 0)
+        return MS_OK;
+    easy = now - s->jobs[h].submit_t > s->cfg.backfill_bound_s;
+    s->st.skipped++;   /* the head, not offered */
+    if (!s->cfg.no_room) {
+        if ((st = try_room(s, h, now, &acted)) != MS_OK)
+            return st;
+        if (acted || s->stamp != s->calm_stamp) {
+            /* it changed the cluster (or a version): the rest of the pass */
+            *done = true;
+            return sched_pass(s, now, acted ? FROM_ROOM_ACTED : FROM_HEAD_BLOCKED);
+        }
+    }
+    *done = true;
+    s->st.passes++;
+    s->st.calm_passes++;
+    s->easy_head = -1;
+    s->easy_want = -1;
+    if (s->cfg.queue == MS_QUEUE_FIFO || s->calm_nord == 1 || (easy && s->cfg.queue != MS_QUEUE_EASY))
+        return MS_OK;   /* nothing behind the head is visited */
+    s->st.skipped += s->calm_nord - 1;
+    if (easy) {
+        s->easy_want = h;   /* as pass_behind leaves it */
+        s->easy_want_t = now;
+    }
+    return MS_OK;
+}
+
 ms_status_t ms__sched_schedule(ms_sched_t *s, double now)
 {
-    ms_status_t st = sched_pass(s, now);
-    bool acted = false;
+    bool acted = false, done;
+    ms_status_t st = calm_pass(s, now, &done);
     int k;
+
+    if (st == MS_OK && !done)
+        st = sched_pass(s, now, FROM_START);
 
     if (st != MS_OK || s->cfg.no_room)
         return st;
@@ -698,5 +742,5 @@ ms_status_t ms__sched_schedule(ms_sched_t *s, double now)
             return st;
         acted = true;
     }
-    return acted ? sched_pass(s, now) : MS_OK;
+    return acted ? sched_pass(s, now, FROM_START) : MS_OK;
 }

@@ -143,6 +143,7 @@ void ms_sched_destroy(ms_sched_t *s)
     ms__idmap_fini(&s->ids);
     ms__sfree(s, s->cls);
     ms__sfree(s, s->pmemo);
+    ms__sfree(s, s->cwatch);
     ms__sfree(s, s->pord);
     ms__sfree(s, s->pdirty);
     ms__sfree(s, s->gops);

@@ -147,6 +147,16 @@ typedef struct ms__cls {
     float hmemmin;                 /* the head's: memmin x its gang */
 } ms__cls_t;
 
+/* worth_offering's rule for each of a class's groups, by its place in
+ * the class's order (bit i; s->cwatch[cls], made by ms__sched_cls_order;
+ * apart, as the memo below, so that the class records stay as they were):
+ * capacity counts where its profile fits (MS_POLICY_FIT_PLACE on MIG, not
+ * a gang), a new version does not re-offer it blocked with no fit
+ * (MS_POLICY_FIT_ANY), the policy is not pure (always re-offered). */
+typedef struct ms__cwatch {
+    uint64_t fit, any, impure;
+} ms__cwatch_t;
+
 /* A class's preemption memo (preempt.c; s->pmemo[cls], beside s->cls so
  * that the pass's class records stay small): its head's last search found
  * nothing; not repeated for that head while nothing changed (s->stamp:
@@ -280,6 +290,7 @@ struct ms_sched {
     /* classes */
     ms__cls_t *cls;
     ms__pmemo_t *pmemo;            /* [capcls] */
+    ms__cwatch_t *cwatch;          /* [capcls] */
     int ncls, capcls;
     /* the non-empty classes in head order, kept from pass to pass (queue.c,
      * without tenants or aging): [capcls] each; pdirty lists the classes
@@ -327,6 +338,15 @@ struct ms_sched {
                                     * any group or tenant: a class blocked
                                     * with no fit after it sleeps on */
     bool impure;                   /* a group's policy lacks MS_POLICY_PURE_PLACE */
+    uint64_t qgen;                 /* counts changes of any class's head */
+    /* The last pass settled (queue.c, calm_pass): it left every class
+     * blocked with nothing that could unblock one after it, none blocked
+     * by a reservation. While no stamp and no head changed since, a pass
+     * would decide the same (but for the head's make_room, which it asks,
+     * and where it leaves the reservation). */
+    bool calm_ok;
+    int calm_head, calm_nord;      /* the head's class; the classes in the order */
+    uint64_t calm_stamp, calm_qgen;
     uint64_t resv_at;              /* the passing regime (free, or which
                                     * reservation) last changed */
     bool lr_easy;                  /* the last regime: a reservation held */
@@ -402,7 +422,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
                               ms_diag_t *diag);
 /* Class c's candidate groups, best first (c->order, c->norder), from its
  * profiles and tenant. */
-void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c);
+void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c, ms__cwatch_t *w);
 
 /* --- resolve.c ---------------------------------------------------------- */
 /* Check req and resolve it on every group: prof[k] its profile on group k

@@ -153,9 +153,10 @@ void ms__tenant_reorder(ms_sched_t *s, int32_t k)
 
         if (c->tenant != k)
             continue;
-        ms__sched_cls_order(s, c);
+        ms__sched_cls_order(s, c, &s->cwatch[i]);
         ms__tenant_cls_demand(s, c);
         c->hgen++;   /* offer it again: where it would go changed */
+        s->qgen++;
         if (c->qhead >= 0) {
             c->hdem = c->dem1 * c->hgang;
             c->hmem = c->mem1 * (float)c->hgang;

@@ -312,6 +312,7 @@ static void random_event(ms_rng_t *r, world_t *ws, int nw, double *now, int step
 }
 
 static long g_skipped, g_resv;   /* the traces did exercise both */
+static long g_calm;              /* passes answered calmly in the traces */
 static long g_api;               /* reservations compared through the API */
 
 static void run_trace(const char *policy, uint64_t seed)
@@ -377,6 +378,7 @@ static void run_trace(const char *policy, uint64_t seed)
         ms_sched_stats(w[2].s, &x);
         g_skipped += x.skipped;
         g_resv += w[2].s->lr_easy || x.resv_evals > 0;
+        g_calm += x.calm_passes;
     }
     for (i = 0; i < 3; i++)
         world_free(&w[i]);
@@ -392,11 +394,12 @@ static void test_same_decisions(void **state)
     for (i = 0; i < n; i++)
         for (seed = 1; seed <= 10; seed++)
             run_trace(all[i]->name, seed * 7717u + (uint64_t)i * 31u);
-    if (g_skipped < 1000 || g_resv < 20 || g_api < 100)
-        fail_msg("the traces skipped %ld blocked heads, made reservations in %ld of them and "
-                 "compared %ld through the API", g_skipped, g_resv, g_api);
+    if (g_skipped < 1000 || g_resv < 20 || g_api < 100 || g_calm < 100)
+        fail_msg("the traces skipped %ld blocked heads, made reservations in %ld of them, "
+                 "compared %ld through the API and answered %ld passes calmly", g_skipped, g_resv,
+                 g_api, g_calm);
     print_message("(%ld blocked heads skipped; reservations in %ld traces, %ld compared through "
-                  "the API)\n", g_skipped, g_resv, g_api);
+                  "the API; %ld calm passes)\n", g_skipped, g_resv, g_api, g_calm);
 }
 
 /* --- events that cannot unblock anything ------------------------------------ */
