@@ -502,17 +502,19 @@ static void ord_keep(ms_sched_t *s, const int32_t *ord, int nord)
 }
 
 /* After a pass: did it settle (calm_pass)? It ended with every class
- * blocked (or at the head, FIFO or past the bound), no class could be
- * worth offering again (wake_at as when it began: nothing freed,
- * reweighed or lowered during it, after a class was passed over) and none
- * waits on a reservation (those rules depend on the time). O(classes). */
-static void calm_note(ms_sched_t *s, const int32_t *ord, int nord, bool settled, uint64_t wake0)
+ * blocked, or at the head (FIFO, or past the bound without EASY: the
+ * classes behind it are not visited), visiting `settled` classes; none of
+ * them could be worth offering again (wake_at as when it began: nothing
+ * freed, reweighed or lowered during it, after a class was passed over)
+ * and none waits on a reservation (those rules depend on the time).
+ * O(classes). */
+static void calm_note(ms_sched_t *s, const int32_t *ord, int nord, int settled, uint64_t wake0)
 {
     int i;
 
-    s->calm_ok = settled && nord > 0 && s->wake_at == wake0 && !s->ten_on && !s->impure &&
+    s->calm_ok = settled > 0 && nord > 0 && s->wake_at == wake0 && !s->ten_on && !s->impure &&
                  !s->cfg.preempt && s->cfg.aging_rate <= 0.0 && !s->test_full_passes;
-    for (i = 0; s->calm_ok && i < nord; i++)
+    for (i = 0; s->calm_ok && i < settled && i < nord; i++)
         s->calm_ok = s->cls[ord[i]].blk == MS__BLK_NOFIT;
     if (!s->calm_ok)
         return;
@@ -529,7 +531,8 @@ typedef enum pass_from { FROM_START, FROM_ROOM_ACTED, FROM_HEAD_BLOCKED } pass_f
 
 static ms_status_t sched_pass(ms_sched_t *s, double now, pass_from_t from)
 {
-    bool tried_room = from != FROM_START, settled = false;
+    bool tried_room = from != FROM_START;
+    int settled = 0;   /* how the pass ended: 0 not settled, else the classes it visited */
     const bool fifo = s->cfg.queue == MS_QUEUE_FIFO, aging = s->cfg.aging_rate > 0.0;
     uint64_t wake0;
     int nord = 0, first = 0;
@@ -583,21 +586,21 @@ static ms_status_t sched_pass(ms_sched_t *s, double now, pass_from_t from)
         while (first < nord && blocked[ord[first]])
             first++;
         if (first == nord) {
-            settled = true;
+            settled = nord;   /* every class */
             break;
         }
         best = ord[first];
         if (best != head) {
             /* this start would pass the overall head */
             if (fifo) {
-                settled = true;
+                settled = 1;   /* the head alone */
                 break;
             }
             if (aging && head_eff(s, &s->cls[best], now) < head_eff(s, &s->cls[head], now) - 1.0)
                 break;   /* best is the highest of the rest: nothing else passes either */
             pr = pass_behind(s, best, head, now, npre < maxpre, &easy, &worth, &st);
             if (pr == PASS_STOP) {
-                settled = st == MS_OK;
+                settled = st == MS_OK;   /* the head alone */
                 break;
             }
             if (pr == PASS_SKIP) {

@@ -433,7 +433,8 @@ static bool all_nofit(const ms_sched_t *s)
  * whose time has come is re-read at the new now), none when every class
  * was blocked with no fit (nothing to ask needs the reservation), and,
  * under MS_POLICY_FIT_ANY, no placement offered for new demand weights
- * either. Then one end: offers resume. */
+ * either; without aging, a calm pass (no class walked) whenever no stamp
+ * moved. Then one end: offers resume. */
 static void null_events(const char *policy, ms_queue_mode_t queue, double bound, double aging)
 {
     setup_t u;
@@ -472,7 +473,7 @@ static void null_events(const char *policy, ms_queue_mode_t queue, double bound,
     assert_true(a.waiting > 100);
     for (step = 0; step < 60; step++) {
         size_t log0 = w.x.len;
-        uint64_t ver = w.s->grp[0].pol_ver;
+        uint64_t ver = w.s->grp[0].pol_ver, stamp = w.s->stamp;
         int ntrk = trackers(w.s);
         bool nofit = all_nofit(w.s);
 
@@ -508,6 +509,12 @@ static void null_events(const char *policy, ms_queue_mode_t queue, double bound,
         if (w.x.len != log0)
             fail_msg("%s %s: a pass after nothing changed made a plan: %s", policy,
                      ms_queue_mode_name(queue), w.x.log + log0);
+        /* without aging (the order then moves with the time) and with no
+         * new version (a change: the pass looks), it walked no class */
+        if (aging == 0.0 && w.s->stamp == stamp && b.calm_passes != a.calm_passes + 1)
+            fail_msg("%s %s bound %g step %d: a pass after an event that changes nothing walked "
+                     "the classes (%ld calm passes)", policy, ms_queue_mode_name(queue), bound,
+                     step, b.calm_passes - a.calm_passes);
         assert_int_equal(b.running, a.running);
         if (w.s->grp[0].pol_ver != ver && !(nofit && (w.s->grp[0].pol->flags & MS_POLICY_FIT_ANY)))
             continue;   /* fa+, fgd: new demand weights every 32 arrivals may reorder */
