@@ -318,13 +318,48 @@ static void ord_remove_at(int32_t *ord, int *n, int i)
     (*n)--;
 }
 
-static void ord_remove(int32_t *ord, int *n, int k)
+/* The kept order (pass_order) is consistent (ms_sched_check): its classes
+ * that no head change marked since are non-empty and in strict head order
+ * (so each once), and every other non-empty class is marked. */
+ms_status_t ms__sched_order_check(const ms_sched_t *s)
+{
+    int i, k, prev = -1, n = 0;
+
+    if (!s->pord_ok)
+        return MS_OK;
+    for (i = 0; i < s->npord; i++) {
+        const ms__cls_t *c;
+
+        if (s->pord[i] < 0 || s->pord[i] >= s->ncls)
+            return MS_ESTATE;
+        c = &s->cls[s->pord[i]];
+        if (c->pdirty)
+            continue;
+        if (c->qhead < 0 || (prev >= 0 && !head_before(&s->cls[prev], c)))
+            return MS_ESTATE;
+        prev = s->pord[i];
+        n++;
+    }
+    for (k = 0; k < s->ncls; k++)
+        n -= s->cls[k].qhead >= 0 && !s->cls[k].pdirty;
+    return n == 0 ? MS_OK : MS_ESTATE;
+}
+
+/* Class k's place in ord[0..n), or -1. */
+static int ord_find(const int32_t *ord, int n, int k)
 {
     int i;
 
-    for (i = 0; i < *n && ord[i] != k; i++)
+    for (i = 0; i < n && ord[i] != k; i++)
         ;
-    if (i < *n)
+    return i < n ? i : -1;
+}
+
+static void ord_remove(int32_t *ord, int *n, int k)
+{
+    int i = ord_find(ord, *n, k);
+
+    if (i >= 0)
         ord_remove_at(ord, n, i);
 }
 
@@ -339,22 +374,31 @@ static ms_status_t preempt_for(ms_sched_t *s, int32_t *ord, int *nord, int best,
     ms_status_t st;
 
     st = ms__preempt_try(s, j, now, placed, victims, &nv);
+    /* every class whose head changed leaves the order before any goes back
+     * in: an insertion into an order that still holds another moved class
+     * at its old place can land out of order (a pass then offered classes
+     * out of head order after a preemption that requeued jobs of two) */
+    for (i = 0; i < nv; i++)
+        ord_remove(ord, nord, s->jobs[victims[i]].cls);
+    if (st == MS_OK && *placed)
+        ord_remove(ord, nord, best);
     for (i = 0; i < nv; i++) {
         int vc = s->jobs[victims[i]].cls;
 
-        ord_remove(ord, nord, vc);
-        ord_offer(s, ord, nord, vc, now);
-        if (s->ten_on)
-            ord_retenant(s, ord, nord, s->cls[vc].tenant, now);
+        if (ord_find(ord, *nord, vc) < 0 && s->cls[vc].qhead >= 0)
+            ord_offer(s, ord, nord, vc, now);
+    }
+    if (st == MS_OK && *placed && ord_find(ord, *nord, best) < 0 && s->cls[best].qhead >= 0)
+        ord_offer(s, ord, nord, best, now);
+    if (s->ten_on) {
+        for (i = 0; i < nv; i++)
+            ord_retenant(s, ord, nord, s->cls[s->jobs[victims[i]].cls].tenant, now);
+        if (st == MS_OK && *placed)
+            ord_retenant(s, ord, nord, s->cls[best].tenant, now);
     }
     if (st != MS_OK || !*placed)
         return st;
     s->st.changes++;
-    ord_remove(ord, nord, best);
-    if (s->cls[best].qhead >= 0)
-        ord_offer(s, ord, nord, best, now);
-    if (s->ten_on)
-        ord_retenant(s, ord, nord, s->cls[best].tenant, now);
     return MS_OK;
 }
 
@@ -659,8 +703,7 @@ static ms_status_t sched_pass(ms_sched_t *s, double now, pass_from_t from)
         blocked[best] = 1;
     }
     if (st == MS_OK) {
-        if (npre == 0)
-            ord_keep(s, ord, nord);
+        ord_keep(s, ord, nord);
         calm_note(s, ord, nord, settled, wake0);
     }
     if (blocked != blocked_small) {

@@ -608,7 +608,7 @@ ms_status_t ms_sched_check(const ms_sched_t *s)
                 return MS_ESTATE;
         }
     }
-    if (ms__tenant_check(s) != MS_OK)
+    if (ms__tenant_check(s) != MS_OK || ms__sched_order_check(s) != MS_OK)
         return MS_ESTATE;
     return ms__preempt_check(s);
 }

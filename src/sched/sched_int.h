@@ -423,6 +423,7 @@ ms_status_t ms__sched_resolve(ms_sched_t *s, const ms_sched_req_t *req, int32_t 
 /* Class c's candidate groups, best first (c->order, c->norder), from its
  * profiles and tenant. */
 void ms__sched_cls_order(const ms_sched_t *s, ms__cls_t *c, ms__cwatch_t *w);
+ms_status_t ms__sched_order_check(const ms_sched_t *s);   /* queue.c */
 
 /* --- resolve.c ---------------------------------------------------------- */
 /* Check req and resolve it on every group: prof[k] its profile on group k
