@@ -159,6 +159,26 @@ static inline int first_free(const ms__grp_t *gr, int k, uint16_t occ)
     return -1;
 }
 
+/* Instance in (slices im) of local GPU l: a GI the group keeps after its
+ * job (the persist bits)? Then its slices go into *perm and, if it has
+ * profile k and frees sooner than *best, it is the head's: *best, *mask. */
+static inline bool kept_gi(const ms_sched_t *s, const ms__grp_t *gr, int l, const ms_inst_t *in,
+                           uint16_t im, int k, double now, uint16_t *perm, double *best,
+                           uint16_t *mask)
+{
+    double t;
+
+    if (in->start < 0 || !(gr->persist[l] >> in->start & 1u))
+        return false;
+    t = in->job >= 0 ? job_end(s, in->job, now) : now;
+    *perm = (uint16_t)(*perm | im);
+    if (in->prof == k && t < *best) {
+        *best = t;
+        *mask = im;
+    }
+    return true;
+}
+
 /* ms__easy_gpu_free_at for a profile with one legal start (a 7g; a 4g on
  * an A100), without the sort: its slices km are free once the last job on
  * them ends (the latest end among the instances that overlap km), unless
@@ -178,16 +198,8 @@ static double free_at_one_start(const ms_sched_t *s, const ms__grp_t *gr, int l,
         const ms_inst_t *in = &gpu->inst[i];
         uint16_t im = in->start >= 0 ? gr->pmask[in->prof][in->start] : 0;
 
-        if (in->start >= 0 && (gr->persist[l] >> in->start & 1u)) {
-            double t = in->job >= 0 ? job_end(s, in->job, now) : now;
-
-            perm = (uint16_t)(perm | im);
-            if (in->prof == k && t < best) {
-                best = t;
-                *mask = im;
-            }
+        if (kept_gi(s, gr, l, in, im, k, now, &perm, &best, mask))
             continue;
-        }
         if (in->job >= 0 && (im & km) != 0) {
             double e = job_end(s, in->job, now);
 
@@ -223,16 +235,8 @@ double ms__easy_gpu_free_at(const ms_sched_t *s, const ms__grp_t *gr, int l, int
         const ms_inst_t *in = &gpu->inst[i];
         uint16_t im = in->start >= 0 ? gr->pmask[in->prof][in->start] : 0;
 
-        if (in->start >= 0 && (gr->persist[l] >> in->start & 1u)) {
-            double t = in->job >= 0 ? job_end(s, in->job, now) : now;
-
-            perm = (uint16_t)(perm | im);
-            if (in->prof == k && t < best) {
-                best = t;
-                *mask = im;
-            }
+        if (kept_gi(s, gr, l, in, im, k, now, &perm, &best, mask))
             continue;
-        }
         if (in->job < 0)
             continue;
         e[n] = job_end(s, in->job, now);

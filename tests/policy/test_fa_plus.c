@@ -211,6 +211,22 @@ static void test_make_room_frees_a_gpu(void **state)
     }
 }
 
+/* The plan of the 4-GPU case below: GPU 2's two jobs moved, job 3 (its 1g)
+ * to GPU 3, the other (its 2g) to GPU 0. */
+static void assert_own_gpus_plan(const ms_plan_t *plan)
+{
+    int q, moves = 0;
+
+    for (q = 0; q < plan->n; q++) {
+        if (plan->ops[q].kind != MS_OP_MOVE)
+            continue;
+        moves++;
+        assert_int_equal(plan->ops[q].from_gpu, 2);
+        assert_int_equal(plan->ops[q].gpu, plan->ops[q].job == 3 ? 3 : 0);
+    }
+    assert_int_equal(moves, 2);
+}
+
 /* make_room sends each evicted job to a GPU of its own. A 7g needs GPU 2
  * (1g@0, 2g@2) emptied: with GPU 0 (4g@0, room for a 1g or a 2g) the only
  * GPU with room, no plan (one GPU for two jobs, though each profile alone
@@ -226,7 +242,6 @@ static void test_make_room_own_gpus(void **state)
         ms_plan_t plan;
         ms_job_t big = pt_job(9, pt_prof(p.g, "7g"));
         ms_status_t st;
-        int q, moves = 0;
 
         big.duration = 1000.0;
         p.ops->on_arrival(p.self, &big);   /* mean duration 1000 s: moves pay */
@@ -246,14 +261,7 @@ static void test_make_room_own_gpus(void **state)
             assert_int_equal(plan.n, 0);
         } else {
             assert_int_equal(st, MS_OK);
-            for (q = 0; q < plan.n; q++) {
-                if (plan.ops[q].kind != MS_OP_MOVE)
-                    continue;
-                moves++;
-                assert_int_equal(plan.ops[q].from_gpu, 2);
-                assert_int_equal(plan.ops[q].gpu, plan.ops[q].job == 3 ? 3 : 0);
-            }
-            assert_int_equal(moves, 2);
+            assert_own_gpus_plan(&plan);
             pt_apply(p.c, &plan);
             assert_int_equal(p.ops->place(p.self, p.c, &big, &plan), MS_OK);
             assert_int_equal(plan.ops[plan.n - 1].gpu, 2);
@@ -277,7 +285,7 @@ static void test_make_room_waits_for_room(void **state)
     ms_plan_t plan;
     ms_job_t big = pt_job(9, pt_prof(p.g, "7g"));
     ms_op_t op;
-    int gpus[1], n, q, moves = 0;
+    int gpus[1], n;
     uint64_t searched;
 
     (void)state;
@@ -309,14 +317,7 @@ static void test_make_room_waits_for_room(void **state)
     assert_int_equal(ms_cluster_apply_op(p.c, &op), MS_OK);
     assert_int_equal(p.ops->make_room(p.self, p.c, &big, 0.0, &plan), MS_OK);
     assert_int_equal(f->searches, searched + 2);
-    for (q = 0; q < plan.n; q++) {
-        if (plan.ops[q].kind != MS_OP_MOVE)
-            continue;
-        moves++;
-        assert_int_equal(plan.ops[q].from_gpu, 2);
-        assert_int_equal(plan.ops[q].gpu, plan.ops[q].job == 3 ? 3 : 0);
-    }
-    assert_int_equal(moves, 2);
+    assert_own_gpus_plan(&plan);
     ms_plan_fini(&plan);
     fp_free(&p);
 }
