@@ -527,10 +527,10 @@ static inline int ord_started(ms_sched_t *s, int32_t *ord, int *nord, int first,
     return at < first ? at : first;
 }
 
-/* After a pass without preemption: the order it leaves is the kept one
- * (every head that changed in it moved in ord, in the total order
- * pass_order keeps), so the next pass starts from it instead of moving
- * them again. (After a preemption pass_order sorts what moved.) */
+/* After a pass: the order it leaves is the kept one (every head that
+ * changed in it moved in ord, in the total order pass_order keeps;
+ * ms__sched_order_check), so the next pass starts from it instead of
+ * moving them again. */
 static void ord_keep(ms_sched_t *s, const int32_t *ord, int nord)
 {
     int i;
@@ -766,7 +766,6 @@ ms_status_t ms__sched_schedule(ms_sched_t *s, double now)
 
     if (st == MS_OK && !done)
         st = sched_pass(s, now, FROM_START);
-
     if (st != MS_OK || s->cfg.no_room)
         return st;
     for (k = 0; k < s->ngroups; k++) {
