@@ -260,9 +260,9 @@ static ms_status_t fp_create(const ms_policy_cfg_t *cfg, const ms_cluster_t *c, 
     f->fv_cap = malloc((size_t)f->ns * sizeof(*f->fv_cap));
     f->hi = malloc(3 * (size_t)f->ns * sizeof(*f->hi));
     f->none_prof = -1;
-    if (f->ring == NULL || f->feas == NULL || f->fits == NULL || f->busy == NULL || f->fragp == NULL ||
-        f->after == NULL || f->fv_of == NULL || f->fv_state == NULL || f->fv_cap == NULL ||
-        f->hi == NULL) {
+    if (f->ring == NULL || f->feas == NULL || f->fits == NULL || f->busy == NULL ||
+        f->fragp == NULL || f->after == NULL || f->fv_of == NULL || f->fv_state == NULL ||
+        f->fv_cap == NULL || f->hi == NULL) {
         fp_destroy(f);
         return MS_ENOMEM;
     }

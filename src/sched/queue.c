@@ -748,7 +748,8 @@ static ms_status_t calm_pass(ms_sched_t *s, double now, bool *done)
     s->st.calm_passes++;
     s->easy_head = -1;
     s->easy_want = -1;
-    if (s->cfg.queue == MS_QUEUE_FIFO || s->calm_nord == 1 || (easy && s->cfg.queue != MS_QUEUE_EASY))
+    if (s->cfg.queue == MS_QUEUE_FIFO || s->calm_nord == 1 ||
+        (easy && s->cfg.queue != MS_QUEUE_EASY))
         return MS_OK;   /* nothing behind the head is visited */
     s->st.skipped += s->calm_nord - 1;
     if (easy) {
