@@ -190,8 +190,7 @@ static double free_at_one_start(const ms_sched_t *s, const ms__grp_t *gr, int l,
 {
     const ms_gpu_t *gpu = &gr->c->gpus[l];
     uint16_t km = gr->smask[k][0], perm = 0;
-    double best = INFINITY, last = -INFINITY;
-    bool over = false;
+    double best = INFINITY, last = -INFINITY;   /* (a job's end is finite) */
     int i;
 
     for (i = 0; i < gpu->ninst; i++) {
@@ -203,15 +202,14 @@ static double free_at_one_start(const ms_sched_t *s, const ms__grp_t *gr, int l,
         if (in->job >= 0 && (im & km) != 0) {
             double e = job_end(s, in->job, now);
 
-            if (!over || e > last)
+            if (e > last)
                 last = e;
-            over = true;
         }
     }
     if ((km & perm) != 0)
         return best;   /* kept GIs on its slices: one of k itself, or never */
     *mask = km;
-    return over ? last : now;
+    return last > -INFINITY ? last : now;
 }
 
 /* gpu_free_at_ref's answer, bit for bit, with the masks from the group's

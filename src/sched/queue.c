@@ -471,14 +471,20 @@ static inline bool preempts_behind(const ms_sched_t *s, int best, int head)
     return ms__preempt_reclaims(s, best) || (s->ten_on && s->cls[best].hprio > s->cls[head].hprio);
 }
 
+/* Has the head h waited past the backfill bound (jobs pass it then only
+ * under EASY, by keeping its reservation)? */
+static inline bool past_bound(const ms_sched_t *s, int32_t h, double now)
+{
+    return now - s->jobs[h].submit_t > s->cfg.backfill_bound_s;
+}
+
 static inline pass_rule_t pass_behind(ms_sched_t *s, int best, int head, double now,
                                       bool may_preempt, bool *easy, int *worth, ms_status_t *st)
 {
     int32_t h = s->cls[head].qhead;
     bool skip;
 
-    *easy = now - s->jobs[h].submit_t > s->cfg.backfill_bound_s &&
-            (!s->ten_on || !ms__preempt_owed(s, best, head));
+    *easy = past_bound(s, h, now) && (!s->ten_on || !ms__preempt_owed(s, best, head));
     if (*easy && s->cfg.queue != MS_QUEUE_EASY)
         return PASS_STOP;
     if (s->cls[best].blk == MS__BLK_NOFIT)
@@ -556,14 +562,12 @@ static void calm_note(ms_sched_t *s, const int32_t *ord, int nord, int settled, 
 {
     int i;
 
-    s->calm_ok = settled > 0 && nord > 0 && s->wake_at == wake0 && !s->ten_on && !s->impure &&
-                 !s->cfg.preempt && s->cfg.aging_rate <= 0.0 && !s->test_full_passes;
+    s->calm_ok = settled > 0 && nord > 0 && s->pord_ok && s->wake_at == wake0 && !s->ten_on &&
+                 !s->impure && !s->cfg.preempt && s->cfg.aging_rate <= 0.0 && !s->test_full_passes;
     for (i = 0; s->calm_ok && i < settled && i < nord; i++)
         s->calm_ok = s->cls[ord[i]].blk == MS__BLK_NOFIT;
     if (!s->calm_ok)
         return;
-    s->calm_head = ord[0];
-    s->calm_nord = nord;
     s->calm_stamp = s->stamp;
     s->calm_qgen = s->qgen;
 }
@@ -729,10 +733,13 @@ static ms_status_t calm_pass(ms_sched_t *s, double now, bool *done)
     ms_status_t st;
 
     *done = false;
+    /* settled, nothing changed: the kept order is the last pass's (no head
+     * changed, so nothing is marked in it; calm_note needs no tenants and
+     * no aging, so it is kept), its first class the head's */
     if (!s->calm_ok || s->stamp != s->calm_stamp || s->qgen != s->calm_qgen ||
-        s->test_full_passes || (h = s->cls[s->calm_head].qhead) < 0)
+        s->test_full_passes || (h = s->cls[s->pord[0]].qhead) < 0)
         return MS_OK;
-    easy = now - s->jobs[h].submit_t > s->cfg.backfill_bound_s;
+    easy = past_bound(s, h, now);
     s->st.skipped++;   /* the head, not offered */
     if (!s->cfg.no_room) {
         if ((st = try_room(s, h, now, &acted)) != MS_OK)
@@ -748,10 +755,10 @@ static ms_status_t calm_pass(ms_sched_t *s, double now, bool *done)
     s->st.calm_passes++;
     s->easy_head = -1;
     s->easy_want = -1;
-    if (s->cfg.queue == MS_QUEUE_FIFO || s->calm_nord == 1 ||
+    if (s->cfg.queue == MS_QUEUE_FIFO || s->npord == 1 ||
         (easy && s->cfg.queue != MS_QUEUE_EASY))
         return MS_OK;   /* nothing behind the head is visited */
-    s->st.skipped += s->calm_nord - 1;
+    s->st.skipped += s->npord - 1;
     if (easy) {
         s->easy_want = h;   /* as pass_behind leaves it */
         s->easy_want_t = now;

@@ -343,9 +343,8 @@ struct ms_sched {
      * blocked with nothing that could unblock one after it, none blocked
      * by a reservation. While no stamp and no head changed since, a pass
      * would decide the same (but for the head's make_room, which it asks,
-     * and where it leaves the reservation). */
+     * and where it leaves the reservation; its order is s->pord). */
     bool calm_ok;
-    int calm_head, calm_nord;      /* the head's class; the classes in the order */
     uint64_t calm_stamp, calm_qgen;
     uint64_t resv_at;              /* the passing regime (free, or which
                                     * reservation) last changed */
