@@ -124,27 +124,9 @@ def random_fit(rnd):
     return lambda gpus, p, cands, queue, now: rnd.choice(cands)
 
 
-def draining_fit(rnd):
-    """Random, but away from the GPUs that would free room first for the
-    waiting 7g and 4g pods of the same model (one GPU per waiting pod)."""
-    def choose(gpus, p, cands, queue, now):
-        keep = set()
-        for q in queue:
-            if q is p or q[2] != p[2] or q[1] not in ("4g", "7g"):
-                continue
-            mask = 0xff if q[1] == "7g" else 0x0f
-            best = min(((gpu.free_at(mask, now), g) for g, gpu in enumerate(gpus)
-                        if gpu.model == p[2] and g not in keep), default=None)
-            if best:
-                keep.add(best[1])
-        return min(cands, key=lambda c: (c[0] in keep, rnd.random()))
-    return choose
-
-
-def keep_free_fit(gpus, p, cands, queue, now):
-    """An online rule told every hold: away from the GPUs that would free
-    room first for the waiting 7g and 4g pods (as draining_fit), then where
-    the pod's end extends its GPU's latest end least, then first fit."""
+def kept_gpus(gpus, p, queue, now):
+    """The GPUs that would free room first for the waiting 7g and 4g pods
+    of p's model, one GPU per waiting pod: where p should not go."""
     keep = set()
     for q in queue:
         if q is p or q[2] != p[2] or q[1] not in ("4g", "7g"):
@@ -154,6 +136,22 @@ def keep_free_fit(gpus, p, cands, queue, now):
                     if gpu.model == p[2] and g not in keep), default=None)
         if best:
             keep.add(best[1])
+    return keep
+
+
+def draining_fit(rnd):
+    """Random, but away from the kept GPUs (kept_gpus)."""
+    def choose(gpus, p, cands, queue, now):
+        keep = kept_gpus(gpus, p, queue, now)
+        return min(cands, key=lambda c: (c[0] in keep, rnd.random()))
+    return choose
+
+
+def keep_free_fit(gpus, p, cands, queue, now):
+    """An online rule told every hold: away from the kept GPUs
+    (kept_gpus), then where the pod's end extends its GPU's latest end
+    least, then first fit."""
+    keep = kept_gpus(gpus, p, queue, now)
     end = now + p[4]
     return min(cands, key=lambda c: (c[0] in keep, max(0.0, end - gpus[c[0]].free_at(0xff, now)), c))
 
