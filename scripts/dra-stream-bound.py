@@ -59,6 +59,11 @@ NODES = ("--node", "a0=2xA100-40GB:mig", "--node", "a1=2xA100-40GB:mig",
          "--node", "a2=2xA100-40GB:mig", "--node", "h0=2xH100-80GB:mig")
 
 
+def slices(size, start):
+    """The memory slices (a bit each) a profile holds from start."""
+    return ((1 << GEOM[size][0]) - 1) << start
+
+
 def pods_of(seed, n, interval):
     out = []
     for name, prof, at, hold in compare_dra.stream(n, seed):
@@ -71,10 +76,9 @@ class Gpu:
         self.model, self.used, self.compute, self.ends = model, 0, 0, {}
 
     def starts(self, size):
-        n, starts = GEOM[size]
         if self.compute + COMPUTE[size] > 7:
             return []
-        return [s for s in starts if not self.used & (((1 << n) - 1) << s)]
+        return [s for s in GEOM[size][1] if not self.used & slices(size, s)]
 
     def free_at(self, mask, now):
         """When the slices in mask are all free, if nothing else starts."""
@@ -106,7 +110,7 @@ def run(pods, chooser, big_first=False):
             if not cands:
                 continue
             g, s = chooser(gpus, p, cands, queue, now)
-            mask = ((1 << GEOM[size][0]) - 1) << s
+            mask = slices(size, s)
             gpus[g].used |= mask
             gpus[g].compute += COMPUTE[size]
             gpus[g].ends[name] = (mask, now + hold)
@@ -209,8 +213,9 @@ def check_simulator(seeds, n, interval, binary):
                             "--create-s", "0", "--no-estimates", "--quiet", "--policy", "first-fit",
                             "--queue", "backfill", "--backfill-bound", "inf", "--schedule-out", out], check=True)
             begin = {}
-            for r in csv.DictReader(open(out)):
-                begin[r["job_id"]] = min(begin.get(r["job_id"], 1e18), float(r["begin_s"]))
+            with open(out) as f:
+                for r in csv.DictReader(f):
+                    begin[r["job_id"]] = min(begin.get(r["job_id"], 1e18), float(r["begin_s"]))
             mine = run([(a, b, c, round(d, 3), round(e, 3)) for a, b, c, d, e in pods], first_fit)
             at = {p[0]: round(p[3], 3) for p in pods}
             for name, (_, w) in mine.items():
@@ -243,14 +248,15 @@ def main():
     ff = [sums(run(pods_of(s, a.pods, a.interval), first_fit)) for s in range(1, a.seeds + 1)]
     ff_sum = {k: sum(f[0][k] for f in ff) for k in ("4g", "7g")}
     ff_n = {k: sum(f[1][k] for f in ff) for k in ("4g", "7g")}
+    pct = lambda v, k: "%+.0f%%" % (100.0 * (v / ff_sum[k] - 1.0))
     print("\n| %d seeds x %d pods, a pod every %.1f s: mean wait, s | schedules tried per seed"
           " | 4g | 7g |" % (a.seeds, a.pods, a.interval))
     print("|---|---:|---:|---:|")
     print("| first fit | 1 | %.2f | %.2f |" % (ff_sum["4g"] / ff_n["4g"], ff_sum["7g"] / ff_n["7g"]))
     kf = [sums(run(pods_of(s, a.pods, a.interval), keep_free_fit))[0] for s in range(1, a.seeds + 1)]
     k4, k7 = sum(k["4g"] for k in kf), sum(k["7g"] for k in kf)
-    print("| an online rule told every hold (keep_free_fit) | 1 | %.2f (%+.0f%%) | %.2f (%+.0f%%) |"
-          % (k4 / ff_n["4g"], 100.0 * (k4 / ff_sum["4g"] - 1.0), k7 / ff_n["7g"], 100.0 * (k7 / ff_sum["7g"] - 1.0)))
+    print("| an online rule told every hold (keep_free_fit) | 1 | %.2f (%s) | %.2f (%s) |"
+          % (k4 / ff_n["4g"], pct(k4, "4g"), k7 / ff_n["7g"], pct(k7, "7g")))
     # per seed, every candidate schedule's (4g sum, 7g sum), in the order drawn
     tried = [[] for _ in range(a.seeds)]
     for k in samples:
@@ -273,7 +279,6 @@ def main():
             j = min(c, key=lambda x: max(x[0] / f4 if f4 else 0.0, x[1] / f7 if f7 else 0.0))
             both4 += j[0]
             both7 += j[1]
-        pct = lambda v, k: "%+.0f%%" % (100.0 * (v / ff_sum[k] - 1.0))
         print("| best 4g wait in hindsight | %d | %.2f (%s) | |" % (2 * k, best4 / ff_n["4g"], pct(best4, "4g")))
         print("| best 7g wait in hindsight | %d | | %.2f (%s) |" % (2 * k, best7 / ff_n["7g"], pct(best7, "7g")))
         print("| best for both in hindsight | %d | %.2f (%s) | %.2f (%s) |"
@@ -286,7 +291,6 @@ def main():
                            random.Random(s))
             c4 += x4
             c7 += x7
-        pct = lambda v, k: "%+.0f%%" % (100.0 * (v / ff_sum[k] - 1.0))
         print("| hill-climbed for both in hindsight | %d | %.2f (%s) | %.2f (%s) |"
               % (2 * (a.climb + 1), c4 / ff_n["4g"], pct(c4, "4g"), c7 / ff_n["7g"], pct(c7, "7g")))
     return 0
